@@ -1,0 +1,26 @@
+// The ONNX importer.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ember/Error.h"
+#include "ember/Graph.h"
+
+namespace ember {
+
+struct ImportOptions {
+  /// Values for symbolic dimensions (--dim NAME=VALUE).
+  std::map<std::string, int64_t> dimValues;
+  /// Refuse tensors bigger than this many elements.
+  int64_t maxElements = int64_t(1) << 32;
+};
+
+/// Imports an ONNX model file (opsets 7-17) into `module` as one Function
+/// named "main". Errors name the file and, where it applies, the node and op.
+Expected<Function*> importOnnxFile(const std::string& path, Module& module, const ImportOptions& options = {});
+/// Same, from serialized bytes (`origin` names them in errors).
+Expected<Function*> importOnnxBytes(const std::string& bytes, const std::string& origin, Module& module,
+                                    const ImportOptions& options = {});
+
+}  // namespace ember

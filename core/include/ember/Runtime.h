@@ -1,0 +1,82 @@
+// The runtime: the backend registry, the compile pipeline and a one-call
+// compile-and-run API.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/Backend.h"
+#include "ember/Error.h"
+#include "ember/Graph.h"
+#include "ember/IR.h"
+#include "ember/Plugin.h"
+
+namespace ember {
+
+/// Backends by name. Filled from plugin descriptors: the in-tree ones linked
+/// into the tool, and shared libraries found on a search path.
+class BackendRegistry {
+ public:
+  static BackendRegistry& global();
+
+  /// Registers a descriptor; fails on an ABI mismatch or a duplicate name.
+  Error add(const EmberBackendPlugin* plugin, std::string origin = "built-in");
+  /// Loads every lib*.so in `dir` that exports `ember_backend_plugin`.
+  Error loadDirectory(const std::string& dir);
+  /// Loads one shared library.
+  Error loadLibrary(const std::string& path);
+
+  Expected<std::unique_ptr<Backend>> create(const std::string& name) const;
+  struct Entry {
+    std::string name, summary, origin;
+  };
+  std::vector<Entry> list() const;
+
+ private:
+  struct Registered {
+    const EmberBackendPlugin* plugin;
+    std::string origin;
+  };
+  std::vector<Registered> plugins_;
+};
+
+struct CompileOptions {
+  bool optimizeGraph = true;   ///< graph optimizer (folding, DCE, CSE, ...)
+  bool optimizeIR = true;      ///< instruction-IR optimizer (--no-ir-opt turns it off)
+  bool verifyEachPass = false; ///< run the verifier after every pass
+  uint64_t alignment = 64;
+};
+
+/// What compile() reports (the `memory` keys of --report-json and more).
+struct CompileReport {
+  double compileSeconds = 0;
+  MemoryPlan memory;
+  size_t numInstructions = 0;
+};
+
+/// A compiled model: the backend's function plus the I/O signature.
+struct CompiledModel {
+  std::unique_ptr<Backend> backend;
+  std::shared_ptr<CompiledFunction> function;
+  std::unique_ptr<IRFunction> ir;
+  std::vector<std::pair<std::string, Type>> inputs;
+  std::vector<std::pair<std::string, Type>> outputs;
+  CompileReport report;
+};
+
+/// Optimizes and lowers `function` for `backend` in place (the graph stages
+/// of the pipeline), running the verifier after each pass when asked.
+Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options);
+
+/// The whole pipeline: graph stages, IRGen, IR optimizer, memory planning,
+/// backend.compile. Consumes `function` (it is rewritten in place).
+Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Backend> backend,
+                                        const CompileOptions& options = {});
+
+/// Checks the context's inputs against the model's signature: every input
+/// present, with the right element kind and shape. Names the input.
+Error checkInputs(const CompiledModel& model, const ExecutionContext& context);
+
+}  // namespace ember

@@ -1,0 +1,45 @@
+// Defaults of the backend contract and the host device.
+#include "ember/Backend.h"
+
+namespace ember {
+
+NodeInfo NodeInfo::of(const Node& node) {
+  NodeInfo info{node.kind(), {}, node.resultTypes()};
+  for (const NodeValue& v : node.inputs()) info.inputTypes.push_back(v.type());
+  return info;
+}
+
+const Tensor* ExecutionContext::input(const std::string& name) const {
+  auto it = inputs_.find(name);
+  return it == inputs_.end() ? nullptr : &it->second;
+}
+
+const Tensor* ExecutionContext::output(const std::string& name) const {
+  auto it = outputs_.find(name);
+  return it == outputs_.end() ? nullptr : &it->second;
+}
+
+Error Device::load(const std::string& id, std::shared_ptr<CompiledFunction> function) {
+  if (loaded_.count(id)) return makeError("device: function '", id, "' is already loaded");
+  loaded_[id] = std::move(function);
+  return Error::success();
+}
+
+Error Device::run(const std::string& id, ExecutionContext& context) {
+  auto it = loaded_.find(id);
+  if (it == loaded_.end()) return makeError("device: function '", id, "' is not loaded");
+  return it->second->execute(context);
+}
+
+Error Device::unload(const std::string& id) {
+  if (!loaded_.erase(id)) return makeError("device: function '", id, "' is not loaded");
+  return Error::success();
+}
+
+bool Backend::shouldLower(const Node&) const { return true; }
+
+Error Backend::transformPostLowering(Function&) const { return Error::success(); }
+
+std::unique_ptr<Device> Backend::createDevice() const { return std::make_unique<Device>(); }
+
+}  // namespace ember

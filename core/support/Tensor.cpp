@@ -1,0 +1,165 @@
+#include "ember/Tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <new>
+
+namespace ember {
+
+void Tensor::FreeAligned::operator()(std::byte* p) const { std::free(p); }
+
+Tensor::Tensor(Type type) : type_(std::move(type)) {
+  size_t bytes = type_.sizeInBytes();
+  // Round up so that aligned_alloc's size is a multiple of the alignment; never
+  // allocate zero bytes so data() is always a valid pointer.
+  size_t rounded = ((bytes + 63) / 64) * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  storage_.reset(static_cast<std::byte*>(p));
+}
+
+Tensor::Tensor(const Tensor& other) : Tensor(other.type_) {
+  if (other.storage_) std::memcpy(data(), other.data(), sizeInBytes());
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+void Tensor::reshape(Dims dims) {
+  Type t = type_.withDims(std::move(dims));
+  assert(t.numElements() == type_.numElements());
+  type_ = std::move(t);
+}
+
+bool Tensor::bitwiseEqual(const Tensor& other) const {
+  if (type_ != other.type_) return false;
+  return std::memcmp(data(), other.data(), sizeInBytes()) == 0;
+}
+
+uint64_t Tensor::hash() const {
+  uint64_t h = 1469598103934665603ull;
+  auto feed = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  auto kind = static_cast<uint8_t>(type_.kind);
+  feed(&kind, 1);
+  feed(type_.dims.data(), type_.dims.size() * sizeof(int64_t));
+  if (data()) feed(data(), sizeInBytes());
+  return h;
+}
+
+double Tensor::elementAsDouble(int64_t i) const {
+  switch (type_.kind) {
+    case ElemKind::F32: return as<float>()[i];
+    case ElemKind::F16: return halfToFloat(as<uint16_t>()[i]);
+    case ElemKind::BF16: return bfloat16ToFloat(as<uint16_t>()[i]);
+    case ElemKind::Int8Q: return as<int8_t>()[i];
+    case ElemKind::UInt8Q: return as<uint8_t>()[i];
+    case ElemKind::Int32Q:
+    case ElemKind::I32: return as<int32_t>()[i];
+    case ElemKind::I64: return double(as<int64_t>()[i]);
+    case ElemKind::Bool: return as<uint8_t>()[i] ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+namespace {
+/// Converts with saturation and NaN -> 0, so out-of-range values never invoke UB.
+template <typename Int>
+Int saturatingCast(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double lo = double(std::numeric_limits<Int>::min());
+  constexpr double hi = double(std::numeric_limits<Int>::max());
+  if (v <= lo) return std::numeric_limits<Int>::min();
+  if (v >= hi) return std::numeric_limits<Int>::max();
+  return static_cast<Int>(v);
+}
+}  // namespace
+
+void Tensor::setElementFromDouble(int64_t i, double v) {
+  switch (type_.kind) {
+    case ElemKind::F32: as<float>()[i] = float(v); break;
+    case ElemKind::F16: as<uint16_t>()[i] = floatToHalf(float(v)); break;
+    case ElemKind::BF16: as<uint16_t>()[i] = floatToBFloat16(float(v)); break;
+    case ElemKind::Int8Q: as<int8_t>()[i] = saturatingCast<int8_t>(v); break;
+    case ElemKind::UInt8Q: as<uint8_t>()[i] = saturatingCast<uint8_t>(v); break;
+    case ElemKind::Int32Q:
+    case ElemKind::I32: as<int32_t>()[i] = saturatingCast<int32_t>(v); break;
+    case ElemKind::I64: as<int64_t>()[i] = saturatingCast<int64_t>(v); break;
+    case ElemKind::Bool: as<uint8_t>()[i] = v != 0 ? 1 : 0; break;
+  }
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mant = x & 0x7fffffu;
+  int32_t exp = int32_t((x >> 23) & 0xffu);
+  if (exp == 0xff) return uint16_t(sign | 0x7c00u | (mant ? 0x200u : 0));  // inf / nan
+  int32_t e = exp - 127 + 15;
+  if (e >= 0x1f) return uint16_t(sign | 0x7c00u);  // overflow -> inf
+  if (e <= 0) {
+    if (e < -10) return uint16_t(sign);  // underflow -> signed zero
+    mant |= 0x800000u;
+    uint32_t shift = uint32_t(14 - e);
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (half & 1u))) ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = sign | (uint32_t(e) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // may carry into exponent: correct
+  return uint16_t(half);
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t x;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {  // subnormal: normalise
+      int32_t e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400u));
+      x = sign | (uint32_t(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 0x1f) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t floatToBFloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
+  uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return uint16_t((x + rounding) >> 16);
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t x = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+}  // namespace ember

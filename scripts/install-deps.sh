@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package Ember's build, tests and benchmarks need.
+# Idempotent: when everything is present it only runs dpkg-query and exits.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git clang-format
+  llvm-16-dev llvm-16-tools libzstd-dev
+  libsystemc-dev verilator
+  libyaml-cpp-dev libboost-dev libboost-program-options-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

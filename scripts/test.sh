@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, builds, runs the whole
+# suite through ctest. Usage: scripts/test.sh [PRESET]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=${1:-default}
+scripts/install-deps.sh
+scripts/build.sh "$preset"
+ctest --preset "$preset" --timeout 1500 -j 2

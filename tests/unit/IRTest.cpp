@@ -1,0 +1,143 @@
+// IRGen, the IR verifier, the memory planner and its independent checker, and
+// the reference backend running planned IR.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/BuiltinBackends.h"
+#include "ember/IR.h"
+#include "ember/Runtime.h"
+
+using namespace ember;
+
+namespace {
+
+/// x -> relu -> neg -> exp -> abs -> y: a chain of same-sized activations.
+void buildChain(Function& f, Dims dims) {
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, dims));
+  NodeValue v = x;
+  for (OpKind k : {OpKind::Relu, OpKind::Neg, OpKind::Exp, OpKind::Abs}) v = *f.create(k, std::string(opName(k)), {v});
+  f.addOutput("y", v);
+}
+
+TEST(IRGen, ChainPlansToTwoBuffers) {
+  Function f("main");
+  buildChain(f, {1000});  // 4000 bytes, 4032 aligned
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir) << ir.error().message();
+  ASSERT_FALSE((*ir)->verify()) << (*ir)->verify().message();
+  ASSERT_FALSE(planMemory(**ir));
+  ASSERT_FALSE((*ir)->verifyPlan()) << (*ir)->verifyPlan().message();
+  const MemoryPlan& plan = (*ir)->plan();
+  // Each op reads one buffer and writes the next: two live at a time.
+  EXPECT_EQ(plan.activationLowerBoundBytes, 2u * 4032);
+  EXPECT_EQ(plan.activationBytes, plan.activationLowerBoundBytes);
+  EXPECT_EQ(plan.ioBytes, 2u * 4032);
+  std::string text = (*ir)->str();
+  EXPECT_NE(text.find("Relu out %Relu, in %x"), std::string::npos) << text;
+}
+
+TEST(IRGen, OutputCopyElimination) {
+  Function f("main");
+  buildChain(f, {16});
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  size_t before = (*ir)->instructions().size();
+  ASSERT_FALSE(optimizeIR(**ir, /*verifyEachPass=*/true));
+  EXPECT_LT((*ir)->instructions().size(), before);
+  for (const Instruction& inst : (*ir)->instructions()) EXPECT_NE(inst.kind, OpKind::Copy);
+  ASSERT_FALSE(planMemory(**ir));
+  EXPECT_FALSE((*ir)->verifyPlan());
+}
+
+TEST(IRGen, ReshapeBecomesView) {
+  Function f("main");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {2, 3}));
+  Node* r = *f.create(OpKind::Relu, "r", {x});
+  Node* s = *f.create(OpKind::Reshape, "s", {r}, {{"shape", std::vector<int64_t>{6}}});
+  Node* n = *f.create(OpKind::Neg, "n", {s});
+  f.addOutput("y", n);
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  for (const Instruction& inst : (*ir)->instructions()) EXPECT_NE(inst.kind, OpKind::Reshape);
+  EXPECT_FALSE((*ir)->verify());
+}
+
+TEST(IRVerifier, RejectsUseOutsideLifetime) {
+  Function f("main");
+  buildChain(f, {8});
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  auto& instrs = (*ir)->instructions();
+  // Move the first dealloc to the very front: its activation is then used after being freed.
+  auto it = std::find_if(instrs.begin(), instrs.end(), [](const Instruction& i) { return i.kind == OpKind::DeallocActivation; });
+  ASSERT_NE(it, instrs.end());
+  Instruction dealloc = *it;
+  instrs.erase(it);
+  instrs.insert(instrs.begin() + 1, dealloc);
+  Error e = (*ir)->verify();
+  ASSERT_TRUE(e);
+  EXPECT_NE(e.message().find("instruction"), std::string::npos) << e.message();
+}
+
+TEST(PlanChecker, DetectsOverlap) {
+  Function f("main");
+  buildChain(f, {64});
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  ASSERT_FALSE(planMemory(**ir));
+  // Put every activation at offset 0: neighbours in the chain now overlap.
+  for (ValueId v = 0; v < (*ir)->numValues(); ++v)
+    if ((*ir)->value(v).kind == ValueKind::Activation) (*ir)->value(v).offset = 0;
+  Error e = (*ir)->verifyPlan();
+  ASSERT_TRUE(e);
+  EXPECT_NE(e.message().find("overlap"), std::string::npos) << e.message();
+}
+
+TEST(ReferenceBackend, RunsPlannedIR) {
+  registerBuiltinBackends();
+  Function f("main");
+  buildChain(f, {5});
+  auto backend = BackendRegistry::global().create("reference");
+  ASSERT_TRUE(backend) << backend.error().message();
+  for (bool optimizeIR : {true, false}) {
+    Function g("main");
+    buildChain(g, {5});
+    CompileOptions options;
+    options.optimizeIR = optimizeIR;
+    options.verifyEachPass = true;
+    auto model = compileFunction(g, BackendRegistry::global().create("reference").take(), options);
+    ASSERT_TRUE(model) << model.error().message();
+    ExecutionContext ctx;
+    Tensor x(Type(ElemKind::F32, {5}));
+    float in[5] = {-2.0f, -0.5f, 0.0f, 0.5f, 2.0f};
+    std::copy(in, in + 5, x.as<float>());
+    ctx.setInput("x", x);
+    ASSERT_FALSE(checkInputs(*model, ctx));
+    ASSERT_FALSE(model->function->execute(ctx));
+    const Tensor* y = ctx.output("y");
+    ASSERT_NE(y, nullptr);
+    for (int i = 0; i < 5; ++i) EXPECT_FLOAT_EQ(y->as<float>()[i], std::exp(-std::max(in[i], 0.0f))) << i;
+  }
+}
+
+TEST(Runtime, CheckInputsNamesProblems) {
+  registerBuiltinBackends();
+  Function f("main");
+  buildChain(f, {3});
+  auto model = compileFunction(f, BackendRegistry::global().create("reference").take());
+  ASSERT_TRUE(model) << model.error().message();
+  ExecutionContext missing;
+  Error e = checkInputs(*model, missing);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e.message().find("missing model input(s) 'x'"), std::string::npos) << e.message();
+  ExecutionContext wrong;
+  wrong.setInput("x", Tensor(Type(ElemKind::I64, {3})));
+  e = checkInputs(*model, wrong);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e.message().find("expected f32<3>, got i64<3>"), std::string::npos) << e.message();
+  EXPECT_TRUE(BackendRegistry::global().create("nope").error().message().find("unknown backend 'nope'") !=
+              std::string::npos);
+}
+
+}  // namespace
