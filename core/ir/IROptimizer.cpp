@@ -9,7 +9,9 @@ Error optimizeIR(IRFunction& ir, bool verifyEachPass) {
     bool (*run)(IRFunction&);
   };
   static constexpr Pass kPasses[] = {
+      {"dead-store-elimination", eliminateDeadStores},
       {"output-copy-elimination", eliminateOutputCopies},
+      {"in-place-sharing", shareBuffersInPlace},
   };
   for (const Pass& pass : kPasses) {
     pass.run(ir);

@@ -6,6 +6,11 @@
 
 namespace ember {
 
+/// Model outputs copied from an activation are written in place instead.
 bool eliminateOutputCopies(IRFunction& ir);
+/// Data-parallel instructions reuse a dying input's buffer.
+bool shareBuffersInPlace(IRFunction& ir);
+/// Instructions whose results nobody reads are removed, with their buffers.
+bool eliminateDeadStores(IRFunction& ir);
 
 }  // namespace ember

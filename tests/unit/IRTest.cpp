@@ -50,6 +50,35 @@ TEST(IRGen, OutputCopyElimination) {
   EXPECT_FALSE((*ir)->verifyPlan());
 }
 
+TEST(IROptimizer, InPlaceSharingLeavesOneBuffer) {
+  Function f("main");
+  buildChain(f, {1000});
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  ASSERT_FALSE(optimizeIR(**ir, /*verifyEachPass=*/true));
+  ASSERT_FALSE(planMemory(**ir));
+  ASSERT_FALSE((*ir)->verifyPlan());
+  // Relu writes a fresh buffer (its input is a model input); Neg and Exp run
+  // in place on it; Abs writes the output directly.
+  EXPECT_EQ((*ir)->plan().activationBytes, 4032u);
+}
+
+TEST(IROptimizer, DeadStoreElimination) {
+  Function f("main");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {4}));
+  Node* used = *f.create(OpKind::Relu, "used", {x});
+  Node* unusedA = *f.create(OpKind::Neg, "unused_a", {x});
+  (void)*f.create(OpKind::Exp, "unused_b", {unusedA});  // feeds nothing
+  f.addOutput("y", used);
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  ASSERT_FALSE(optimizeIR(**ir, true));
+  for (const Instruction& inst : (*ir)->instructions()) {
+    EXPECT_NE(inst.kind, OpKind::Neg);
+    EXPECT_NE(inst.kind, OpKind::Exp);
+  }
+}
+
 TEST(IRGen, ReshapeBecomesView) {
   Function f("main");
   Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {2, 3}));

@@ -1,0 +1,77 @@
+// IR pass: buffer sharing. A data-parallel instruction writes its result into
+// an input's buffer when that input is an activation of the same shape and
+// element size that dies at this instruction.
+#include <vector>
+
+#include "IRPasses.h"
+
+namespace ember {
+
+namespace {
+
+/// Index of the last instruction that reads or writes each activation
+/// (through any view).
+std::vector<int64_t> lastUses(const IRFunction& ir) {
+  std::vector<int64_t> last(ir.numValues(), -1);
+  const auto& instrs = ir.instructions();
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    if (instrs[i].kind == OpKind::DeallocActivation) continue;
+    for (const Operand& op : instrs[i].operands) last[ir.resolve(op.value).first] = int64_t(i);
+  }
+  return last;
+}
+
+}  // namespace
+
+bool shareBuffersInPlace(IRFunction& ir) {
+  auto& instrs = ir.instructions();
+  bool changed = false;
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    Instruction& inst = instrs[i];
+    if (opInfo(inst.kind).category != OpCategory::Primitive || !opInfo(inst.kind).has(DataParallel)) continue;
+    ValueId out = inst.operands[0].value;
+    const IRValue& outValue = ir.value(out);
+    if (outValue.kind != ValueKind::Activation) continue;
+    // Recomputed per candidate: merges change liveness.
+    std::vector<int64_t> last = lastUses(ir);
+    for (size_t k = 1; k < inst.operands.size(); ++k) {
+      ValueId in = inst.operands[k].value;
+      const IRValue& inValue = ir.value(in);
+      if (inValue.kind != ValueKind::Activation || in == out) continue;
+      if (last[in] != int64_t(i) || inValue.type.dims != outValue.type.dims ||
+          elemSize(inValue.type.kind) != elemSize(outValue.type.kind))
+        continue;
+      // The input must be read only once here, so no other operand aliases it.
+      bool readTwice = false;
+      for (size_t j = 1; j < inst.operands.size(); ++j)
+        readTwice |= j != k && ir.resolve(inst.operands[j].value).first == in;
+      if (readTwice) continue;
+
+      // Rename `out` to a view of `in` typed as `out`; drop out's alloc.
+      ValueId replacement = inValue.type == outValue.type
+                                ? in
+                                : ir.addView(outValue.name + ".inplace", in, outValue.type, 0);
+      for (Instruction& other : instrs) {
+        if (other.kind == OpKind::AllocActivation || other.kind == OpKind::DeallocActivation) continue;
+        for (Operand& op : other.operands)
+          if (op.value == out) op.value = replacement;
+      }
+      for (ValueId v = 0; v < ir.numValues(); ++v)
+        if (ir.value(v).kind == ValueKind::View && ir.value(v).base == out) ir.value(v).base = replacement;
+      std::erase_if(instrs, [&](const Instruction& x) {
+        return (x.kind == OpKind::AllocActivation || x.kind == OpKind::DeallocActivation) &&
+               x.operands[0].value == out;
+      });
+      ir.value(out).kind = ValueKind::View;  // now unused; keeps ids stable
+      ir.value(out).base = in;
+      ir.value(out).viewOffset = 0;
+      insertDeallocs(ir);
+      changed = true;
+      --i;  // instructions shifted by the erased alloc
+      break;
+    }
+  }
+  return changed;
+}
+
+}  // namespace ember
