@@ -34,7 +34,7 @@ Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function) {
     valueOf[{in, 0}] = ir->addValue(std::move(v));
   }
 
-  for (const Node* node : function.topologicalOrder()) {
+  for (const Node* node : memoryAwareOrder(function)) {
     switch (node->info().category) {
       case OpCategory::Storage:
         if (node->isConstant()) {

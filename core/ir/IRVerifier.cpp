@@ -17,7 +17,14 @@ Error IRFunction::verify() const {
   for (ValueId i = 0; i < values_.size(); ++i) {
     const IRValue& v = values_[i];
     if (v.kind == ValueKind::View) {
-      if (v.base >= i) return makeError(name_, ": view '%", v.name, "' refers to a later value");
+      if (v.base >= values_.size()) return makeError(name_, ": view '%", v.name, "' refers to no value");
+      // Views may refer to later values (passes retarget them), but never in a cycle.
+      ValueId cursor = i;
+      for (size_t steps = 0; values_[cursor].kind == ValueKind::View; ++steps) {
+        if (steps > values_.size() || values_[cursor].base >= values_.size())
+          return makeError(name_, ": view '%", v.name, "' is part of a cycle of views or dangles");
+        cursor = values_[cursor].base;
+      }
       const IRValue& base = values_[v.base];
       if (v.viewOffset + v.type.sizeInBytes() > base.type.sizeInBytes())
         return makeError(name_, ": view '%", v.name, "' exceeds its base '%", base.name, "'");

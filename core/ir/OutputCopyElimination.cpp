@@ -18,6 +18,8 @@ bool eliminateOutputCopies(IRFunction& ir) {
     if (ir.value(out).kind != ValueKind::Output || ir.value(src).kind != ValueKind::Activation) continue;
     if (retargeted[src] || ir.value(src).type != ir.value(out).type) continue;
     retargeted[src] = true;
+    ir.value(src).base = out;
+    ir.value(src).viewOffset = 0;
     // Every operand and view that referred to the activation now refers to the output.
     for (Instruction& other : instrs) {
       if (&other == &inst || other.kind == OpKind::AllocActivation || other.kind == OpKind::DeallocActivation)
@@ -36,6 +38,10 @@ bool eliminateOutputCopies(IRFunction& ir) {
     bool marker = i.kind == OpKind::AllocActivation || i.kind == OpKind::DeallocActivation;
     return marker && retargeted[i.operands[0].value];
   });
+  // A retargeted activation no longer owns memory; it stays as an unused view
+  // so that value ids remain stable.
+  for (ValueId v = 0; v < ir.numValues(); ++v)
+    if (retargeted[v]) ir.value(v).kind = ValueKind::View;
   return true;
 }
 

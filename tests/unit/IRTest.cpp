@@ -63,6 +63,19 @@ TEST(IROptimizer, InPlaceSharingLeavesOneBuffer) {
   EXPECT_EQ((*ir)->plan().activationBytes, 4032u);
 }
 
+TEST(IROptimizer, SingleOpWritesOutputDirectly) {
+  Function f("main");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {4}));
+  f.addOutput("y", *f.create(OpKind::Relu, "relu", {x}));
+  auto ir = generateIR(f);
+  ASSERT_TRUE(ir);
+  ASSERT_FALSE(optimizeIR(**ir, true));
+  ASSERT_FALSE(planMemory(**ir));
+  EXPECT_FALSE((*ir)->verifyPlan()) << (*ir)->verifyPlan().message();
+  EXPECT_EQ((*ir)->plan().activationBytes, 0u);
+  EXPECT_EQ((*ir)->instructions().size(), 1u);
+}
+
 TEST(IROptimizer, DeadStoreElimination) {
   Function f("main");
   Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {4}));

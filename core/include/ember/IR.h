@@ -107,6 +107,10 @@ class IRFunction {
   MemoryPlan plan_;
 };
 
+/// A topological order of `function` that lowers the peak of live
+/// activations (used by IRGen).
+std::vector<Node*> memoryAwareOrder(const Function& function);
+
 /// Generates the IR from a lowered Function (every non-storage node must be a
 /// primitive). Reshape becomes a view; outputs get their own buffers.
 Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function);
