@@ -1,0 +1,345 @@
+// Lowering: replaces each high-level node that backend.shouldLower accepts by
+// primitives, following the semantics in Ops.def. Scalars are rank-0
+// Constants of the node's element kind, and parameter arithmetic (BatchNorm's
+// scale / sqrt(var + eps)) is built from primitives too, so that constant
+// folding evaluates it. New nodes are named "<node>.<step>" so that errors and
+// reports still point at the source node.
+#include <cmath>
+#include <numbers>
+
+#include "PassUtils.h"
+#include "ember/Backend.h"
+#include "ember/Pass.h"
+
+namespace ember {
+namespace {
+
+/// Creates the primitives of one lowering. The first failure is kept and
+/// every later call becomes a no-op, so a lowering reads as straight-line
+/// code and checks for an error once at the end.
+class Builder {
+ public:
+  Builder(Function& function, const Node& node)
+      : function_(function), base_(node.name()), kind_(node.resultType().kind) {}
+
+  ElemKind kind() const { return kind_; }
+  const Error& error() const { return error_; }
+
+  NodeValue op(OpKind kind, const std::string& step, std::vector<NodeValue> inputs, Attributes attrs = {}) {
+    if (error_) return {};
+    for (const NodeValue& input : inputs)
+      if (!input) return {};
+    Expected<Node*> node = function_.create(kind, base_ + "." + step, std::move(inputs), std::move(attrs));
+    if (!node) {
+      error_ = node.error();
+      return {};
+    }
+    created_.push_back(*node);
+    return (*node)->result();
+  }
+
+  /// A rank-0 Constant of the node's element kind.
+  NodeValue scalar(double value, const std::string& step = "const") {
+    if (error_) return {};
+    Node* node = function_.createConstant(base_ + "." + step, optimizer::scalarTensor(kind_, value));
+    created_.push_back(node);
+    return node->result();
+  }
+
+  void fail(std::string message) {
+    if (!error_) error_ = Error::make(std::move(message));
+  }
+
+  /// Erases everything this builder created (after a failure).
+  void abandon() {
+    optimizer::eraseIfDead(function_, std::vector<Node*>(created_.rbegin(), created_.rend()));
+  }
+
+  NodeValue add(NodeValue a, NodeValue b, const std::string& step = "add") {
+    return op(OpKind::Add, step, {a, b});
+  }
+  NodeValue sub(NodeValue a, NodeValue b, const std::string& step = "sub") {
+    return op(OpKind::Sub, step, {a, b});
+  }
+  NodeValue mul(NodeValue a, NodeValue b, const std::string& step = "mul") {
+    return op(OpKind::Mul, step, {a, b});
+  }
+  NodeValue div(NodeValue a, NodeValue b, const std::string& step = "div") {
+    return op(OpKind::Div, step, {a, b});
+  }
+  NodeValue unary(OpKind kind, NodeValue a, const std::string& step) { return op(kind, step, {a}); }
+  NodeValue reduce(OpKind kind, NodeValue a, const std::vector<int64_t>& axes, bool keepDims,
+                   const std::string& step) {
+    return op(kind, step, {a}, Attributes{{"axes", axes}, {"keepdims", int64_t(keepDims ? 1 : 0)}});
+  }
+  NodeValue reshape(NodeValue a, const Dims& dims, const std::string& step) {
+    return op(OpKind::Reshape, step, {a}, Attributes{{"shape", dims}});
+  }
+  NodeValue select(NodeValue cond, NodeValue a, NodeValue b, const std::string& step = "select") {
+    return op(OpKind::Select, step, {cond, a, b});
+  }
+  NodeValue clip(NodeValue a, double lo, double hi, const std::string& step = "clip") {
+    return op(OpKind::Clip, step, {a}, Attributes{{"min", lo}, {"max", hi}});
+  }
+
+ private:
+  Function& function_;
+  std::string base_;
+  ElemKind kind_;
+  Error error_;
+  std::vector<Node*> created_;
+};
+
+int64_t normalizeAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + int64_t(rank) : axis; }
+
+/// Axes sorted, non-negative and unique, as the primitive reductions require.
+std::vector<int64_t> normalizeAxes(const std::vector<int64_t>& axes, size_t rank) {
+  std::vector<int64_t> result;
+  for (int64_t axis : axes) result.push_back(normalizeAxis(axis, rank));
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+int64_t countOver(const Dims& dims, const std::vector<int64_t>& axes) {
+  int64_t count = 1;
+  for (int64_t axis : axes) count *= dims[size_t(axis)];
+  return count;
+}
+
+/// A per-channel parameter [C] reshaped to [1, .., C, .., 1] along `axis`.
+NodeValue alongAxis(Builder& b, NodeValue param, size_t rank, int64_t axis, int64_t channels,
+                    const std::string& step) {
+  if (!param) return {};
+  if (param.type().numElements() != channels) {
+    b.fail("parameter '" + param.node->name() + "' has " + std::to_string(param.type().numElements()) +
+           " elements, expected " + std::to_string(channels));
+    return {};
+  }
+  Dims dims(rank, 1);
+  dims[size_t(axis)] = channels;
+  return b.reshape(param, dims, step);
+}
+
+/// mean and (biased) variance over `axes`, kept as size-1 dims; returns the
+/// normalised value (x - mean) / sqrt(var + eps).
+NodeValue normalize(Builder& b, NodeValue x, const std::vector<int64_t>& axes, double epsilon) {
+  const double inverseCount = 1.0 / double(countOver(x.type().dims, axes));
+  NodeValue mean =
+      b.mul(b.reduce(OpKind::ReduceSum, x, axes, true, "sum"), b.scalar(inverseCount, "inv_n"), "mean");
+  NodeValue centered = b.sub(x, mean, "centered");
+  NodeValue variance =
+      b.mul(b.reduce(OpKind::ReduceSum, b.mul(centered, centered, "square"), axes, true, "sumsq"),
+            b.scalar(inverseCount, "inv_n"), "var");
+  NodeValue stddev = b.unary(OpKind::Sqrt, b.add(variance, b.scalar(epsilon, "eps"), "var_eps"), "stddev");
+  return b.div(centered, stddev, "normalized");
+}
+
+NodeValue hardSigmoid(Builder& b, NodeValue x, double alpha, double beta) {
+  return b.clip(b.add(b.mul(x, b.scalar(alpha, "alpha"), "scaled"), b.scalar(beta, "beta"), "shifted"), 0.0,
+                1.0, "hard_sigmoid");
+}
+
+/// alpha * (exp(x) - 1), the negative branch of Elu and Selu.
+NodeValue expMinusOne(Builder& b, NodeValue x, double alpha) {
+  NodeValue em1 = b.sub(b.unary(OpKind::Exp, x, "exp"), b.scalar(1.0, "one"), "expm1");
+  return b.mul(em1, b.scalar(alpha, "alpha"), "negative");
+}
+
+bool lowersNonFloat(OpKind kind) {
+  return kind == OpKind::Gemm || kind == OpKind::ReduceMean || kind == OpKind::ReduceSumSquare;
+}
+
+/// Builds the primitives computing `node`; an empty value means failure
+/// (the builder holds the reason).
+NodeValue lowerNode(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const Type& inType = x.type();
+  const size_t rank = inType.rank();
+  const Attributes& attrs = node.attrs();
+  if (!isFloat(b.kind()) && !lowersNonFloat(node.kind())) {
+    b.fail(std::string("element kind ") + std::string(elemKindName(b.kind())) +
+           " has no primitive lowering; the backend must implement the op or not ask for lowering");
+    return {};
+  }
+
+  switch (node.kind()) {
+    case OpKind::Gemm: {
+      NodeValue a = x, bMat = node.input(1);
+      if (a.type().rank() != 2 || bMat.type().rank() != 2) {
+        b.fail("Gemm operands must be matrices");
+        return {};
+      }
+      const std::vector<int64_t> swap = {1, 0};
+      if (attrs.getInt("trans_a") != 0)
+        a = b.op(OpKind::Transpose, "transpose_a", {a}, Attributes{{"perm", swap}});
+      if (attrs.getInt("trans_b") != 0)
+        bMat = b.op(OpKind::Transpose, "transpose_b", {bMat}, Attributes{{"perm", swap}});
+      NodeValue y = b.op(OpKind::MatMul, "matmul", {a, bMat});
+      const double alpha = attrs.getFloat("alpha"), beta = attrs.getFloat("beta");
+      if (alpha != 1.0) y = b.mul(y, b.scalar(alpha, "alpha"), "scaled");
+      if (beta != 0.0) {
+        NodeValue c = node.input(2);
+        if (beta != 1.0) c = b.mul(c, b.scalar(beta, "beta"), "scaled_c");
+        y = b.add(y, c, "bias");
+      }
+      return y;
+    }
+    case OpKind::BatchNorm: {
+      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      if (axis < 0 || axis >= int64_t(rank)) {
+        b.fail("axis out of range");
+        return {};
+      }
+      const int64_t channels = inType.dims[size_t(axis)];
+      // scale / sqrt(var + eps) and bias - mean * that: constant-folded when
+      // the parameters are constants.
+      NodeValue stddev =
+          b.unary(OpKind::Sqrt, b.add(node.input(4), b.scalar(attrs.getFloat("epsilon"), "eps"), "var_eps"),
+                  "stddev");
+      NodeValue multiplier = b.div(node.input(1), stddev, "multiplier");
+      NodeValue shift = b.sub(node.input(2), b.mul(node.input(3), multiplier, "mean_scaled"), "shift");
+      NodeValue y = b.mul(x, alongAxis(b, multiplier, rank, axis, channels, "multiplier_bcast"), "scaled");
+      return b.add(y, alongAxis(b, shift, rank, axis, channels, "shift_bcast"), "shifted");
+    }
+    case OpKind::LayerNorm: {
+      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      if (axis < 0 || axis >= int64_t(rank)) {
+        b.fail("axis out of range");
+        return {};
+      }
+      std::vector<int64_t> axes;
+      for (int64_t i = axis; i < int64_t(rank); ++i) axes.push_back(i);
+      NodeValue normalized = normalize(b, x, axes, attrs.getFloat("epsilon"));
+      return b.add(b.mul(normalized, node.input(1), "scaled"), node.input(2), "shifted");
+    }
+    case OpKind::InstanceNorm: {
+      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      std::vector<int64_t> axes;
+      for (int64_t i = 1; i < int64_t(rank); ++i)
+        if (i != axis) axes.push_back(i);
+      if (axis <= 0 || axis >= int64_t(rank) || axes.empty()) {
+        b.fail("needs a batch dim, a channel axis and at least one spatial dim");
+        return {};
+      }
+      const int64_t channels = inType.dims[size_t(axis)];
+      NodeValue normalized = normalize(b, x, axes, attrs.getFloat("epsilon"));
+      NodeValue scaled =
+          b.mul(normalized, alongAxis(b, node.input(1), rank, axis, channels, "scale_bcast"), "scaled");
+      return b.add(scaled, alongAxis(b, node.input(2), rank, axis, channels, "bias_bcast"), "shifted");
+    }
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax: {
+      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      if (axis < 0 || axis >= int64_t(rank)) {
+        b.fail("axis out of range");
+        return {};
+      }
+      // Subtracting the max keeps exp from overflowing.
+      NodeValue shifted = b.sub(x, b.reduce(OpKind::ReduceMax, x, {axis}, true, "max"), "shifted");
+      NodeValue exp = b.unary(OpKind::Exp, shifted, "exp");
+      NodeValue sum = b.reduce(OpKind::ReduceSum, exp, {axis}, true, "sum");
+      if (node.kind() == OpKind::Softmax) return b.div(exp, sum, "softmax");
+      return b.sub(shifted, b.unary(OpKind::Log, sum, "log_sum"), "log_softmax");
+    }
+    case OpKind::ReduceMean: {
+      const std::vector<int64_t> axes = normalizeAxes(attrs.getInts("axes"), rank);
+      const int64_t count = countOver(inType.dims, axes);
+      NodeValue sum = b.reduce(OpKind::ReduceSum, x, axes, attrs.getInt("keepdims") != 0, "sum");
+      if (isFloat(b.kind())) return b.mul(sum, b.scalar(1.0 / double(count), "inv_n"), "mean");
+      return b.div(sum, b.scalar(double(count), "n"), "mean");
+    }
+    case OpKind::ReduceSumSquare: {
+      const std::vector<int64_t> axes = normalizeAxes(attrs.getInts("axes"), rank);
+      return b.reduce(OpKind::ReduceSum, b.mul(x, x, "square"), axes, attrs.getInt("keepdims") != 0, "sum");
+    }
+    case OpKind::LeakyRelu:
+    case OpKind::PRelu: {
+      NodeValue slope =
+          node.kind() == OpKind::PRelu ? node.input(1) : b.scalar(attrs.getFloat("alpha"), "alpha");
+      NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
+      return b.select(negative, b.mul(x, slope, "negative"), x);
+    }
+    case OpKind::Elu: {
+      NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
+      return b.select(negative, expMinusOne(b, x, attrs.getFloat("alpha")), x);
+    }
+    case OpKind::Selu: {
+      NodeValue nonPositive = b.op(OpKind::LessEqual, "is_non_positive", {x, b.scalar(0.0, "zero")});
+      NodeValue y = b.select(nonPositive, expMinusOne(b, x, attrs.getFloat("alpha")), x);
+      return b.mul(y, b.scalar(attrs.getFloat("gamma"), "gamma"), "selu");
+    }
+    case OpKind::Softplus: {
+      // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), which never overflows.
+      NodeValue tail =
+          b.unary(OpKind::Exp, b.unary(OpKind::Neg, b.unary(OpKind::Abs, x, "abs"), "neg_abs"), "exp");
+      NodeValue log = b.unary(OpKind::Log, b.add(tail, b.scalar(1.0, "one"), "one_plus"), "log");
+      return b.add(b.unary(OpKind::Relu, x, "relu"), log, "softplus");
+    }
+    case OpKind::HardSigmoid:
+      return hardSigmoid(b, x, attrs.getFloat("alpha"), attrs.getFloat("beta"));
+    case OpKind::HardSwish:
+      return b.mul(x, hardSigmoid(b, x, 1.0 / 6.0, 0.5), "hard_swish");
+    case OpKind::Gelu: {
+      const std::string& approximate = attrs.getString("approximate");
+      NodeValue half = b.mul(x, b.scalar(0.5, "half"), "half_x");
+      NodeValue inner;
+      if (approximate == "tanh") {
+        // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+        NodeValue cube = b.mul(b.mul(x, x, "square"), x, "cube");
+        NodeValue poly = b.add(x, b.mul(cube, b.scalar(0.044715, "coeff"), "cube_scaled"), "poly");
+        const double scale = std::sqrt(2.0 / std::numbers::pi);
+        inner = b.unary(OpKind::Tanh, b.mul(poly, b.scalar(scale, "sqrt_2_over_pi"), "tanh_arg"), "tanh");
+      } else if (approximate == "none" || approximate.empty()) {
+        inner = b.unary(OpKind::Erf, b.mul(x, b.scalar(1.0 / std::numbers::sqrt2, "inv_sqrt2"), "erf_arg"),
+                        "erf");
+      } else {
+        b.fail("unknown approximate '" + approximate + "'");
+        return {};
+      }
+      return b.mul(half, b.add(inner, b.scalar(1.0, "one"), "one_plus"), "gelu");
+    }
+    default:
+      b.fail("no lowering is defined for this op");
+      return {};
+  }
+}
+
+class Lowering : public FunctionPass {
+ public:
+  explicit Lowering(const Backend& backend) : backend_(backend) {}
+  std::string name() const override { return "lowering"; }
+
+  Expected<bool> run(Function& function) override {
+    bool changed = false;
+    for (Node* node : function.topologicalOrder()) {
+      if (node->info().category != OpCategory::HighLevel || !backend_.shouldLower(*node)) continue;
+      Builder builder(function, *node);
+      NodeValue result = lowerNode(builder, *node);
+      if (!builder.error() && result && result.type() != node->resultType())
+        builder.fail("lowered result has type " + result.type().str() + ", expected " +
+                     node->resultType().str());
+      if (builder.error() || !result) {
+        builder.abandon();
+        return makeError("cannot lower node '", node->name(), "' (", opName(node->kind()),
+                         "): ", builder.error() ? builder.error().message() : "lowering failed");
+      }
+      // The node's inputs may still be used by the primitives; DCE removes the rest.
+      function.replaceAllUsesWith(node->result(), result);
+      function.erase(node);
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  const Backend& backend_;
+};
+
+}  // namespace
+
+std::unique_ptr<FunctionPass> createLoweringPass(const Backend& backend) {
+  return std::make_unique<Lowering>(backend);
+}
+
+}  // namespace ember

@@ -1,0 +1,15 @@
+// The `ember` subcommands. Each takes the words after its name and returns
+// the process exit status (0 success, 1 failure, 2 usage; see Options.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ember::cli {
+
+int runCommand(const std::vector<std::string>& args);
+int compileCommand(const std::vector<std::string>& args);
+int dumpCommand(const std::vector<std::string>& args);
+int backendsCommand(const std::vector<std::string>& args);
+
+}  // namespace ember::cli

@@ -1,0 +1,54 @@
+// ember compile: the whole compile pipeline, then a report. Writing the
+// compiled artefact (-o) needs a backend that serialises; none does yet.
+#include <iostream>
+
+#include "Commands.h"
+#include "Tool.h"
+
+namespace ember::cli {
+
+int compileCommand(const std::vector<std::string>& args) {
+  PipelineArgs pipeline;
+  std::string outputPath, reportPath;
+  bool quiet = false;
+
+  OptionParser parser("ember compile", "MODEL.onnx [--backend B] [options]",
+                      "Compiles MODEL.onnx for a backend and prints the compile report (time and the\n"
+                      "three memory regions).");
+  pipeline.addTo(parser);
+  parser.addString("--output", "OUT", &outputPath, "write the compiled artefact (not available yet)");
+  parser.addAlias("-o", "--output");
+  parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
+  parser.addFlag("--quiet", &quiet, "print nothing on success");
+  if (auto status = parser.parse(args)) return *status;
+  if (auto status = pipeline.validate(parser)) return *status;
+
+  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create(pipeline.backend);
+  if (!backend) return fail(backend.error());
+  std::string backendName = (*backend)->name();
+  if (!outputPath.empty())
+    return parser.usageError("-o is not yet supported for backend '" + backendName + "'");
+
+  Expected<LoadedModel> loaded = importModel(pipeline);
+  if (!loaded) return fail(loaded.error());
+  Expected<CompiledModel> model =
+      compileFunction(*loaded->function, backend.take(), pipeline.compileOptions());
+  if (!model) return fail(model.error().withContext(pipeline.model));
+
+  if (!reportPath.empty()) {
+    if (Error e = writeTextFile(reportPath, reportJson(backendName, model->report, std::nullopt, 1, 1)))
+      return fail(e);
+  }
+  if (!quiet) {
+    std::cout << "inputs:      ";
+    for (const auto& [name, type] : model->inputs) std::cout << " " << name << " " << type.str();
+    std::cout << "\noutputs:     ";
+    for (const auto& [name, type] : model->outputs) std::cout << " " << name << " " << type.str();
+    std::cout << "\n";
+    printReport(std::cout, backendName, model->report, std::nullopt, 1);
+  }
+  return kExitSuccess;
+}
+
+}  // namespace ember::cli

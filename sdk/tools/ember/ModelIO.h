@@ -1,0 +1,41 @@
+// Model inputs and outputs on the command line: --input NAME=FILE.npy,
+// --random-inputs, --output-dir and the printed output summary.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/Backend.h"
+#include "ember/Error.h"
+#include "ember/Tensor.h"
+
+namespace ember::cli {
+
+/// A model's inputs or outputs: names and types, in model order.
+using Signature = std::vector<std::pair<std::string, Type>>;
+
+struct InputArgs {
+  std::vector<std::string> inputs;  ///< NAME=FILE.npy, or FILE.npy for a one-input model
+  bool randomInputs = false;
+  int64_t seed = 0;
+};
+
+/// Reads every --input and fills the rest with random data when asked. The
+/// tensors are checked against `signature`; errors name the input and file.
+Error prepareInputs(const Signature& signature, const InputArgs& args, ExecutionContext& context);
+
+/// Deterministic pseudo-random data: f32/f16/bf16 uniform in [-1, 1), i32 and
+/// i64 in [0, 10), raw quantized integers over their whole range, bool 0/1.
+Tensor randomTensor(const Type& type, uint64_t& state);
+
+/// Writes each output to DIR/<sanitised name>.npy; returns the paths written.
+Expected<std::vector<std::string>> writeOutputs(const std::string& dir, const Signature& outputs,
+                                                const ExecutionContext& context);
+
+/// "y f32<2x3>: [0.5, -1, ...]  min -1  max 2  mean 0.25".
+void printTensorSummary(std::ostream& os, const std::string& name, const Tensor& tensor);
+
+}  // namespace ember::cli

@@ -1,0 +1,112 @@
+// ember run: import, compile, bind inputs, execute (with warm-up and
+// --repeat), write outputs and report.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "Commands.h"
+#include "ModelIO.h"
+#include "Tool.h"
+
+namespace ember::cli {
+
+int runCommand(const std::vector<std::string>& args) {
+  PipelineArgs pipeline;
+  InputArgs inputArgs;
+  std::string outputDir, reportPath;
+  int64_t threads = 1, repeat = 1;
+  bool quiet = false;
+
+  OptionParser parser("ember run", "MODEL.onnx [options]",
+                      "Compiles MODEL.onnx for a backend, runs it on the given inputs, prints a summary of\n"
+                      "each output and a report, and optionally writes outputs and a JSON report.");
+  pipeline.addTo(parser);
+  parser.addList("--input", "NAME=FILE.npy", &inputArgs.inputs,
+                 "value of model input NAME (FILE.npy alone for a one-input model)");
+  parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
+  parser.addString("--output-dir", "DIR", &outputDir, "write each output to DIR/<name>.npy");
+  parser.addInt("--threads", "N", &threads, "worker threads (default: 1; the reference backend uses 1)", 1,
+                1024);
+  parser.addInt("--repeat", "N", &repeat, "time N runs after one warm-up run; report the median", 1, 1000000);
+  parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
+  parser.addFlag("--quiet", &quiet, "print nothing on success");
+  if (auto status = parser.parse(args)) return *status;
+  if (auto status = pipeline.validate(parser)) return *status;
+
+  if (!outputDir.empty()) {
+    // Fail before the work, not after it.
+    std::error_code ec;
+    std::filesystem::create_directories(outputDir, ec);
+    if (ec) return fail(outputDir + ": cannot create output directory: " + ec.message());
+  }
+  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create(pipeline.backend);
+  if (!backend) return fail(backend.error());
+  std::string backendName = (*backend)->name();
+
+  Expected<LoadedModel> loaded = importModel(pipeline);
+  if (!loaded) return fail(loaded.error());
+  Function& function = *loaded->function;
+
+  // Inputs are read before compiling, so that a bad input fails fast.
+  Signature inputSignature, outputSignature;
+  for (const Node* in : function.inputs()) inputSignature.push_back({in->name(), in->resultType()});
+  for (const auto& [name, value] : function.outputs()) outputSignature.push_back({name, value.type()});
+  ExecutionContext context;
+  if (Error e = prepareInputs(inputSignature, inputArgs, context)) return fail(e);
+
+  Expected<CompiledModel> model = compileFunction(function, backend.take(), pipeline.compileOptions());
+  if (!model) return fail(model.error().withContext(pipeline.model));
+  if (Error e = checkInputs(*model, context)) return fail(e.withContext(pipeline.model));
+
+  std::unique_ptr<Device> device = model->backend->createDevice();
+  const std::string id = "main";
+  if (Error e = device->load(id, model->function)) return fail(e.withContext(pipeline.model));
+  auto runOnce = [&]() -> Expected<double> {
+    auto start = std::chrono::steady_clock::now();
+    if (Error e = device->run(id, context)) return e.withContext(pipeline.model);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (repeat > 1) {
+    Expected<double> warmUp = runOnce();
+    if (!warmUp) return fail(warmUp.error());
+  }
+  std::vector<double> times;
+  for (int64_t i = 0; i < repeat; ++i) {
+    Expected<double> seconds = runOnce();
+    if (!seconds) return fail(seconds.error());
+    times.push_back(*seconds);
+  }
+  std::sort(times.begin(), times.end());
+  double median = times.size() % 2 ? times[times.size() / 2]
+                                   : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+  if (Error e = device->unload(id)) return fail(e.withContext(pipeline.model));
+
+  std::vector<std::string> written;
+  if (!outputDir.empty()) {
+    Expected<std::vector<std::string>> paths = writeOutputs(outputDir, outputSignature, context);
+    if (!paths) return fail(paths.error());
+    written = paths.take();
+  }
+  if (!reportPath.empty()) {
+    std::string json = reportJson(backendName, model->report, median, repeat, threads);
+    if (Error e = writeTextFile(reportPath, json)) return fail(e);
+  }
+
+  if (!quiet) {
+    for (size_t i = 0; i < outputSignature.size(); ++i) {
+      const std::string& name = outputSignature[i].first;
+      const Tensor* tensor = context.output(name);
+      if (!tensor) return fail("the backend produced no output '" + name + "'");
+      std::cout << "output ";
+      printTensorSummary(std::cout, name, *tensor);
+      if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
+    }
+    printReport(std::cout, backendName, model->report, median, repeat);
+  }
+  return kExitSuccess;
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,191 @@
+#include "Tool.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "backends/BuiltinBackends.h"
+
+namespace ember::cli {
+
+int fail(const Error& error) { return fail(error.message()); }
+
+int fail(const std::string& message) {
+  // One line: newlines inside a message (e.g. from a nested tool) become "; ".
+  std::string line;
+  for (char c : message) {
+    if (c == '\n')
+      line += "; ";
+    else
+      line += c;
+  }
+  std::cerr << "ember: " << line << std::endl;
+  return kExitFailure;
+}
+
+void PipelineArgs::addTo(OptionParser& parser) {
+  parser.addPositional("MODEL.onnx", &model, "the ONNX model");
+  parser.addString("--backend", "NAME", &backend,
+                   "backend to compile for (default: reference; see 'ember backends')");
+  parser.addList("--backend-path", "DIR", &backendPaths,
+                 "load backend plugins (lib*.so) from DIR; colon-separated list allowed");
+  parser.addList("--dim", "NAME=VALUE", &dims, "size of the symbolic input dimension NAME");
+  parser.addString("--config", "NPU.yaml", &config, "NPU hardware config (npu backend; not available yet)");
+  parser.addString("--quantize", "PROFILE.yaml", &quantize,
+                   "quantize with a calibration profile (not available yet)");
+  parser.addFlag("--no-graph-opt", &noGraphOpt, "skip the graph optimizer (lowering still runs)");
+  parser.addFlag("--no-ir-opt", &noIROpt, "skip the instruction-IR optimizer");
+  parser.addFlag("--verify-each-pass", &verifyEachPass, "run the verifier after every pass");
+}
+
+std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
+  for (const std::string& spec : dims) {
+    size_t eq = spec.find('=');
+    std::string name = spec.substr(0, eq == std::string::npos ? 0 : eq);
+    std::string value = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    char* end = nullptr;
+    errno = 0;
+    long long parsed = value.empty() ? -1 : std::strtoll(value.c_str(), &end, 10);
+    if (name.empty() || value.empty() || *end != '\0' || errno == ERANGE || parsed < 0)
+      return parser.usageError("--dim expects NAME=VALUE with VALUE >= 0, got '" + spec + "'");
+    importOptions.dimValues[name] = parsed;
+  }
+  if (!quantize.empty()) return parser.usageError("--quantize is not available yet");
+  if (!config.empty())
+    return parser.usageError("--config is not available yet (it configures the npu backend)");
+  return std::nullopt;
+}
+
+CompileOptions PipelineArgs::compileOptions() const {
+  CompileOptions options;
+  options.optimizeGraph = !noGraphOpt;
+  options.optimizeIR = !noIROpt;
+  options.verifyEachPass = verifyEachPass;
+  return options;
+}
+
+namespace {
+std::vector<std::string> splitPathList(const std::string& list) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t colon = std::min(list.find(':', start), list.size());
+    if (colon > start) parts.push_back(list.substr(start, colon - start));
+    start = colon + 1;
+  }
+  return parts;
+}
+}  // namespace
+
+Error loadBackends(const std::vector<std::string>& paths) {
+  registerBuiltinBackends();
+  if (const char* env = std::getenv("EMBER_BACKEND_PATH")) {
+    // A stale entry in the environment is not worth failing every command.
+    std::error_code ec;
+    for (const std::string& dir : splitPathList(env)) {
+      if (!std::filesystem::is_directory(dir, ec)) continue;
+      EMBER_RETURN_IF_ERROR(BackendRegistry::global().loadDirectory(dir).withContext("EMBER_BACKEND_PATH"));
+    }
+  }
+  for (const std::string& list : paths)
+    for (const std::string& dir : splitPathList(list))
+      EMBER_RETURN_IF_ERROR(BackendRegistry::global().loadDirectory(dir).withContext("--backend-path"));
+  return Error::success();
+}
+
+Expected<LoadedModel> importModel(const PipelineArgs& args) {
+  LoadedModel loaded;
+  loaded.module = std::make_unique<Module>();
+  Expected<Function*> function = importOnnxFile(args.model, *loaded.module, args.importOptions);
+  if (!function) return function.error();
+  loaded.function = *function;
+  return loaded;
+}
+
+std::string sanitizeFileName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                c == '_' || c == '-';
+    out += keep ? c : '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+std::string formatBytes(uint64_t bytes) {
+  char buf[64];
+  if (bytes < 1024)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else if (bytes < (uint64_t(1) << 20))
+    std::snprintf(buf, sizeof buf, "%.1f KiB", double(bytes) / 1024);
+  else if (bytes < (uint64_t(1) << 30))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1 << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / (1 << 30));
+  return buf;
+}
+
+std::string formatSeconds(double seconds) {
+  char buf[64];
+  if (seconds < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.1f us", seconds * 1e6);
+  else if (seconds < 1)
+    std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f s", seconds);
+  return buf;
+}
+
+void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
+                 std::optional<double> runSecondsMedian, int64_t repeat) {
+  const MemoryPlan& m = report.memory;
+  os << "backend:      " << backend << "\n";
+  os << "compile:      " << formatSeconds(report.compileSeconds) << " (" << report.numInstructions
+     << " instructions)\n";
+  if (runSecondsMedian)
+    os << "run:          " << formatSeconds(*runSecondsMedian) << " median of " << repeat << " run"
+       << (repeat == 1 ? "" : "s") << (repeat > 1 ? " after 1 warm-up" : "") << "\n";
+  os << "memory:       constants " << formatBytes(m.constantBytes) << ", io " << formatBytes(m.ioBytes)
+     << ", activations " << formatBytes(m.activationBytes) << " (lower bound "
+     << formatBytes(m.activationLowerBoundBytes) << ")\n";
+}
+
+std::string reportJson(const std::string& backend, const CompileReport& report,
+                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads) {
+  const MemoryPlan& m = report.memory;
+  JsonWriter json;
+  json.beginObject();
+  json.key("backend").value(backend);
+  json.key("compile_seconds").value(report.compileSeconds);
+  json.key("memory").beginObject();
+  json.key("constant_bytes").value(m.constantBytes);
+  json.key("io_bytes").value(m.ioBytes);
+  json.key("activation_bytes").value(m.activationBytes);
+  json.key("activation_lower_bound_bytes").value(m.activationLowerBoundBytes);
+  json.endObject();
+  json.key("fallback_nodes").beginArray().endArray();  // no partitioning yet
+  json.key("instructions").value(uint64_t(report.numInstructions));
+  if (runSecondsMedian) {
+    json.key("run_seconds_median").value(*runSecondsMedian);
+    json.key("repeat").value(repeat);
+    json.key("threads").value(threads);
+  }
+  json.endObject();
+  return json.str();
+}
+
+Error writeTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return makeError(path, ": cannot open for writing: ", std::strerror(errno));
+  out << text;
+  out.close();
+  if (!out) return makeError(path, ": write failed");
+  return Error::success();
+}
+
+}  // namespace ember::cli

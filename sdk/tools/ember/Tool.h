@@ -1,0 +1,78 @@
+// Pieces shared by the `ember` subcommands: error reporting, the options of
+// every command that compiles a model, backend loading, model import and the
+// report printed and written as JSON.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "JsonWriter.h"
+#include "Options.h"
+#include "ember/Error.h"
+#include "ember/Graph.h"
+#include "ember/IR.h"
+#include "ember/Importer.h"
+#include "ember/Runtime.h"
+
+namespace ember::cli {
+
+/// Prints "ember: <message>" on stderr; returns kExitFailure.
+int fail(const Error& error);
+int fail(const std::string& message);
+
+/// The options of every subcommand that imports and compiles a model.
+struct PipelineArgs {
+  std::string model;
+  std::string backend = "reference";
+  std::vector<std::string> backendPaths;
+  std::vector<std::string> dims;
+  std::string config;
+  std::string quantize;
+  bool noGraphOpt = false;
+  bool noIROpt = false;
+  bool verifyEachPass = false;
+
+  /// Declares the options on `parser` (and the MODEL positional).
+  void addTo(OptionParser& parser);
+  /// Checks what parse() cannot: --dim syntax and options not available yet.
+  /// Returns the exit status when the command must stop.
+  std::optional<int> validate(const OptionParser& parser);
+  CompileOptions compileOptions() const;
+
+  ImportOptions importOptions;  ///< filled by validate()
+};
+
+/// Registers the built-in backends, then loads the plugins of every
+/// directory in EMBER_BACKEND_PATH and `paths` (each colon separated).
+Error loadBackends(const std::vector<std::string>& paths);
+
+/// A model imported into its own module.
+struct LoadedModel {
+  std::unique_ptr<Module> module;
+  Function* function = nullptr;
+};
+Expected<LoadedModel> importModel(const PipelineArgs& args);
+
+/// Replaces every character outside [A-Za-z0-9._-] with '_' (DESIGN.md).
+std::string sanitizeFileName(std::string_view name);
+
+/// "1.5 KiB", "12 B".
+std::string formatBytes(uint64_t bytes);
+/// "12.3 ms", "1.20 s".
+std::string formatSeconds(double seconds);
+
+/// Prints the human-readable compile/run report.
+void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
+                 std::optional<double> runSecondsMedian, int64_t repeat);
+/// The --report-json document (keys in docs/cli.md).
+std::string reportJson(const std::string& backend, const CompileReport& report,
+                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads);
+
+/// Writes `text` to `path`, naming the path on failure.
+Error writeTextFile(const std::string& path, const std::string& text);
+
+}  // namespace ember::cli

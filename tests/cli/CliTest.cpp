@@ -1,0 +1,381 @@
+// Runs the `ember` binary as a user would and checks what a user sees: the
+// exit status (never a signal), the one-line "ember: ..." messages on stderr,
+// and the files written. The models come from data/make_models.py.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ember/Npy.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;  ///< exit status; -1 when killed by a signal
+  int signal = 0;
+  std::string out, err;
+};
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+void writeFile(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+/// A minimal .npy writer, independent of Ember's, for test inputs.
+std::string npyBytes(const std::string& descr, const std::vector<int64_t>& shape, const std::string& data) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i) dict += (i ? ", " : "") + std::to_string(shape[i]);
+  dict += shape.size() == 1 ? ",), }" : "), }";
+  while ((10 + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += char(dict.size() & 0xFF);
+  out += char(dict.size() >> 8);
+  return out + dict + data;
+}
+
+template <typename T>
+std::string rawBytes(const std::vector<T>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+std::string model(const std::string& name) { return std::string(EMBER_CLI_DATA_DIR) + "/" + name; }
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("ember_cli_test_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  /// Runs ember with `args`, capturing stdout and stderr.
+  Result ember(const std::vector<std::string>& args) {
+    std::string outPath = (dir_ / "stdout.txt").string(), errPath = (dir_ / "stderr.txt").string();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> argvStrings{EMBER_TOOL_PATH};
+    argvStrings.insert(argvStrings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : argvStrings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    Result result;
+    int rc = posix_spawn(&pid, EMBER_TOOL_PATH, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(rc, 0) << "cannot spawn " << EMBER_TOOL_PATH;
+    if (rc != 0) return result;
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    if (WIFEXITED(wstatus)) result.status = WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus)) result.signal = WTERMSIG(wstatus);
+    result.out = readFile(outPath);
+    result.err = readFile(errPath);
+    return result;
+  }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  /// Writes an f32 .npy of `shape` with `values` and returns its path.
+  std::string f32Npy(const std::string& name, const std::vector<int64_t>& shape,
+                     const std::vector<float>& values) {
+    writeFile(path(name), npyBytes("<f4", shape, rawBytes(values)));
+    return path(name);
+  }
+
+  fs::path dir_;
+};
+
+/// A failure: exit status 1 (not a signal) and exactly one line on stderr
+/// starting with "ember: " that contains every fragment.
+void expectFailure(const Result& r, const std::vector<std::string>& fragments, int status = 1) {
+  EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal << "; stderr: " << r.err;
+  EXPECT_EQ(r.status, status) << "stderr: " << r.err;
+  EXPECT_EQ(r.err.rfind("ember", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+  for (const std::string& f : fragments)
+    EXPECT_NE(r.err.find(f), std::string::npos) << "no '" << f << "' in: " << r.err;
+}
+
+void expectSuccess(const Result& r) {
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.status, 0) << "stderr: " << r.err;
+}
+
+std::vector<float> floats(const std::string& npyPath) {
+  ember::Expected<ember::Tensor> t = ember::readNpy(npyPath);
+  EXPECT_TRUE(t.hasValue()) << t.error().message();
+  if (!t) return {};
+  std::vector<float> v(size_t(t->type().numElements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(t->elementAsDouble(int64_t(i)));
+  return v;
+}
+
+// ---- general ----------------------------------------------------------------
+
+TEST_F(CliTest, Version) {
+  Result r = ember({"--version"});
+  expectSuccess(r);
+  EXPECT_EQ(r.out.rfind("ember ", 0), 0u) << r.out;
+}
+
+TEST_F(CliTest, HelpForEverySubcommandExitsZero) {
+  Result top = ember({"--help"});
+  expectSuccess(top);
+  EXPECT_NE(top.out.find("upcoming"), std::string::npos);
+  for (const char* command : {"run", "compile", "dump", "backends"}) {
+    Result r = ember({command, "--help"});
+    expectSuccess(r);
+    EXPECT_NE(r.out.find(std::string("usage: ember ") + command), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--help"), std::string::npos);
+    EXPECT_TRUE(r.err.empty()) << r.err;
+  }
+  Result viaHelp = ember({"help", "run"});
+  expectSuccess(viaHelp);
+  EXPECT_NE(viaHelp.out.find("--random-inputs"), std::string::npos);
+}
+
+TEST_F(CliTest, UpcomingSubcommandsSayNotAvailable) {
+  for (const char* command : {"quantize", "sim", "asm", "disasm", "conformance", "sweep"}) {
+    Result r = ember({command});
+    expectFailure(r, {std::string("ember: '") + command + "' is not available yet"}, 2);
+  }
+}
+
+TEST_F(CliTest, UsageErrorsExitTwo) { expectFailure(ember({}), {"ember: missing command"}, 2); }
+
+TEST_F(CliTest, UnknownOptionAndBadValues) {
+  expectFailure(ember({"run", model("add_relu.onnx"), "--foo"}), {"ember run: unknown option '--foo'"}, 2);
+  expectFailure(ember({"run", model("add_relu.onnx"), "--seed"}), {"'--seed' needs a value"}, 2);
+  expectFailure(ember({"run", model("add_relu.onnx"), "--repeat", "abc"}), {"expects an integer, got 'abc'"},
+                2);
+  expectFailure(ember({"run", model("add_relu.onnx"), "--repeat", "0"}), {"'--repeat' must be between 1 and"},
+                2);
+  expectFailure(ember({"run", model("add_relu.onnx"), "--random-inputs=yes"}), {"takes no value"}, 2);
+  expectFailure(ember({"run"}), {"missing MODEL.onnx"}, 2);
+  expectFailure(ember({"run", "a.onnx", "b.onnx"}), {"unexpected argument 'b.onnx'"}, 2);
+  expectFailure(ember({"frobnicate"}), {"ember: unknown command 'frobnicate'"}, 2);
+  expectFailure(ember({"run", model("add_relu.onnx"), "--dim", "batch"}), {"--dim expects NAME=VALUE"}, 2);
+  expectFailure(ember({"dump", model("add_relu.onnx"), "--stage", "bogus"}), {"unknown stage 'bogus'"}, 2);
+}
+
+// ---- bad models ---------------------------------------------------------------
+
+TEST_F(CliTest, MissingModelFile) {
+  expectFailure(ember({"run", path("nothere.onnx"), "--random-inputs"}), {"nothere.onnx"});
+}
+
+TEST_F(CliTest, TruncatedModel) {
+  std::string bytes = readFile(model("add_relu.onnx"));
+  ASSERT_GT(bytes.size(), 40u);
+  for (size_t keep : {bytes.size() / 2, bytes.size() - 3, size_t(7)}) {
+    writeFile(path("truncated.onnx"), bytes.substr(0, keep));
+    expectFailure(ember({"run", path("truncated.onnx"), "--random-inputs"}), {"truncated.onnx"});
+  }
+}
+
+TEST_F(CliTest, GarbageModel) {
+  std::string garbage;
+  uint32_t x = 12345;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 1664525u + 1013904223u;
+    garbage += char(x >> 24);
+  }
+  writeFile(path("garbage.onnx"), garbage);
+  expectFailure(ember({"run", path("garbage.onnx"), "--random-inputs"}), {"garbage.onnx"});
+  writeFile(path("empty.onnx"), "");
+  expectFailure(ember({"compile", path("empty.onnx")}), {"empty.onnx"});
+  writeFile(path("text.onnx"), "this is not a model\n");
+  expectFailure(ember({"dump", path("text.onnx")}), {"text.onnx"});
+}
+
+TEST_F(CliTest, UnsupportedOperator) {
+  expectFailure(ember({"run", model("unknown_op.onnx"), "--random-inputs"}), {"FrobnicateZ"});
+  expectFailure(ember({"compile", model("unknown_op.onnx")}), {"FrobnicateZ"});
+}
+
+TEST_F(CliTest, SymbolicDimensionNeedsDim) {
+  expectFailure(ember({"run", model("symbolic.onnx"), "--random-inputs"}), {"batch"});
+  Result r = ember({"run", model("symbolic.onnx"), "--random-inputs", "--dim", "batch=4"});
+  expectSuccess(r);
+  EXPECT_NE(r.out.find("f32<4x3>"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, UnknownBackend) {
+  expectFailure(ember({"run", model("add_relu.onnx"), "--random-inputs", "--backend", "nope"}),
+                {"unknown backend 'nope'", "reference"});
+}
+
+// ---- inputs -----------------------------------------------------------------------
+
+TEST_F(CliTest, MissingInputsAreNamed) {
+  expectFailure(ember({"run", model("add_relu.onnx")}), {"missing model input(s) 'x'", "--random-inputs"});
+  std::string a = f32Npy("a.npy", {2, 2}, {1, 2, 3, 4});
+  Result r = ember({"run", model("two_inputs.onnx"), "--input", "a=" + a});
+  expectFailure(r, {"'b'"});
+  EXPECT_EQ(r.err.find("'a'"), std::string::npos) << r.err;
+  expectFailure(ember({"run", model("two_inputs.onnx")}), {"'a'", "'b'"});
+}
+
+TEST_F(CliTest, WrongInputShape) {
+  std::string x = f32Npy("x.npy", {3, 2}, {1, 2, 3, 4, 5, 6});
+  expectFailure(ember({"run", model("add_relu.onnx"), "--input", "x=" + x}),
+                {"input 'x'", "x.npy", "expected f32<2x3>", "got f32<3x2>"});
+}
+
+TEST_F(CliTest, WrongInputDtype) {
+  writeFile(path("x.npy"), npyBytes("<i8", {2, 3}, rawBytes(std::vector<int64_t>{1, 2, 3, 4, 5, 6})));
+  expectFailure(ember({"run", model("add_relu.onnx"), "--input", "x=" + path("x.npy")}),
+                {"input 'x'", "expected f32<2x3>", "got i64<2x3>"});
+}
+
+TEST_F(CliTest, MissingOrMalformedInputFile) {
+  expectFailure(ember({"run", model("add_relu.onnx"), "--input", "x=" + path("absent.npy")}), {"absent.npy"});
+  writeFile(path("bad.npy"), "\x93NUMPY\x01\x00\xff\xff{");
+  expectFailure(ember({"run", model("add_relu.onnx"), "--input", "x=" + path("bad.npy")}), {"bad.npy"});
+  std::string fortran = npyBytes("<f4", {2, 3}, std::string(24, '\0'));
+  fortran.replace(fortran.find("False"), 5, "True ");
+  writeFile(path("fortran.npy"), fortran);
+  expectFailure(ember({"run", model("add_relu.onnx"), "--input", "x=" + path("fortran.npy")}),
+                {"fortran.npy", "Fortran"});
+}
+
+TEST_F(CliTest, InputNamingErrors) {
+  std::string a = f32Npy("a.npy", {2, 2}, {1, 2, 3, 4});
+  expectFailure(ember({"run", model("two_inputs.onnx"), "--input", "zz=" + a, "--random-inputs"}),
+                {"no input 'zz'", "'a', 'b'"});
+  expectFailure(ember({"run", model("two_inputs.onnx"), "--input", a, "--random-inputs"}), {"NAME=FILE.npy"});
+  expectFailure(ember({"run", model("two_inputs.onnx"), "--input", "a=" + a, "--input", "a=" + a}),
+                {"given twice"});
+}
+
+// ---- successful runs ----------------------------------------------------------------
+
+TEST_F(CliTest, RunWritesSanitisedOutputs) {
+  std::string x = f32Npy("x.npy", {2, 3}, {1, 1, 1, 1, 1, 1});
+  Result r = ember({"run", model("add_relu.onnx"), "--input", "x=" + x, "--output-dir", path("out")});
+  expectSuccess(r);
+  // "out/y:0" becomes out_y_0.npy.
+  ASSERT_TRUE(fs::exists(path("out/out_y_0.npy"))) << r.out;
+  ASSERT_TRUE(fs::exists(path("out/neg.npy")));
+  EXPECT_EQ(floats(path("out/out_y_0.npy")), (std::vector<float>{0, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(floats(path("out/neg.npy")), (std::vector<float>{1, 0, -1, -2, -3, -4}));
+  EXPECT_NE(r.out.find("out/y:0 f32<2x3>"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max 4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backend:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory:"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, SingleInputShorthandAndF64Input) {
+  std::vector<double> ones(6, 1.0);
+  writeFile(path("x64.npy"), npyBytes("<f8", {2, 3}, rawBytes(ones)));
+  Result r = ember({"run", model("add_relu.onnx"), "--input", path("x64.npy"), "--output-dir", path("o")});
+  expectSuccess(r);
+  EXPECT_EQ(floats(path("o/out_y_0.npy")), (std::vector<float>{0, 0, 1, 2, 3, 4}));
+}
+
+TEST_F(CliTest, TwoInputs) {
+  std::string a = f32Npy("a.npy", {2, 2}, {1, 2, 3, 4});
+  std::string b = f32Npy("b.npy", {2, 2}, {10, 20, 30, 40});
+  Result r = ember(
+      {"run", model("two_inputs.onnx"), "--input", "a=" + a, "--input=b=" + b, "--output-dir", path("o")});
+  expectSuccess(r);
+  EXPECT_EQ(floats(path("o/sum.npy")), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST_F(CliTest, RandomInputsAreDeterministic) {
+  auto runWithSeed = [&](const std::string& seed, const std::string& out) {
+    expectSuccess(ember({"run", model("two_inputs.onnx"), "--random-inputs", "--seed", seed, "--output-dir",
+                         path(out), "--quiet"}));
+    return floats(path(out + "/sum.npy"));
+  };
+  std::vector<float> first = runWithSeed("7", "a"), second = runWithSeed("7", "b"),
+                     other = runWithSeed("8", "c");
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first, other);
+  for (float v : first) EXPECT_TRUE(v >= -2 && v < 2) << v;
+}
+
+TEST_F(CliTest, RunReportJson) {
+  Result r = ember({"run", model("add_relu.onnx"), "--random-inputs", "--repeat", "3", "--threads", "2",
+                    "--report-json", path("report.json")});
+  expectSuccess(r);
+  std::string json = readFile(path("report.json"));
+  for (const char* key :
+       {"\"backend\": \"reference\"", "\"compile_seconds\"", "\"memory\"", "\"constant_bytes\"",
+        "\"io_bytes\"", "\"activation_bytes\"", "\"activation_lower_bound_bytes\"", "\"fallback_nodes\": []",
+        "\"run_seconds_median\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key << " missing in " << json;
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_NE(r.out.find("median of 3 runs"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, CompileReportsAndRefusesOutputForReference) {
+  Result r = ember({"compile", model("add_relu.onnx"), "--backend", "reference", "--report-json",
+                    path("c.json"), "--no-ir-opt"});
+  expectSuccess(r);
+  std::string json = readFile(path("c.json"));
+  EXPECT_NE(json.find("\"activation_lower_bound_bytes\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("run_seconds_median"), std::string::npos) << json;
+  expectFailure(ember({"compile", model("add_relu.onnx"), "-o", path("out.bin")}),
+                {"not yet supported for backend 'reference'"}, 2);
+}
+
+TEST_F(CliTest, DumpEveryStage) {
+  for (const char* stage : {"graph", "optimized", "lowered", "ir"}) {
+    Result r = ember({"dump", model("add_relu.onnx"), "--stage", stage, "--dot", path("g.dot")});
+    expectSuccess(r);
+    EXPECT_FALSE(r.out.empty()) << stage;
+    EXPECT_NE(readFile(path("g.dot")).find("digraph"), std::string::npos) << stage;
+  }
+  Result printed = ember({"dump", model("add_relu.onnx"), "--stage", "lowered", "--print-after", "*"});
+  expectSuccess(printed);
+}
+
+TEST_F(CliTest, BackendsListsReference) {
+  Result r = ember({"backends"});
+  expectSuccess(r);
+  EXPECT_EQ(r.out.rfind("reference", 0), 0u) << r.out;
+  expectFailure(ember({"backends", "--backend-path", path("no-such-dir")}), {"no-such-dir"});
+  fs::create_directories(path("plugins"));
+  writeFile(path("plugins/libbroken.so"), "not an ELF file");
+  expectFailure(ember({"backends", "--backend-path", path("plugins")}), {"libbroken.so"});
+}
+
+TEST_F(CliTest, UnwritableOutputs) {
+  writeFile(path("file"), "x");
+  expectFailure(
+      ember({"run", model("add_relu.onnx"), "--random-inputs", "--output-dir", path("file") + "/sub"}),
+      {"file/sub"});
+  expectFailure(
+      ember({"run", model("add_relu.onnx"), "--random-inputs", "--report-json", path("nodir/r.json")}),
+      {"nodir/r.json"});
+}
+
+}  // namespace
