@@ -1,0 +1,945 @@
+// The type rule of every op in Ops.def: result types from input types and
+// attributes, with ONNX semantics on the NHWC layout that Ops.def specifies.
+//
+// There is one static function infer<Name> per op kind; the dispatch table at
+// the bottom is generated from Ops.def, so an op without a rule does not
+// compile. The generic verifier checks operand counts and attribute kinds
+// first, but every rule re-checks what it reads so that a malformed node is an
+// Error, never a crash. Rules are cheap: they only touch dims and a few small vectors.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "ember/Graph.h"
+
+namespace ember {
+namespace {
+
+using Types = std::span<const Type>;
+using Result = Expected<std::vector<Type>>;
+
+Result single(Type t) { return std::vector<Type>{std::move(t)}; }
+
+// ---- Attribute access that fails with an Error instead of asserting --------
+
+/// Reads attributes, remembering the first missing or mistyped one.
+class AttrReader {
+ public:
+  AttrReader(OpKind op, const Attributes& attrs) : op_(op), attrs_(attrs) {}
+
+  int64_t integer(std::string_view name) {
+    if (const AttrValue* v = attrs_.find(name))
+      if (auto* i = std::get_if<int64_t>(v)) return *i;
+    fail(name, "int");
+    return 0;
+  }
+  double real(std::string_view name) {
+    if (const AttrValue* v = attrs_.find(name)) {
+      if (auto* d = std::get_if<double>(v)) return *d;
+      if (auto* i = std::get_if<int64_t>(v)) return double(*i);
+    }
+    fail(name, "float");
+    return 0;
+  }
+  std::string string(std::string_view name) {
+    if (const AttrValue* v = attrs_.find(name))
+      if (auto* s = std::get_if<std::string>(v)) return *s;
+    fail(name, "string");
+    return {};
+  }
+  std::vector<int64_t> ints(std::string_view name) {
+    if (const AttrValue* v = attrs_.find(name))
+      if (auto* s = std::get_if<std::vector<int64_t>>(v)) return *s;
+    fail(name, "ints");
+    return {};
+  }
+  /// An optional floats attribute: nullopt when absent.
+  std::optional<std::vector<double>> optionalFloats(std::string_view name) {
+    const AttrValue* v = attrs_.find(name);
+    if (!v) return std::nullopt;
+    if (auto* s = std::get_if<std::vector<double>>(v)) return *s;
+    if (auto* s = std::get_if<std::vector<int64_t>>(v)) return std::vector<double>(s->begin(), s->end());
+    fail(name, "floats");
+    return std::nullopt;
+  }
+  const Error& error() const { return error_; }
+
+ private:
+  void fail(std::string_view name, const char* kind) {
+    if (!error_)
+      error_ = makeError(opName(op_), ": missing or mistyped attribute '", name, "' (expected ", kind, ")");
+  }
+  OpKind op_;
+  const Attributes& attrs_;
+  Error error_;
+};
+
+// ---- Common checks -----------------------------------------------------------
+
+Error expectOperands(OpKind op, Types in, size_t count) {
+  if (in.size() != count)
+    return makeError(opName(op), ": expected ", count, " operand", count == 1 ? "" : "s", ", got ",
+                     in.size());
+  return Error::success();
+}
+
+Error expectRank(OpKind op, std::string_view what, const Type& t, size_t rank) {
+  if (t.rank() != rank) return makeError(opName(op), ": ", what, " must have rank ", rank, ", got ", t.str());
+  return Error::success();
+}
+
+/// Element-kind classes as bit sets over ElemKind.
+using KindSet = unsigned;
+constexpr KindSet bit(ElemKind k) { return 1u << unsigned(k); }
+constexpr KindSet kFloatKinds = bit(ElemKind::F32) | bit(ElemKind::F16) | bit(ElemKind::BF16);
+constexpr KindSet kIntKinds = bit(ElemKind::I32) | bit(ElemKind::I64);
+constexpr KindSet kNumericKinds = kFloatKinds | kIntKinds;
+constexpr KindSet kBoolKinds = bit(ElemKind::Bool);
+
+std::string kindSetStr(KindSet set) {
+  std::string s;
+  for (unsigned k = 0; k <= unsigned(ElemKind::Bool); ++k) {
+    if (!(set & (1u << k))) continue;
+    if (!s.empty()) s += ", ";
+    s += elemKindName(ElemKind(k));
+  }
+  return s;
+}
+
+Error expectKind(OpKind op, std::string_view what, const Type& t, KindSet allowed) {
+  if (allowed & bit(t.kind)) return Error::success();
+  if (isQuantized(t.kind))
+    return makeError(opName(op), ": quantized ", what, " ", t.str(), " is not supported yet");
+  return makeError(opName(op), ": ", what, " has element kind ", elemKindName(t.kind), ", expected ",
+                   kindSetStr(allowed));
+}
+
+/// Same element kind (and quantization) for two operands.
+Error expectSameKind(OpKind op, const Type& a, const Type& b, std::string_view aName,
+                     std::string_view bName) {
+  if (a.kind != b.kind)
+    return makeError(opName(op), ": ", aName, " and ", bName, " element kinds differ (", a.str(), " vs ",
+                     b.str(), ")");
+  if (isQuantized(a.kind) && (a.scale != b.scale || a.offset != b.offset))
+    return makeError(opName(op), ": ", aName, " and ", bName, " quantization differs (", a.str(), " vs ",
+                     b.str(), ")");
+  return Error::success();
+}
+
+Expected<Dims> broadcastFor(OpKind op, const Dims& a, const Dims& b) {
+  auto dims = broadcastDims(a, b);
+  if (!dims) return dims.error().withContext(std::string(opName(op)));
+  return dims;
+}
+
+Error checkResultDims(OpKind op, const Dims& dims) {
+  if (Error e = checkDims(dims)) return e.withContext(std::string(opName(op)) + ": result " + dimsStr(dims));
+  return Error::success();
+}
+
+/// Normalises an axis in [-rank, rank) to [0, rank).
+Expected<size_t> normalizeAxis(OpKind op, int64_t axis, size_t rank) {
+  int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r)
+    return makeError(opName(op), ": axis ", axis, " is out of range for rank ", rank);
+  return size_t(axis < 0 ? axis + r : axis);
+}
+
+Error expectBoolFlag(OpKind op, std::string_view name, int64_t v) {
+  if (v != 0 && v != 1) return makeError(opName(op), ": attribute '", name, "' must be 0 or 1, got ", v);
+  return Error::success();
+}
+
+Error expectSize(OpKind op, std::string_view name, const std::vector<int64_t>& v, size_t n) {
+  if (v.size() != n)
+    return makeError(opName(op), ": attribute '", name, "' must have ", n, " values, got ", v.size());
+  return Error::success();
+}
+
+Error expectAllAtLeast(OpKind op, std::string_view name, const std::vector<int64_t>& v, int64_t least) {
+  for (int64_t x : v)
+    if (x < least)
+      return makeError(opName(op), ": attribute '", name, "' values must be >= ", least, ", got ", x);
+  return Error::success();
+}
+
+std::string joinInts(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// ---- Family rules --------------------------------------------------------------
+
+Result binaryRule(OpKind op, Types in, KindSet allowed, std::optional<ElemKind> resultKind) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "lhs", in[0], allowed));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "lhs", "rhs"));
+  EMBER_ASSIGN_OR_RETURN(Dims dims, broadcastFor(op, in[0].dims, in[1].dims));
+  return single(Type(resultKind.value_or(in[0].kind), std::move(dims)));
+}
+
+Result arithmeticRule(OpKind op, Types in) { return binaryRule(op, in, kNumericKinds, std::nullopt); }
+Result comparisonRule(OpKind op, Types in, KindSet allowed) {
+  return binaryRule(op, in, allowed, ElemKind::Bool);
+}
+Result logicRule(OpKind op, Types in) { return binaryRule(op, in, kBoolKinds, ElemKind::Bool); }
+
+Result unaryRule(OpKind op, Types in, KindSet allowed) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], allowed));
+  return single(in[0]);
+}
+
+/// Shared by Conv and ConvTranspose: strides, pads, dilations and group.
+struct ConvParams {
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group = 1;
+};
+
+Expected<ConvParams> readConvParams(OpKind op, AttrReader& attrs) {
+  ConvParams p;
+  p.strides = attrs.ints("strides");
+  p.pads = attrs.ints("pads");
+  p.dilations = attrs.ints("dilations");
+  p.group = attrs.integer("group");
+  EMBER_RETURN_IF_ERROR(attrs.error());
+  EMBER_RETURN_IF_ERROR(expectSize(op, "strides", p.strides, 2));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "pads", p.pads, 4));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "dilations", p.dilations, 2));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "strides", p.strides, 1));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "pads", p.pads, 0));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "dilations", p.dilations, 1));
+  if (p.group < 1) return makeError(opName(op), ": group must be >= 1, got ", p.group);
+  // Channel counts are below 2^40, so channels * group cannot overflow.
+  if (p.group > (int64_t(1) << 20)) return makeError(opName(op), ": group ", p.group, " is too large");
+  return p;
+}
+
+/// Output extent of a strided window over a padded axis (floor or ceil mode);
+/// with ceil mode a window starting in the end padding is dropped. Errors when
+/// the dilated kernel does not fit. Values are bounded by checkDims'd inputs
+/// and small attributes, so the arithmetic below cannot overflow in practice;
+/// attributes are still range-checked first.
+Expected<int64_t> windowExtent(OpKind op, const char* axisName, int64_t size, int64_t kernel, int64_t stride,
+                               int64_t padBegin, int64_t padEnd, int64_t dilation, bool ceilMode) {
+  // Sizes are below 2^40 (checkDims); with these limits no product overflows.
+  constexpr int64_t kLimit = int64_t(1) << 40, kFactorLimit = int64_t(1) << 20;
+  if (kernel > kLimit || stride > kFactorLimit || padBegin > kLimit || padEnd > kLimit ||
+      dilation > kFactorLimit)
+    return makeError(opName(op), ": window attributes on ", axisName, " are too large");
+  int64_t effectiveKernel = dilation * (kernel - 1) + 1;
+  int64_t span = size + padBegin + padEnd - effectiveKernel;
+  if (span < 0)
+    return makeError(opName(op), ": ", axisName, " window of ", effectiveKernel,
+                     " (dilated) exceeds the padded size ", size + padBegin + padEnd);
+  int64_t extent = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceilMode && (extent - 1) * stride >= size + padBegin) --extent;
+  return extent;
+}
+
+Result reductionRule(OpKind op, Types in, const Attributes& attrs, KindSet allowed) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], allowed));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> axes = reader.ints("axes");
+  int64_t keepdims = reader.integer("keepdims");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "keepdims", keepdims));
+  if (axes.empty()) return makeError(opName(op), ": axes must not be empty");
+  const Dims& dims = in[0].dims;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= int64_t(dims.size()))
+      return makeError(opName(op), ": axis ", axes[i], " is out of range for ", in[0].str());
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return makeError(opName(op), ": axes ", joinInts(axes), " must be sorted and unique");
+  }
+  Dims out;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+    if (!reduced)
+      out.push_back(dims[d]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return single(in[0].withDims(std::move(out)));
+}
+
+Result argReduceRule(OpKind op, Types in, const Attributes& attrs) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kNumericKinds));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  int64_t keepdims = reader.integer("keepdims");
+  int64_t selectLast = reader.integer("select_last_index");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "keepdims", keepdims));
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "select_last_index", selectLast));
+  if (in[0].rank() == 0) return makeError(opName(op), ": input must have rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  if (in[0].dims[a] == 0)
+    return makeError(opName(op), ": cannot reduce the empty axis ", a, " of ", in[0].str());
+  Dims out = in[0].dims;
+  if (keepdims)
+    out[a] = 1;
+  else
+    out.erase(out.begin() + ptrdiff_t(a));
+  return single(Type(ElemKind::I64, std::move(out)));
+}
+
+/// Normalisations that take (input, scale, bias) with per-channel parameters.
+Error expectChannelVector(OpKind op, std::string_view what, const Type& t, const Type& input,
+                          int64_t channels) {
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, t, "input", what));
+  if (t.rank() != 1 || t.dims[0] != channels)
+    return makeError(opName(op), ": ", what, " must be [", channels, "], got ", t.str());
+  return Error::success();
+}
+
+Result activationRule(OpKind op, Types in) { return unaryRule(op, in, kFloatKinds); }
+
+}  // namespace
+
+// ---- One rule per op kind -------------------------------------------------------
+// Storage and IR bookkeeping kinds have no rule: their type is given.
+
+static Result noTypeRule(OpKind op) { return makeError(opName(op), ": no type rule (its type is given)"); }
+
+static Result inferPlaceholder(Types, const Attributes&) { return noTypeRule(OpKind::Placeholder); }
+static Result inferConstant(Types, const Attributes&) { return noTypeRule(OpKind::Constant); }
+static Result inferAllocActivation(Types, const Attributes&) { return noTypeRule(OpKind::AllocActivation); }
+static Result inferDeallocActivation(Types in, const Attributes&) {
+  EMBER_RETURN_IF_ERROR(expectOperands(OpKind::DeallocActivation, in, 1));
+  return std::vector<Type>{};
+}
+static Result inferCopy(Types in, const Attributes&) {
+  EMBER_RETURN_IF_ERROR(expectOperands(OpKind::Copy, in, 1));
+  return single(in[0]);
+}
+
+// Binary elementwise.
+static Result inferAdd(Types in, const Attributes&) { return arithmeticRule(OpKind::Add, in); }
+static Result inferSub(Types in, const Attributes&) { return arithmeticRule(OpKind::Sub, in); }
+static Result inferMul(Types in, const Attributes&) { return arithmeticRule(OpKind::Mul, in); }
+static Result inferDiv(Types in, const Attributes&) { return arithmeticRule(OpKind::Div, in); }
+static Result inferPow(Types in, const Attributes&) { return arithmeticRule(OpKind::Pow, in); }
+static Result inferMax(Types in, const Attributes&) { return arithmeticRule(OpKind::Max, in); }
+static Result inferMin(Types in, const Attributes&) { return arithmeticRule(OpKind::Min, in); }
+static Result inferEqual(Types in, const Attributes&) {
+  return comparisonRule(OpKind::Equal, in, kNumericKinds | kBoolKinds);
+}
+static Result inferLess(Types in, const Attributes&) {
+  return comparisonRule(OpKind::Less, in, kNumericKinds);
+}
+static Result inferLessEqual(Types in, const Attributes&) {
+  return comparisonRule(OpKind::LessEqual, in, kNumericKinds);
+}
+static Result inferGreater(Types in, const Attributes&) {
+  return comparisonRule(OpKind::Greater, in, kNumericKinds);
+}
+static Result inferGreaterEqual(Types in, const Attributes&) {
+  return comparisonRule(OpKind::GreaterEqual, in, kNumericKinds);
+}
+static Result inferAnd(Types in, const Attributes&) { return logicRule(OpKind::And, in); }
+static Result inferOr(Types in, const Attributes&) { return logicRule(OpKind::Or, in); }
+static Result inferXor(Types in, const Attributes&) { return logicRule(OpKind::Xor, in); }
+
+static Result inferSelect(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::Select;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "cond", in[0], kBoolKinds));
+  // A choice between two values moves data, so quantized values with the same
+  // quantization are fine.
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[1], in[2], "lhs", "rhs"));
+  EMBER_ASSIGN_OR_RETURN(Dims values, broadcastFor(op, in[1].dims, in[2].dims));
+  EMBER_ASSIGN_OR_RETURN(Dims dims, broadcastFor(op, in[0].dims, values));
+  return single(in[1].withDims(std::move(dims)));
+}
+
+// Unary elementwise.
+static Result inferNeg(Types in, const Attributes&) { return unaryRule(OpKind::Neg, in, kNumericKinds); }
+static Result inferAbs(Types in, const Attributes&) { return unaryRule(OpKind::Abs, in, kNumericKinds); }
+static Result inferExp(Types in, const Attributes&) { return unaryRule(OpKind::Exp, in, kFloatKinds); }
+static Result inferLog(Types in, const Attributes&) { return unaryRule(OpKind::Log, in, kFloatKinds); }
+static Result inferSqrt(Types in, const Attributes&) { return unaryRule(OpKind::Sqrt, in, kFloatKinds); }
+static Result inferReciprocal(Types in, const Attributes&) {
+  return unaryRule(OpKind::Reciprocal, in, kFloatKinds);
+}
+static Result inferSin(Types in, const Attributes&) { return unaryRule(OpKind::Sin, in, kFloatKinds); }
+static Result inferCos(Types in, const Attributes&) { return unaryRule(OpKind::Cos, in, kFloatKinds); }
+static Result inferErf(Types in, const Attributes&) { return unaryRule(OpKind::Erf, in, kFloatKinds); }
+static Result inferFloor(Types in, const Attributes&) { return unaryRule(OpKind::Floor, in, kFloatKinds); }
+static Result inferCeil(Types in, const Attributes&) { return unaryRule(OpKind::Ceil, in, kFloatKinds); }
+static Result inferSign(Types in, const Attributes&) { return unaryRule(OpKind::Sign, in, kNumericKinds); }
+static Result inferTanh(Types in, const Attributes&) { return unaryRule(OpKind::Tanh, in, kFloatKinds); }
+static Result inferSigmoid(Types in, const Attributes&) {
+  return unaryRule(OpKind::Sigmoid, in, kFloatKinds);
+}
+static Result inferRelu(Types in, const Attributes&) { return unaryRule(OpKind::Relu, in, kNumericKinds); }
+static Result inferNot(Types in, const Attributes&) { return unaryRule(OpKind::Not, in, kBoolKinds); }
+
+static Result inferClip(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Clip;
+  AttrReader reader(op, attrs);
+  reader.real("min");
+  reader.real("max");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  return unaryRule(op, in, kNumericKinds);
+}
+
+static Result inferCast(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Cast;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::string to = reader.string("to");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  std::optional<ElemKind> kind = elemKindFromName(to);
+  if (!kind) return makeError("Cast: unknown element kind '", to, "'");
+  constexpr KindSet castable = kNumericKinds | kBoolKinds;
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], castable));
+  if (!(castable & bit(*kind)))
+    return makeError("Cast: casting to ", to, " is not supported (quantization is not a cast)");
+  return single(Type(*kind, in[0].dims));
+}
+
+// Linear algebra and spatial.
+static Result inferMatMul(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::MatMul;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "lhs", in[0], kNumericKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "lhs", "rhs"));
+  const Dims& a = in[0].dims;
+  const Dims& b = in[1].dims;
+  if (a.size() < 2 || b.size() < 2)
+    return makeError("MatMul: operands must have rank >= 2, got ", in[0].str(), " and ", in[1].str());
+  int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
+  if (k != kb)
+    return makeError("MatMul: lhs has ", k, " columns, rhs has ", kb, " rows (", in[0].str(), " x ",
+                     in[1].str(), ")");
+  EMBER_ASSIGN_OR_RETURN(Dims dims,
+                         broadcastFor(op, Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2)));
+  dims.push_back(m);
+  dims.push_back(n);
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, dims));
+  return single(Type(in[0].kind, std::move(dims)));
+}
+
+static Result inferConv(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Conv;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  const Type &input = in[0], &filter = in[1], &bias = in[2];
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, filter, "input", "filter"));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, bias, "input", "bias"));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "filter", filter, 4));
+  AttrReader reader(op, attrs);
+  EMBER_ASSIGN_OR_RETURN(ConvParams p, readConvParams(op, reader));
+  int64_t channels = input.dims[3], outChannels = filter.dims[0], perGroup = filter.dims[3];
+  if (perGroup * p.group != channels)
+    return makeError("Conv: filter has ", perGroup, " input channels per group, input has ", channels,
+                     " channels (group ", p.group, ")");
+  if (outChannels % p.group != 0)
+    return makeError("Conv: ", outChannels, " output channels are not divisible by group ", p.group);
+  if (bias.rank() != 1 || bias.dims[0] != outChannels)
+    return makeError("Conv: bias must be [", outChannels, "], got ", bias.str());
+  EMBER_ASSIGN_OR_RETURN(int64_t oh, windowExtent(op, "height", input.dims[1], filter.dims[1], p.strides[0],
+                                                  p.pads[0], p.pads[2], p.dilations[0], false));
+  EMBER_ASSIGN_OR_RETURN(int64_t ow, windowExtent(op, "width", input.dims[2], filter.dims[2], p.strides[1],
+                                                  p.pads[1], p.pads[3], p.dilations[1], false));
+  return single(input.withDims({input.dims[0], oh, ow, outChannels}));
+}
+
+static Result inferConvTranspose(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::ConvTranspose;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  const Type &input = in[0], &filter = in[1], &bias = in[2];
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, filter, "input", "filter"));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, bias, "input", "bias"));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "filter", filter, 4));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> outputPadding = reader.ints("output_padding");
+  EMBER_ASSIGN_OR_RETURN(ConvParams p, readConvParams(op, reader));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "output_padding", outputPadding, 2));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "output_padding", outputPadding, 0));
+  int64_t channels = input.dims[3];
+  if (filter.dims[0] != channels)
+    return makeError("ConvTranspose: filter has ", filter.dims[0], " input channels, input has ", channels);
+  if (channels % p.group != 0)
+    return makeError("ConvTranspose: ", channels, " input channels are not divisible by group ", p.group);
+  int64_t outChannels = filter.dims[3] * p.group;
+  if (bias.rank() != 1 || bias.dims[0] != outChannels)
+    return makeError("ConvTranspose: bias must be [", outChannels, "], got ", bias.str());
+  Dims out = {input.dims[0], 0, 0, outChannels};
+  for (int i = 0; i < 2; ++i) {
+    if (outputPadding[i] >= std::max(p.strides[i], p.dilations[i]))
+      return makeError("ConvTranspose: output_padding ", outputPadding[i],
+                       " must be smaller than the stride or dilation");
+    // Sizes are below 2^40 (checkDims); with these limits no product overflows.
+    if (p.strides[i] > (int64_t(1) << 20) || p.dilations[i] > (int64_t(1) << 20) ||
+        p.pads[i] > (int64_t(1) << 40) || p.pads[i + 2] > (int64_t(1) << 40))
+      return makeError("ConvTranspose: window attributes are too large");
+    int64_t size = input.dims[1 + i], kernel = filter.dims[1 + i];
+    int64_t extent = (size - 1) * p.strides[i] - p.pads[i] - p.pads[i + 2] + p.dilations[i] * (kernel - 1) +
+                     1 + outputPadding[i];
+    if (size == 0 || extent <= 0)
+      return makeError("ConvTranspose: output ", i == 0 ? "height" : "width", " would be ", extent, " for ",
+                       input.str());
+    out[1 + i] = extent;
+  }
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(input.withDims(std::move(out)));
+}
+
+/// MaxPool and AvgPool share everything but dilations and count_include_pad.
+static Result poolRule(OpKind op, Types in, const Attributes& attrs, KindSet allowed, bool hasDilations) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  const Type& input = in[0];
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, allowed));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> kernel = reader.ints("kernel"), strides = reader.ints("strides"),
+                       pads = reader.ints("pads");
+  std::vector<int64_t> dilations = hasDilations ? reader.ints("dilations") : std::vector<int64_t>{1, 1};
+  int64_t ceilMode = reader.integer("ceil_mode");
+  if (!hasDilations)
+    EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "count_include_pad", reader.integer("count_include_pad")));
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "ceil_mode", ceilMode));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "kernel", kernel, 2));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "strides", strides, 2));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "pads", pads, 4));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "dilations", dilations, 2));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "kernel", kernel, 1));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "strides", strides, 1));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "pads", pads, 0));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "dilations", dilations, 1));
+  EMBER_ASSIGN_OR_RETURN(int64_t oh, windowExtent(op, "height", input.dims[1], kernel[0], strides[0], pads[0],
+                                                  pads[2], dilations[0], ceilMode != 0));
+  EMBER_ASSIGN_OR_RETURN(int64_t ow, windowExtent(op, "width", input.dims[2], kernel[1], strides[1], pads[1],
+                                                  pads[3], dilations[1], ceilMode != 0));
+  return single(input.withDims({input.dims[0], oh, ow, input.dims[3]}));
+}
+
+static Result inferMaxPool(Types in, const Attributes& attrs) {
+  // Max commutes with a monotonic quantization, so i8q/u8q keep scale and offset.
+  return poolRule(OpKind::MaxPool, in, attrs, kNumericKinds | bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q),
+                  true);
+}
+static Result inferAvgPool(Types in, const Attributes& attrs) {
+  return poolRule(OpKind::AvgPool, in, attrs, kFloatKinds, false);
+}
+
+// Reductions.
+static Result inferReduceSum(Types in, const Attributes& a) {
+  return reductionRule(OpKind::ReduceSum, in, a, kNumericKinds);
+}
+static Result inferReduceMax(Types in, const Attributes& a) {
+  return reductionRule(OpKind::ReduceMax, in, a, kNumericKinds);
+}
+static Result inferReduceMin(Types in, const Attributes& a) {
+  return reductionRule(OpKind::ReduceMin, in, a, kNumericKinds);
+}
+static Result inferReduceProd(Types in, const Attributes& a) {
+  return reductionRule(OpKind::ReduceProd, in, a, kNumericKinds);
+}
+static Result inferArgMax(Types in, const Attributes& a) { return argReduceRule(OpKind::ArgMax, in, a); }
+static Result inferArgMin(Types in, const Attributes& a) { return argReduceRule(OpKind::ArgMin, in, a); }
+
+static Result inferTopK(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::TopK;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kNumericKinds));
+  AttrReader reader(op, attrs);
+  int64_t k = reader.integer("k"), axis = reader.integer("axis"), largest = reader.integer("largest");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "largest", largest));
+  if (in[0].rank() == 0) return makeError("TopK: input must have rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  if (k < 0 || k > in[0].dims[a])
+    return makeError("TopK: k = ", k, " is out of range for axis ", a, " of ", in[0].str());
+  Dims out = in[0].dims;
+  out[a] = k;
+  return std::vector<Type>{in[0].withDims(out), Type(ElemKind::I64, out)};
+}
+
+// Data movement: every element kind, quantization preserved.
+static Result inferTranspose(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Transpose;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> perm = reader.ints("perm");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  size_t rank = in[0].rank();
+  if (perm.size() != rank)
+    return makeError("Transpose: perm ", joinInts(perm), " does not match the rank of ", in[0].str());
+  std::array<bool, kMaxRank> seen{};
+  Dims out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= int64_t(rank) || rank > kMaxRank || seen[size_t(perm[i])])
+      return makeError("Transpose: perm ", joinInts(perm), " is not a permutation of 0..", rank - 1);
+    seen[size_t(perm[i])] = true;
+    out[i] = in[0].dims[size_t(perm[i])];
+  }
+  return single(in[0].withDims(std::move(out)));
+}
+
+static Result inferReshape(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Reshape;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> shape = reader.ints("shape");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, shape));
+  Type out = in[0].withDims(shape);
+  if (out.numElements() != in[0].numElements())
+    return makeError("Reshape: cannot reshape ", in[0].str(), " (", in[0].numElements(), " elements) to ",
+                     dimsStr(shape), " (", out.numElements(), " elements)");
+  return single(std::move(out));
+}
+
+static Result inferSlice(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Slice;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> starts = reader.ints("starts"), ends = reader.ints("ends"),
+                       steps = reader.ints("steps");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  size_t rank = in[0].rank();
+  EMBER_RETURN_IF_ERROR(expectSize(op, "starts", starts, rank));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "ends", ends, rank));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "steps", steps, rank));
+  Dims out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dim = in[0].dims[i], start = starts[i], end = ends[i], step = steps[i];
+    if (step == 0) return makeError("Slice: step on axis ", i, " is 0");
+    // Bounds keep the extent arithmetic below free of overflow.
+    constexpr int64_t kLimit = int64_t(1) << 40;
+    if (start < 0 || start > kLimit || end < -1 || end > kLimit || step < -kLimit || step > kLimit)
+      return makeError("Slice: axis ", i, " start ", start, ", end ", end, ", step ", step,
+                       " are not normalised");
+    int64_t extent = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
+                              : (start > end ? (start - end - step - 1) / -step : 0);
+    if (extent > 0) {
+      int64_t last = start + (extent - 1) * step;
+      if (start >= dim || last < 0 || last >= dim)
+        return makeError("Slice: axis ", i, " [", start, ":", end, ":", step, "] reads outside ",
+                         in[0].str());
+    }
+    out[i] = extent;
+  }
+  return single(in[0].withDims(std::move(out)));
+}
+
+static Result inferConcat(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Concat;
+  if (in.empty()) return makeError("Concat: expected at least one operand");
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  const Type& first = in[0];
+  if (first.rank() == 0) return makeError("Concat: operands must have rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, first.rank()));
+  Dims out = first.dims;
+  for (size_t i = 1; i < in.size(); ++i) {
+    EMBER_RETURN_IF_ERROR(expectSameKind(op, first, in[i], "operand 0", "operand " + std::to_string(i)));
+    bool compatible = in[i].rank() == first.rank();
+    for (size_t d = 0; compatible && d < first.rank(); ++d)
+      compatible = d == a || in[i].dims[d] == first.dims[d];
+    if (!compatible)
+      return makeError("Concat: operand ", i, " ", in[i].str(), " does not match ", first.str(),
+                       " outside axis ", a);
+    out[a] += in[i].dims[a];
+  }
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(first.withDims(std::move(out)));
+}
+
+static Result inferPad(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Pad;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> pads = reader.ints("pads");
+  std::string mode = reader.string("mode");
+  reader.real("value");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  size_t rank = in[0].rank();
+  EMBER_RETURN_IF_ERROR(expectSize(op, "pads", pads, 2 * rank));
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return makeError("Pad: unknown mode '", mode, "' (expected constant, reflect or edge)");
+  Dims out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dim = in[0].dims[i], begin = pads[i], end = pads[rank + i];
+    constexpr int64_t kLimit = int64_t(1) << 40;
+    if (begin < -kLimit || begin > kLimit || end < -kLimit || end > kLimit)
+      return makeError("Pad: pads on axis ", i, " are too large");
+    out[i] = dim + begin + end;
+    if (out[i] < 0 || dim + begin < 0 || dim + end < 0)
+      return makeError("Pad: pads ", begin, " and ", end, " crop more than axis ", i, " of ", in[0].str());
+    // Reflect and edge read inside the (cropped) input; reflect cannot repeat the border.
+    int64_t kept = dim + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0);
+    int64_t grow = std::max<int64_t>(std::max<int64_t>(begin, 0), std::max<int64_t>(end, 0));
+    if (mode == "edge" && grow > 0 && kept <= 0)
+      return makeError("Pad: edge mode needs a non-empty axis ", i, " to pad ", in[0].str());
+    if (mode == "reflect" && grow > 0 && grow > kept - 1)
+      return makeError("Pad: reflect pad ", grow, " on axis ", i, " must be smaller than the axis size ",
+                       kept);
+  }
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(in[0].withDims(std::move(out)));
+}
+
+static Result inferTile(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Tile;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> repeats = reader.ints("repeats");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectSize(op, "repeats", repeats, in[0].rank()));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "repeats", repeats, 0));
+  Dims out(in[0].rank());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (repeats[i] > 0 && in[0].dims[i] > (int64_t(1) << 62) / repeats[i])
+      return makeError("Tile: repeat ", repeats[i], " on axis ", i, " is too large");
+    out[i] = in[0].dims[i] * repeats[i];
+  }
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(in[0].withDims(std::move(out)));
+}
+
+static Result inferBroadcast(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Broadcast;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> shape = reader.ints("shape");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, shape));
+  EMBER_ASSIGN_OR_RETURN(Dims out, broadcastFor(op, in[0].dims, shape));
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(in[0].withDims(std::move(out)));
+}
+
+static Result inferGather(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Gather;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "indices", in[1], kIntKinds));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  const Type& data = in[0];
+  if (data.rank() == 0) return makeError("Gather: data must have rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, data.rank()));
+  Dims out(data.dims.begin(), data.dims.begin() + ptrdiff_t(a));
+  out.insert(out.end(), in[1].dims.begin(), in[1].dims.end());
+  out.insert(out.end(), data.dims.begin() + ptrdiff_t(a) + 1, data.dims.end());
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  if (data.dims[a] == 0 && in[1].numElements() > 0)
+    return makeError("Gather: cannot gather from the empty axis ", a, " of ", data.str());
+  return single(data.withDims(std::move(out)));
+}
+
+static Result inferResize(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Resize;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::vector<int64_t> sizes = reader.ints("sizes");
+  std::optional<std::vector<double>> scales = reader.optionalFloats("scales");
+  std::string mode = reader.string("mode");
+  std::string transform = reader.string("coordinate_transformation_mode");
+  std::string nearestMode = reader.string("nearest_mode");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  const Type& input = in[0];
+  if (mode == "nearest") {
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kNumericKinds | kBoolKinds));
+  } else if (mode == "linear") {
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
+  } else {
+    return makeError("Resize: unknown mode '", mode, "' (expected nearest or linear)");
+  }
+  static constexpr std::array<std::string_view, 5> kTransforms = {
+      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+  if (std::find(kTransforms.begin(), kTransforms.end(), transform) == kTransforms.end())
+    return makeError("Resize: unsupported coordinate_transformation_mode '", transform, "'");
+  static constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor", "round_prefer_ceil",
+                                                                    "floor", "ceil"};
+  if (std::find(kNearestModes.begin(), kNearestModes.end(), nearestMode) == kNearestModes.end())
+    return makeError("Resize: unknown nearest_mode '", nearestMode, "'");
+  EMBER_RETURN_IF_ERROR(expectSize(op, "sizes", sizes, input.rank()));
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, sizes));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] > 0 && input.dims[i] == 0)
+      return makeError("Resize: cannot resize the empty axis ", i, " of ", input.str(), " to ", sizes[i]);
+  if (scales) {
+    if (scales->size() != input.rank())
+      return makeError("Resize: attribute 'scales' must have ", input.rank(), " values, got ",
+                       scales->size());
+    for (double s : *scales)
+      if (!(s > 0) || !std::isfinite(s)) return makeError("Resize: scales must be positive, got ", s);
+  }
+  return single(input.withDims(sizes));
+}
+
+// High-level nodes.
+static Result inferGemm(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Gemm;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "a", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "a", "b"));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[2], "a", "c"));
+  AttrReader reader(op, attrs);
+  reader.real("alpha");
+  reader.real("beta");
+  int64_t transA = reader.integer("trans_a"), transB = reader.integer("trans_b");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "trans_a", transA));
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "trans_b", transB));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "a", in[0], 2));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "b", in[1], 2));
+  int64_t m = in[0].dims[transA ? 1 : 0], k = in[0].dims[transA ? 0 : 1];
+  int64_t kb = in[1].dims[transB ? 1 : 0], n = in[1].dims[transB ? 0 : 1];
+  if (k != kb) return makeError("Gemm: op(a) has ", k, " columns, op(b) has ", kb, " rows");
+  Dims out = {m, n};
+  auto c = broadcastDims(in[2].dims, out);
+  if (!c || *c != out) return makeError("Gemm: c ", in[2].str(), " does not broadcast to ", dimsStr(out));
+  return single(in[0].withDims(std::move(out)));
+}
+
+/// BatchNorm, InstanceNorm: per-channel scale/bias (and mean/var) on `axis`.
+static Result channelNormRule(OpKind op, Types in, const Attributes& attrs, size_t operands, size_t minRank) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, operands));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  AttrReader reader(op, attrs);
+  reader.real("epsilon");
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (in[0].rank() < minRank)
+    return makeError(opName(op), ": input must have rank >= ", minRank, ", got ", in[0].str());
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  static constexpr std::array<std::string_view, 4> kNames = {"scale", "bias", "mean", "var"};
+  for (size_t i = 1; i < operands; ++i)
+    EMBER_RETURN_IF_ERROR(expectChannelVector(op, kNames[i - 1], in[i], in[0], in[0].dims[a]));
+  return single(in[0]);
+}
+
+static Result inferBatchNorm(Types in, const Attributes& a) {
+  return channelNormRule(OpKind::BatchNorm, in, a, 5, 2);
+}
+static Result inferInstanceNorm(Types in, const Attributes& a) {
+  return channelNormRule(OpKind::InstanceNorm, in, a, 3, 3);
+}
+
+static Result inferLayerNorm(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::LayerNorm;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  AttrReader reader(op, attrs);
+  reader.real("epsilon");
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (in[0].rank() == 0) return makeError("LayerNorm: input must have rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  Dims normalized(in[0].dims.begin() + ptrdiff_t(a), in[0].dims.end());
+  for (size_t i = 1; i < 3; ++i) {
+    const char* name = i == 1 ? "scale" : "bias";
+    EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[i], "input", name));
+    auto b = broadcastDims(in[i].dims, normalized);
+    if (!b || *b != normalized)
+      return makeError("LayerNorm: ", name, " ", in[i].str(), " does not broadcast to ", dimsStr(normalized));
+  }
+  return single(in[0]);
+}
+
+static Result softmaxRule(OpKind op, Types in, const Attributes& attrs) {
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (in[0].rank() == 0) return makeError(opName(op), ": input must have rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  (void)a;
+  return single(in[0]);
+}
+static Result inferSoftmax(Types in, const Attributes& a) { return softmaxRule(OpKind::Softmax, in, a); }
+static Result inferLogSoftmax(Types in, const Attributes& a) {
+  return softmaxRule(OpKind::LogSoftmax, in, a);
+}
+
+static Result inferReduceMean(Types in, const Attributes& a) {
+  return reductionRule(OpKind::ReduceMean, in, a, kFloatKinds);
+}
+static Result inferReduceSumSquare(Types in, const Attributes& a) {
+  return reductionRule(OpKind::ReduceSumSquare, in, a, kNumericKinds);
+}
+
+static Result activationWithAttrs(OpKind op, Types in, const Attributes& attrs,
+                                  std::initializer_list<std::string_view> floats) {
+  AttrReader reader(op, attrs);
+  for (std::string_view name : floats) reader.real(name);
+  EMBER_RETURN_IF_ERROR(reader.error());
+  return activationRule(op, in);
+}
+static Result inferLeakyRelu(Types in, const Attributes& a) {
+  return activationWithAttrs(OpKind::LeakyRelu, in, a, {"alpha"});
+}
+static Result inferElu(Types in, const Attributes& a) {
+  return activationWithAttrs(OpKind::Elu, in, a, {"alpha"});
+}
+static Result inferSelu(Types in, const Attributes& a) {
+  return activationWithAttrs(OpKind::Selu, in, a, {"alpha", "gamma"});
+}
+static Result inferSoftplus(Types in, const Attributes&) { return activationRule(OpKind::Softplus, in); }
+static Result inferHardSigmoid(Types in, const Attributes& a) {
+  return activationWithAttrs(OpKind::HardSigmoid, in, a, {"alpha", "beta"});
+}
+static Result inferHardSwish(Types in, const Attributes&) { return activationRule(OpKind::HardSwish, in); }
+
+static Result inferGelu(Types in, const Attributes& attrs) {
+  AttrReader reader(OpKind::Gelu, attrs);
+  std::string approximate = reader.string("approximate");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (approximate != "none" && approximate != "tanh")
+    return makeError("Gelu: approximate must be none or tanh, got '", approximate, "'");
+  return activationRule(OpKind::Gelu, in);
+}
+
+static Result inferPRelu(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::PRelu;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "input", "slope"));
+  auto b = broadcastDims(in[0].dims, in[1].dims);
+  if (!b || *b != in[0].dims)
+    return makeError("PRelu: slope ", in[1].str(), " does not broadcast to input ", in[0].str());
+  return single(in[0]);
+}
+
+// ---- Dispatch --------------------------------------------------------------------
+// Generated from Ops.def after every rule is defined: an op kind without an
+// infer<Name> function is an undeclared identifier, i.e. a compile error.
+
+namespace {
+using TypeRule = Result (*)(Types, const Attributes&);
+constexpr TypeRule kTypeRules[] = {
+#define EMBER_OP(Name, ...) &infer##Name,
+#include "ember/Ops.def"
+};
+static_assert(std::size(kTypeRules) == kNumOpKinds);
+}  // namespace
+
+Expected<std::vector<Type>> inferResultTypes(OpKind kind, std::span<const Type> inputTypes,
+                                             const Attributes& attrs) {
+  if (size_t(kind) >= kNumOpKinds) return makeError("unknown op kind ", unsigned(kind));
+  // Rules may rely on well-formed operand shapes (rank <= 6, sizes < 2^40).
+  for (size_t i = 0; i < inputTypes.size(); ++i)
+    if (Error e = checkDims(inputTypes[i].dims))
+      return e.withContext(std::string(opName(kind)) + ": operand " + std::to_string(i));
+  return kTypeRules[size_t(kind)](inputTypes, attrs);
+}
+
+}  // namespace ember

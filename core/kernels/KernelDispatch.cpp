@@ -1,0 +1,198 @@
+// runKernel and kernelSupports: checks a call against the op's type rule and
+// the element kinds each kernel implements, then dispatches to a family.
+#include <string>
+#include <vector>
+
+#include "KernelUtil.h"
+
+namespace ember {
+namespace {
+
+using kernels::Inputs;
+using kernels::Outputs;
+
+enum class Family { None, Elementwise, LinearAlgebra, Pooling, Reduction, DataMovement, Resize };
+
+Family familyOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::MatMul:
+    case OpKind::Conv:
+    case OpKind::ConvTranspose:
+      return Family::LinearAlgebra;
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+      return Family::Pooling;
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+    case OpKind::TopK:
+      return Family::Reduction;
+    case OpKind::Transpose:
+    case OpKind::Reshape:
+    case OpKind::Slice:
+    case OpKind::Concat:
+    case OpKind::Pad:
+    case OpKind::Tile:
+    case OpKind::Broadcast:
+    case OpKind::Gather:
+    case OpKind::Copy:
+      return Family::DataMovement;
+    case OpKind::Resize:
+      return Family::Resize;
+    default:
+      // Every other primitive is elementwise (Ops.def groups them so).
+      return opInfo(kind).category == OpCategory::Primitive ? Family::Elementwise : Family::None;
+  }
+}
+
+using KindSet = unsigned;
+constexpr KindSet bit(ElemKind k) { return 1u << unsigned(k); }
+constexpr KindSet kF32 = bit(ElemKind::F32);
+constexpr KindSet kNumeric = kF32 | bit(ElemKind::I32) | bit(ElemKind::I64);
+constexpr KindSet kBool = bit(ElemKind::Bool);
+constexpr KindSet kCastable = kNumeric | kBool | bit(ElemKind::F16) | bit(ElemKind::BF16);
+constexpr KindSet kAny = ~0u;
+
+/// The element kinds the reference kernel of `kind` implements, keyed on its
+/// first operand (the type rule ties the other operands' kinds to it).
+KindSet supportedKinds(OpKind kind) {
+  switch (kind) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Less:
+    case OpKind::LessEqual:
+    case OpKind::Greater:
+    case OpKind::GreaterEqual:
+    case OpKind::Neg:
+    case OpKind::Abs:
+    case OpKind::Sign:
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::MatMul:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+    case OpKind::TopK:
+      return kNumeric;
+    case OpKind::Equal:
+      return kNumeric | kBool;
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::Xor:
+    case OpKind::Not:
+    case OpKind::Select:
+      return kBool;  // the condition; values may be any kind
+    case OpKind::Cast:
+      return kCastable;
+    case OpKind::MaxPool:
+      return kNumeric | bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q);
+    case OpKind::Transpose:
+    case OpKind::Reshape:
+    case OpKind::Slice:
+    case OpKind::Concat:
+    case OpKind::Pad:
+    case OpKind::Tile:
+    case OpKind::Broadcast:
+    case OpKind::Gather:
+    case OpKind::Copy:
+      return kAny;
+    // Linear Resize takes float kinds only (type rule), so this excludes
+    // f16/bf16, which the kernel cannot interpolate.
+    case OpKind::Resize:
+      return kNumeric | kBool;
+    default:
+      return familyOf(kind) == Family::None ? 0 : kF32;
+  }
+}
+
+bool kindsSupported(OpKind kind, std::span<const Type> inputs, std::span<const Type> results) {
+  if (inputs.empty() || results.empty()) return false;
+  if (!(supportedKinds(kind) & bit(inputs[0].kind))) return false;
+  if (kind == OpKind::Cast) return (kCastable & bit(results[0].kind)) != 0;
+  return true;
+}
+
+/// Linear Resize interpolates f32 only; nearest moves elements of any kind.
+bool resizeSupported(const Attributes& attrs, const Type& input) {
+  return attrs.getString("mode", "nearest") == "nearest" || input.kind == ElemKind::F32;
+}
+
+std::string typesStr(std::span<const Type> types) {
+  std::string s;
+  for (const Type& t : types) s += (s.empty() ? "" : ", ") + t.str();
+  return s;
+}
+
+}  // namespace
+
+bool kernelSupports(OpKind kind, std::span<const Type> inputTypes, std::span<const Type> resultTypes) {
+  if (size_t(kind) >= kNumOpKinds || familyOf(kind) == Family::None) return false;
+  const OpInfo& info = opInfo(kind);
+  size_t operands = info.operandNames.size();
+  bool countsOk = info.variadic ? inputTypes.size() >= operands : inputTypes.size() == operands;
+  if (!countsOk || resultTypes.size() != info.numResults) return false;
+  return kindsSupported(kind, inputTypes, resultTypes);
+}
+
+Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTensorRef> inputs,
+                std::span<const TensorRef> outputs) {
+  if (size_t(kind) >= kNumOpKinds) return makeError("runKernel: unknown op kind ", unsigned(kind));
+  Family family = familyOf(kind);
+  if (family == Family::None) return makeError(opName(kind), ": has no reference kernel (not a primitive)");
+
+  // The type rule validates operand counts, attributes and shapes, so the
+  // kernels below can rely on them.
+  std::vector<Type> inputTypes;
+  inputTypes.reserve(inputs.size());
+  for (const ConstTensorRef& t : inputs) inputTypes.push_back(t.type);
+  auto expected = inferResultTypes(kind, inputTypes, attrs);
+  if (!expected) return expected.error();
+  if (expected->size() != outputs.size())
+    return makeError(opName(kind), ": expected ", expected->size(), " outputs, got ", outputs.size());
+  std::vector<Type> resultTypes;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].type != (*expected)[i])
+      return makeError(opName(kind), ": output ", i, " is ", outputs[i].type.str(),
+                       " but the type rule gives ", (*expected)[i].str());
+    if (outputs[i].data == nullptr && outputs[i].numElements() > 0)
+      return makeError(opName(kind), ": output ", i, " has no storage");
+    resultTypes.push_back(outputs[i].type);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].data == nullptr && inputs[i].numElements() > 0)
+      return makeError(opName(kind), ": input ", i, " has no storage");
+  if (!kernelSupports(kind, inputTypes, resultTypes) ||
+      (kind == OpKind::Resize && !resizeSupported(attrs, inputTypes[0])))
+    return makeError(opName(kind), ": no reference kernel for (", typesStr(inputTypes), ") -> (",
+                     typesStr(resultTypes), ")");
+
+  switch (family) {
+    case Family::Elementwise:
+      return kernels::runElementwise(kind, attrs, inputs, outputs);
+    case Family::LinearAlgebra:
+      return kernels::runLinearAlgebra(kind, attrs, inputs, outputs);
+    case Family::Pooling:
+      return kernels::runPooling(kind, attrs, inputs, outputs);
+    case Family::Reduction:
+      return kernels::runReduction(kind, attrs, inputs, outputs);
+    case Family::DataMovement:
+      return kernels::runDataMovement(kind, attrs, inputs, outputs);
+    case Family::Resize:
+      return kernels::runResize(kind, attrs, inputs, outputs);
+    case Family::None:
+      break;
+  }
+  return makeError(opName(kind), ": has no reference kernel");
+}
+
+}  // namespace ember
