@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "Options.h"
 #include "ember/Plugin.h"
+#include "ember/npu/Commands.h"
 
 namespace ember::cli {
 namespace {
@@ -29,9 +30,9 @@ const Subcommand kSubcommands[] = {
     {"dump", "print the model at a pipeline stage (graph, optimized, lowered, ir)", dumpCommand},
     {"backends", "list the available backends", backendsCommand},
     {"quantize", "calibrate a model and write a quantization profile", nullptr},
-    {"sim", "run an NPU bundle on the simulator", nullptr},
-    {"asm", "assemble an NPU program into a bundle", nullptr},
-    {"disasm", "disassemble an NPU bundle", nullptr},
+    {"sim", "run an NPU bundle on the simulator", npu::runSimCommand},
+    {"asm", "assemble an NPU program into a bundle", npu::runAsmCommand},
+    {"disasm", "disassemble an NPU bundle", npu::runDisasmCommand},
     {"conformance", "run the operator conformance kit on a backend", nullptr},
     {"sweep", "run a hardware design-space sweep", nullptr},
 };

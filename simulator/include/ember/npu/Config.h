@@ -1,0 +1,70 @@
+// The NPU hardware configuration (docs/npu/config.md), read from YAML. One file
+// feeds the compiler, the simulator and the RTL's parameters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ember/Error.h"
+
+namespace ember::npu {
+
+enum class Dataflow : uint8_t { WeightStationary, OutputStationary };
+enum class MatrixEngineModel : uint8_t { Fast, Rtl };
+
+struct EnergyTable {
+  double macPj = 0.2;              ///< one int8 multiply-accumulate
+  double dramBytePj = 40.0;        ///< one byte read from or written to DRAM
+  double scratchpadBytePj = 0.6;   ///< one byte read from or written to the scratchpad
+  double accumulatorBytePj = 0.8;  ///< one byte read from or written to the accumulator
+  double vectorOpPj = 0.3;         ///< one vector-unit element operation
+  double instructionPj = 10.0;     ///< fetching and decoding one instruction
+  double staticPjPerCycle = 20.0;  ///< leakage and clock tree, per cycle
+};
+
+/// Every parameter of the NPU. The defaults are npu-16x16.yaml; a key absent
+/// from a file keeps its default.
+struct NpuConfig {
+  std::string name = "npu-16x16";
+  double clockGhz = 1.0;
+  // Matrix engine.
+  int64_t rows = 16;
+  int64_t cols = 16;
+  Dataflow dataflow = Dataflow::WeightStationary;
+  MatrixEngineModel matrixEngineModel = MatrixEngineModel::Fast;
+  // Scratchpad (int8 inputs and weights).
+  int64_t scratchpadBytes = 256 * 1024;
+  int64_t scratchpadBanks = 4;
+  int64_t bankWidthBytes = 16;  ///< bytes one bank reads or writes per cycle
+  // Accumulator (int32).
+  int64_t accumulatorBytes = 64 * 1024;
+  int64_t accumulatorPortBytes = 64;  ///< bytes the accumulator port moves per cycle
+  // DRAM.
+  int64_t dramBytes = int64_t(1) << 30;
+  int64_t dramBytesPerCycle = 16;
+  int64_t dramLatencyCycles = 100;
+  // Vector unit.
+  int64_t vectorLanes = 16;
+  int64_t vectorLatencyCycles = 4;
+  // Instruction queues (entries).
+  int64_t loadQueueDepth = 32;
+  int64_t computeQueueDepth = 32;
+  int64_t storeQueueDepth = 32;
+  EnergyTable energy;
+  // Simulation (not hardware): how far a DMA may run ahead of SystemC time.
+  int64_t quantumCycles = 1000;
+
+  int64_t accumulatorEntries() const { return accumulatorBytes / 4; }
+  int64_t bankBytes() const { return scratchpadBytes / scratchpadBanks; }
+  /// A hash of the parameters a compiled program depends on (array shape,
+  /// dataflow, memory sizes, banks, lanes), not of timing or energy, so that a
+  /// bundle stays valid across bandwidth or energy sweeps.
+  uint64_t hash() const;
+};
+
+/// Parses a YAML config. Errors name the origin, the key and the line:
+/// "npu.yaml:7: key 'scratchpad.banks': expected an integer".
+Expected<NpuConfig> parseConfig(const std::string& yamlText, const std::string& origin);
+Expected<NpuConfig> loadConfig(const std::string& path);
+
+}  // namespace ember::npu

@@ -1,0 +1,154 @@
+// The Ember NPU instruction set: the one definition of the binary encoding
+// (docs/npu/isa.md). The assembler, the disassembler, the simulator's decoder
+// and the compiler's emitter all use these tables, so they cannot drift.
+//
+// An instruction is 256 bits: four little-endian 64-bit words. Word 0 holds a
+// common header; every opcode places its fields in the remaining bits. A field
+// never crosses a 64-bit word. Bits that an opcode does not define must be 0.
+//
+//   bits  0..7   opcode
+//   bit   8      pop_prev   wait for (and consume) a token from the previous queue
+//   bit   9      pop_next   wait for a token from the next queue
+//   bit  10      push_prev  after completion, send a token to the previous queue
+//   bit  11      push_next  after completion, send a token to the next queue
+//   bits 12..15  reserved (0)
+//   bits 16..31  layer tag (0 = none, i = the bundle's layer i-1)
+//   bits 32..255 opcode fields (kOpcodeSpecs)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ember/Error.h"
+
+namespace ember::npu::isa {
+
+/// Bumped whenever an encoding or a semantic changes. Bundles carry it.
+inline constexpr uint32_t kIsaVersion = 1;
+inline constexpr size_t kInstructionBytes = 32;
+inline constexpr unsigned kFieldsFirstBit = 32;
+
+/// The three decoupled queues, in pipeline order: load -> compute -> store.
+enum class Queue : uint8_t { Load = 0, Compute = 1, Store = 2 };
+inline constexpr int kNumQueues = 3;
+std::string_view queueName(Queue q);
+
+#define EMBER_NPU_OPCODES(X)                                                    \
+  X(Load, 1, "load", Load)          /* DMA DRAM -> scratchpad/accumulator */    \
+  X(Store, 2, "store", Store)       /* DMA scratchpad/accumulator -> DRAM */    \
+  X(Gemm, 3, "gemm", Compute)       /* matrix engine: acc (+)= inp x wgt */     \
+  X(Requant, 4, "requant", Compute) /* vector: acc int32 -> spad int8 */        \
+  X(VAdd, 5, "vadd", Compute)       /* vector: acc += acc (bias, broadcast) */  \
+  X(VClip, 6, "vclip", Compute)     /* vector: acc = clamp(acc, lo32, hi32) */  \
+  X(Lut, 7, "lut", Compute)         /* vector: spad int8 -> table -> int8 */    \
+  X(Pool, 8, "pool", Compute)       /* vector: max/avg window over spad int8 */ \
+  X(EAdd, 9, "eadd", Compute)       /* vector: int8 + int8 with rescale */      \
+  X(Sync, 10, "sync", Compute)      /* tokens only; queue chosen by field q */  \
+  X(Finish, 11, "finish", Compute)  /* end of program */
+
+enum class Opcode : uint8_t {
+#define EMBER_NPU_OPCODE_ENUM(name, value, mnemonic, queue) name = value,
+  EMBER_NPU_OPCODES(EMBER_NPU_OPCODE_ENUM)
+#undef EMBER_NPU_OPCODE_ENUM
+};
+
+/// Every named field of any opcode. An instruction's decoded form stores one
+/// value per field (0 for fields its opcode does not have).
+#define EMBER_NPU_FIELDS(X)                                                                                  \
+  X(Mem)                                                                                                     \
+  X(DramAddr) X(SramAddr) X(XSize) X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop)   \
+      X(PadBottom) X(PadLeft) X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(M) X(K) X(N) X(InpAddr)     \
+          X(WgtAddr) X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) \
+              X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi)        \
+                  X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH)           \
+                      X(StrideW) X(OutH) X(OutW) X(Channels) X(QueueSel)
+
+enum class Field : uint8_t {
+#define EMBER_NPU_FIELD_ENUM(name) name,
+  EMBER_NPU_FIELDS(EMBER_NPU_FIELD_ENUM)
+#undef EMBER_NPU_FIELD_ENUM
+      Count
+};
+inline constexpr size_t kNumFields = size_t(Field::Count);
+
+/// How a field's bits are read and printed.
+enum class FieldKind : uint8_t {
+  Unsigned,  ///< printed in decimal
+  Address,   ///< unsigned, printed in hex
+  Signed,    ///< two's complement
+  Memory,    ///< 0 = spad, 1 = acc
+  PoolMode,  ///< 0 = max, 1 = avg
+  QueueId,   ///< 0 = load, 1 = compute, 2 = store
+};
+
+struct FieldLayout {
+  Field field;
+  std::string_view name;  ///< assembly keyword
+  uint8_t lsb;            ///< bit position in the 256-bit instruction
+  uint8_t width;
+  FieldKind kind;
+};
+
+struct OpcodeSpec {
+  Opcode opcode;
+  std::string_view mnemonic;
+  Queue queue;  ///< Sync's queue comes from its `q` field instead
+  std::span<const FieldLayout> fields;
+};
+
+/// The specification of `op`, or nullptr for an undefined opcode value.
+const OpcodeSpec* findOpcode(uint8_t value);
+const OpcodeSpec* findOpcode(std::string_view mnemonic);
+std::span<const OpcodeSpec> allOpcodes();
+
+/// Memory spaces addressed by Mem fields.
+enum class Memory : uint8_t { Scratchpad = 0, Accumulator = 1 };
+enum class PoolMode : uint8_t { Max = 0, Avg = 1 };
+
+/// The dependency-token bits of the header (VTA style; semantics in isa.md).
+struct DepFlags {
+  bool popPrev = false, popNext = false, pushPrev = false, pushNext = false;
+  bool operator==(const DepFlags&) const = default;
+};
+
+/// A decoded instruction: every field as a signed 64-bit value.
+struct Instruction {
+  Opcode opcode = Opcode::Finish;
+  DepFlags deps;
+  uint16_t layer = 0;
+  std::array<int64_t, kNumFields> values{};
+
+  int64_t operator[](Field f) const { return values[size_t(f)]; }
+  int64_t& operator[](Field f) { return values[size_t(f)]; }
+  /// The queue that executes it (Sync: its `q` field).
+  Queue queue() const;
+  bool operator==(const Instruction&) const = default;
+};
+
+using EncodedInstruction = std::array<uint8_t, kInstructionBytes>;
+
+/// Encodes; an error names the field whose value does not fit its width, or a
+/// field that the opcode does not have but is non-zero.
+Expected<EncodedInstruction> encode(const Instruction& instr);
+/// Decodes; a malformed instruction (unknown opcode, reserved bits set, bits
+/// outside the opcode's fields, dependency bits toward a missing queue) is an
+/// error describing what is wrong.
+Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes);
+
+/// The range of a field's values: [min, max].
+int64_t fieldMin(const FieldLayout& layout);
+int64_t fieldMax(const FieldLayout& layout);
+
+/// Layout of the 32-byte parameter record that EAdd reads from the scratchpad
+/// (little-endian): int32 multiplier_a, shift_a, multiplier_b, shift_b,
+/// multiplier_out, shift_out; int8 zero_a, zero_b, zero_out, lo, hi; 3 bytes 0.
+inline constexpr size_t kEAddParamBytes = 32;
+/// The left shift that EAdd applies to both inputs before rescaling them to a
+/// common scale (TFLite's scheme, composed from ember::quant functions).
+inline constexpr int kEAddLeftShift = 20;
+
+}  // namespace ember::npu::isa

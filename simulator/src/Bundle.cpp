@@ -1,0 +1,246 @@
+// Bundle serialisation and the untrusted-input loader (docs/npu/bundle.md).
+#include "ember/npu/Bundle.h"
+
+#include <cstring>
+#include <fstream>
+#include <set>
+
+namespace ember::npu {
+namespace {
+
+class Writer {
+ public:
+  void u8(uint8_t v) { out.push_back(v); }
+  void u16(uint16_t v) { le(v, 2); }
+  void u32(uint32_t v) { le(v, 4); }
+  void u64(uint64_t v) { le(v, 8); }
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out.insert(out.end(), b, b + n);
+  }
+  std::vector<uint8_t> out;
+
+ private:
+  void le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  }
+};
+
+// Reads little-endian values; every read is bounds-checked.
+class Reader {
+ public:
+  Reader(const std::vector<uint8_t>& data, std::string origin) : data_(data), origin_(std::move(origin)) {}
+  size_t remaining() const { return data_.size() - pos_; }
+  size_t pos() const { return pos_; }
+
+  Error need(uint64_t n, const char* what) const {
+    if (n > remaining())
+      return makeError(origin_, ": truncated bundle: ", what, " needs ", n, " bytes at offset ", pos_,
+                       " but only ", remaining(), " remain");
+    return Error::success();
+  }
+  uint64_t le(int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i) v = (v << 8) | data_[pos_ + size_t(i)];
+    pos_ += size_t(n);
+    return v;
+  }
+  const uint8_t* take(size_t n) {
+    const uint8_t* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+
+ private:
+  const std::vector<uint8_t>& data_;
+  std::string origin_;
+  size_t pos_ = 0;
+};
+
+bool validName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxNameBytes) return false;
+  for (unsigned char c : name)
+    if (c <= ' ' || c >= 127) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string_view symbolTypeName(SymbolType t) {
+  switch (t) {
+    case SymbolType::I8:
+      return "i8";
+    case SymbolType::U8:
+      return "u8";
+    case SymbolType::I32:
+      return "i32";
+  }
+  return "?";
+}
+
+size_t symbolTypeBytes(SymbolType t) { return t == SymbolType::I32 ? 4 : 1; }
+
+int64_t Symbol::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Error Bundle::validate() const {
+  if (isaVersion != isa::kIsaVersion)
+    return makeError("ISA version ", isaVersion, " is not supported (this simulator implements version ",
+                     isa::kIsaVersion, ")");
+  if (program.empty()) return makeError("the program is empty (it must end with FINISH)");
+  if (program.size() > kMaxInstructions) return makeError("too many instructions: ", program.size());
+  bool finished = false;
+  for (size_t i = 0; i < program.size(); ++i) {
+    auto instr = isa::decode(program[i]);
+    if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
+    if (instr->layer > layers.size())
+      return makeError("instruction ", i, ": layer tag ", instr->layer, " but the bundle has ", layers.size(),
+                       " layers");
+    if (instr->opcode == isa::Opcode::Finish) finished = true;
+  }
+  if (!finished) return makeError("the program has no FINISH instruction");
+  std::set<std::string> names;
+  for (const auto& layer : layers)
+    if (!validName(layer)) return makeError("invalid layer name '", layer, "'");
+  for (const auto& s : symbols) {
+    if (!validName(s.name)) return makeError("invalid symbol name '", s.name, "'");
+    if (!names.insert(s.name).second) return makeError("duplicate symbol '", s.name, "'");
+    if (s.shape.size() > 6) return makeError("symbol '", s.name, "': rank ", s.shape.size(), " exceeds 6");
+    uint64_t elements = 1;
+    for (int64_t d : s.shape) {
+      if (d <= 0 || uint64_t(d) > (uint64_t(1) << 32))
+        return makeError("symbol '", s.name, "': bad dimension ", d);
+      elements *= uint64_t(d);
+      if (elements > (uint64_t(1) << 34)) return makeError("symbol '", s.name, "': too many elements");
+    }
+    const uint64_t bytes = elements * symbolTypeBytes(s.type);
+    if (s.dramOffset > dramBytes || bytes > dramBytes - s.dramOffset)
+      return makeError("symbol '", s.name, "': DRAM range [", s.dramOffset, ", ", s.dramOffset + bytes,
+                       ") exceeds the bundle's DRAM size ", dramBytes);
+  }
+  if (weightsOffset > dramBytes || weights.size() > dramBytes - weightsOffset)
+    return makeError("weight image [", weightsOffset, ", ", weightsOffset + weights.size(),
+                     ") exceeds the bundle's DRAM size ", dramBytes);
+  return Error::success();
+}
+
+std::vector<uint8_t> serializeBundle(const Bundle& b) {
+  Writer w;
+  w.bytes(kBundleMagic, 8);
+  w.u32(kBundleVersion);
+  w.u32(b.isaVersion);
+  w.u64(b.configHash);
+  w.u64(b.dramBytes);
+  w.u32(uint32_t(b.program.size()));
+  w.u32(uint32_t(b.layers.size()));
+  w.u32(uint32_t(b.symbols.size()));
+  w.u32(0);
+  w.u64(b.weightsOffset);
+  w.u64(b.weights.size());
+  for (const auto& instr : b.program) w.bytes(instr.data(), instr.size());
+  for (const auto& layer : b.layers) {
+    w.u16(uint16_t(layer.size()));
+    w.bytes(layer.data(), layer.size());
+  }
+  for (const auto& s : b.symbols) {
+    w.u8(uint8_t(s.direction));
+    w.u8(uint8_t(s.type));
+    w.u8(uint8_t(s.shape.size()));
+    w.u8(0);
+    w.u16(uint16_t(s.name.size()));
+    w.bytes(s.name.data(), s.name.size());
+    for (int64_t d : s.shape) w.u64(uint64_t(d));
+    w.u64(s.dramOffset);
+    uint32_t scaleBits = 0;
+    std::memcpy(&scaleBits, &s.scale, 4);
+    w.u32(scaleBits);
+    w.u32(uint32_t(s.zeroPoint));
+  }
+  w.bytes(b.weights.data(), b.weights.size());
+  return std::move(w.out);
+}
+
+Expected<Bundle> parseBundle(const std::vector<uint8_t>& bytes, const std::string& origin) {
+  Reader r(bytes, origin);
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kBundleMagic, 8) != 0)
+    return makeError(origin, ": not an Ember NPU bundle (bad magic number)");
+  EMBER_RETURN_IF_ERROR(r.need(kBundleHeaderBytes, "the header"));
+  r.take(8);
+  Bundle b;
+  const auto version = uint32_t(r.le(4));
+  if (version != kBundleVersion)
+    return makeError(origin, ": bundle format version ", version, " is not supported (expected ",
+                     kBundleVersion, ")");
+  b.isaVersion = uint32_t(r.le(4));
+  if (b.isaVersion != isa::kIsaVersion)
+    return makeError(origin, ": ISA version ", b.isaVersion, " is not supported (expected ", isa::kIsaVersion,
+                     ")");
+  b.configHash = r.le(8);
+  b.dramBytes = r.le(8);
+  const uint64_t numInstructions = r.le(4), numLayers = r.le(4), numSymbols = r.le(4);
+  if (r.le(4) != 0) return makeError(origin, ": reserved header field is not zero");
+  b.weightsOffset = r.le(8);
+  const uint64_t weightBytes = r.le(8);
+  if (b.dramBytes > (uint64_t(1) << 32))
+    return makeError(origin, ": DRAM size ", b.dramBytes, " exceeds the 4 GiB address space");
+  if (numInstructions > kMaxInstructions)
+    return makeError(origin, ": instruction count ", numInstructions, " too large");
+  if (numLayers > kMaxLayers) return makeError(origin, ": layer count ", numLayers, " too large");
+  if (numSymbols > kMaxSymbols) return makeError(origin, ": symbol count ", numSymbols, " too large");
+  EMBER_RETURN_IF_ERROR(r.need(numInstructions * isa::kInstructionBytes, "the program"));
+  b.program.resize(numInstructions);
+  for (auto& instr : b.program) std::memcpy(instr.data(), r.take(instr.size()), instr.size());
+  for (uint64_t i = 0; i < numLayers; ++i) {
+    EMBER_RETURN_IF_ERROR(r.need(2, "a layer name"));
+    const size_t len = size_t(r.le(2));
+    EMBER_RETURN_IF_ERROR(r.need(len, "a layer name"));
+    const uint8_t* p = r.take(len);
+    b.layers.emplace_back(reinterpret_cast<const char*>(p), len);
+  }
+  for (uint64_t i = 0; i < numSymbols; ++i) {
+    EMBER_RETURN_IF_ERROR(r.need(6, "a symbol"));
+    Symbol s;
+    const auto direction = uint8_t(r.le(1)), type = uint8_t(r.le(1)), rank = uint8_t(r.le(1));
+    const auto reserved = uint8_t(r.le(1));
+    const size_t nameLen = size_t(r.le(2));
+    if (direction > 1 || type > 2 || rank > 6 || reserved != 0 || nameLen > kMaxNameBytes)
+      return makeError(origin, ": symbol ", i, " has an invalid direction, type, rank or name length");
+    s.direction = Symbol::Direction(direction);
+    s.type = SymbolType(type);
+    EMBER_RETURN_IF_ERROR(r.need(nameLen + 8 * rank + 16, "a symbol"));
+    s.name.assign(reinterpret_cast<const char*>(r.take(nameLen)), nameLen);
+    for (int d = 0; d < rank; ++d) s.shape.push_back(int64_t(r.le(8)));
+    s.dramOffset = r.le(8);
+    const auto scaleBits = uint32_t(r.le(4));
+    std::memcpy(&s.scale, &scaleBits, 4);
+    s.zeroPoint = int32_t(uint32_t(r.le(4)));
+    b.symbols.push_back(std::move(s));
+  }
+  EMBER_RETURN_IF_ERROR(r.need(weightBytes, "the weight image"));
+  const uint8_t* w = r.take(size_t(weightBytes));
+  b.weights.assign(w, w + weightBytes);
+  if (r.remaining() != 0) return makeError(origin, ": ", r.remaining(), " unexpected trailing bytes");
+  if (Error e = b.validate()) return e.withContext(origin);
+  return b;
+}
+
+Expected<Bundle> readBundle(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return makeError(path, ": cannot open the bundle");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parseBundle(bytes, path);
+}
+
+Error writeBundle(const std::string& path, const Bundle& bundle) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return makeError(path, ": cannot write the bundle");
+  const auto bytes = serializeBundle(bundle);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  if (!out) return makeError(path, ": write failed");
+  return Error::success();
+}
+
+}  // namespace ember::npu

@@ -1,0 +1,282 @@
+// Field tables of the NPU ISA (the layout documented in docs/npu/isa.md).
+#include "ember/npu/Isa.h"
+
+#include <cstring>
+
+namespace ember::npu::isa {
+namespace {
+
+using F = Field;
+using K = FieldKind;
+
+// Word 0 bits 32..63, word 1 64..127, word 2 128..191, word 3 192..255.
+constexpr FieldLayout kLoadFields[] = {
+    {F::Mem, "mem", 32, 2, K::Memory},
+    {F::PadValue, "pad_value", 40, 8, K::Signed},
+    {F::PadTop, "pad_top", 48, 8, K::Unsigned},
+    {F::PadBottom, "pad_bottom", 56, 8, K::Unsigned},
+    {F::DramAddr, "dram", 64, 32, K::Address},
+    {F::SramAddr, "sram", 96, 24, K::Address},
+    {F::PadLeft, "pad_left", 120, 8, K::Unsigned},
+    {F::XSize, "x", 128, 16, K::Unsigned},
+    {F::YSize, "y", 144, 16, K::Unsigned},
+    {F::ZSize, "z", 160, 16, K::Unsigned},
+    {F::PadRight, "pad_right", 176, 8, K::Unsigned},
+    {F::DramYStride, "dram_ystride", 192, 24, K::Unsigned},
+    {F::DramZStride, "dram_zstride", 216, 24, K::Unsigned},
+    {F::SramStride, "sram_stride", 240, 16, K::Unsigned},
+};
+
+constexpr FieldLayout kStoreFields[] = {
+    {F::Mem, "mem", 32, 2, K::Memory},
+    {F::DramAddr, "dram", 64, 32, K::Address},
+    {F::SramAddr, "sram", 96, 24, K::Address},
+    {F::XSize, "x", 128, 16, K::Unsigned},
+    {F::YSize, "y", 144, 16, K::Unsigned},
+    {F::ZSize, "z", 160, 16, K::Unsigned},
+    {F::DramYStride, "dram_ystride", 192, 24, K::Unsigned},
+    {F::DramZStride, "dram_zstride", 216, 24, K::Unsigned},
+    {F::SramStride, "sram_stride", 240, 16, K::Unsigned},
+};
+
+constexpr FieldLayout kGemmFields[] = {
+    {F::Accumulate, "accumulate", 32, 1, K::Unsigned},
+    {F::Preload, "preload", 33, 1, K::Unsigned},
+    {F::M, "m", 48, 16, K::Unsigned},
+    {F::InpAddr, "inp", 64, 24, K::Address},
+    {F::WgtAddr, "wgt", 88, 24, K::Address},
+    {F::InpStride, "inp_stride", 112, 16, K::Unsigned},
+    {F::AccAddr, "acc", 128, 24, K::Address},
+    {F::WgtStride, "wgt_stride", 152, 16, K::Unsigned},
+    {F::AccStride, "acc_stride", 168, 16, K::Unsigned},
+    {F::K, "k", 192, 16, K::Unsigned},
+    {F::N, "n", 208, 16, K::Unsigned},
+};
+
+constexpr FieldLayout kRequantFields[] = {
+    {F::ZeroPoint, "zp", 32, 8, K::Signed},
+    {F::Lo, "lo", 40, 8, K::Signed},
+    {F::Hi, "hi", 48, 8, K::Signed},
+    {F::Src, "src", 64, 24, K::Address},
+    {F::Dst, "dst", 88, 24, K::Address},
+    {F::Shift, "shift", 112, 8, K::Signed},
+    {F::Rows, "rows", 128, 16, K::Unsigned},
+    {F::Cols, "cols", 144, 16, K::Unsigned},
+    {F::SrcStride, "src_stride", 160, 16, K::Unsigned},
+    {F::DstStride, "dst_stride", 176, 16, K::Unsigned},
+    {F::Multiplier, "multiplier", 192, 32, K::Signed},
+};
+
+constexpr FieldLayout kVAddFields[] = {
+    {F::Dst, "dst", 64, 24, K::Address},
+    {F::Src, "src", 88, 24, K::Address},
+    {F::Rows, "rows", 128, 16, K::Unsigned},
+    {F::Cols, "cols", 144, 16, K::Unsigned},
+    {F::DstStride, "dst_stride", 160, 16, K::Unsigned},
+    {F::SrcStride, "src_stride", 176, 16, K::Unsigned},
+};
+
+constexpr FieldLayout kVClipFields[] = {
+    {F::Dst, "dst", 64, 24, K::Address},     {F::Rows, "rows", 128, 16, K::Unsigned},
+    {F::Cols, "cols", 144, 16, K::Unsigned}, {F::DstStride, "dst_stride", 160, 16, K::Unsigned},
+    {F::Lo32, "lo", 192, 32, K::Signed},     {F::Hi32, "hi", 224, 32, K::Signed},
+};
+
+constexpr FieldLayout kLutFields[] = {
+    {F::Src, "src", 64, 24, K::Address},
+    {F::Dst, "dst", 88, 24, K::Address},
+    {F::Rows, "rows", 128, 16, K::Unsigned},
+    {F::Cols, "cols", 144, 16, K::Unsigned},
+    {F::SrcStride, "src_stride", 160, 16, K::Unsigned},
+    {F::DstStride, "dst_stride", 176, 16, K::Unsigned},
+    {F::LutAddr, "table", 192, 24, K::Address},
+};
+
+constexpr FieldLayout kPoolFields[] = {
+    {F::Mode, "mode", 32, 1, K::PoolMode},
+    {F::KernelH, "kh", 40, 8, K::Unsigned},
+    {F::KernelW, "kw", 48, 8, K::Unsigned},
+    {F::StrideH, "sh", 56, 8, K::Unsigned},
+    {F::Src, "src", 64, 24, K::Address},
+    {F::Dst, "dst", 88, 24, K::Address},
+    {F::StrideW, "sw", 112, 8, K::Unsigned},
+    {F::OutH, "out_h", 128, 16, K::Unsigned},
+    {F::OutW, "out_w", 144, 16, K::Unsigned},
+    {F::Channels, "c", 160, 16, K::Unsigned},
+    {F::SrcStride, "src_stride", 176, 16, K::Unsigned},
+    {F::DstStride, "dst_stride", 192, 16, K::Unsigned},
+};
+
+constexpr FieldLayout kEAddFields[] = {
+    {F::Src, "a", 64, 24, K::Address},
+    {F::Src2, "b", 88, 24, K::Address},
+    {F::Rows, "rows", 128, 16, K::Unsigned},
+    {F::Cols, "cols", 144, 16, K::Unsigned},
+    {F::SrcStride, "a_stride", 160, 16, K::Unsigned},
+    {F::Src2Stride, "b_stride", 176, 16, K::Unsigned},
+    {F::Dst, "dst", 192, 24, K::Address},
+    {F::DstStride, "dst_stride", 216, 16, K::Unsigned},
+    {F::ParamAddr, "params", 232, 24, K::Address},
+};
+
+constexpr FieldLayout kSyncFields[] = {{F::QueueSel, "q", 32, 2, K::QueueId}};
+
+constexpr OpcodeSpec kSpecs[] = {
+    {Opcode::Load, "load", Queue::Load, kLoadFields},
+    {Opcode::Store, "store", Queue::Store, kStoreFields},
+    {Opcode::Gemm, "gemm", Queue::Compute, kGemmFields},
+    {Opcode::Requant, "requant", Queue::Compute, kRequantFields},
+    {Opcode::VAdd, "vadd", Queue::Compute, kVAddFields},
+    {Opcode::VClip, "vclip", Queue::Compute, kVClipFields},
+    {Opcode::Lut, "lut", Queue::Compute, kLutFields},
+    {Opcode::Pool, "pool", Queue::Compute, kPoolFields},
+    {Opcode::EAdd, "eadd", Queue::Compute, kEAddFields},
+    {Opcode::Sync, "sync", Queue::Compute, kSyncFields},
+    {Opcode::Finish, "finish", Queue::Compute, {}},
+};
+
+// The tables are checked at compile time: fields stay inside one word, above
+// the header, and do not overlap.
+constexpr bool layoutIsValid(std::span<const FieldLayout> fields) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const auto& a = fields[i];
+    if (a.width == 0 || a.lsb < kFieldsFirstBit || a.lsb + a.width > 256) return false;
+    if (a.lsb / 64 != (a.lsb + a.width - 1) / 64) return false;
+    for (size_t j = i + 1; j < fields.size(); ++j) {
+      const auto& b = fields[j];
+      if (a.lsb < b.lsb + b.width && b.lsb < a.lsb + a.width) return false;
+    }
+  }
+  return true;
+}
+constexpr bool allLayoutsValid() {
+  for (const auto& spec : kSpecs)
+    if (!layoutIsValid(spec.fields)) return false;
+  return true;
+}
+static_assert(allLayoutsValid(), "an NPU instruction field overlaps another or crosses a word");
+
+uint64_t readWord(std::span<const uint8_t, kInstructionBytes> bytes, int word) {
+  uint64_t value = 0;
+  for (int b = 7; b >= 0; --b) value = (value << 8) | bytes[size_t(word * 8 + b)];
+  return value;
+}
+
+uint64_t mask(unsigned width) { return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1; }
+
+bool hasPrev(Queue q) { return q != Queue::Load; }
+bool hasNext(Queue q) { return q != Queue::Store; }
+
+}  // namespace
+
+std::string_view queueName(Queue q) {
+  switch (q) {
+    case Queue::Load:
+      return "load";
+    case Queue::Compute:
+      return "compute";
+    case Queue::Store:
+      return "store";
+  }
+  return "?";
+}
+
+const OpcodeSpec* findOpcode(uint8_t value) {
+  for (const auto& spec : kSpecs)
+    if (uint8_t(spec.opcode) == value) return &spec;
+  return nullptr;
+}
+
+const OpcodeSpec* findOpcode(std::string_view mnemonic) {
+  for (const auto& spec : kSpecs)
+    if (spec.mnemonic == mnemonic) return &spec;
+  return nullptr;
+}
+
+std::span<const OpcodeSpec> allOpcodes() { return kSpecs; }
+
+Queue Instruction::queue() const {
+  if (opcode == Opcode::Sync) return Queue((*this)[Field::QueueSel]);
+  const OpcodeSpec* spec = findOpcode(uint8_t(opcode));
+  return spec ? spec->queue : Queue::Compute;
+}
+
+int64_t fieldMin(const FieldLayout& layout) {
+  return layout.kind == FieldKind::Signed ? -(int64_t(1) << (layout.width - 1)) : 0;
+}
+
+int64_t fieldMax(const FieldLayout& layout) {
+  if (layout.kind == FieldKind::Signed) return (int64_t(1) << (layout.width - 1)) - 1;
+  if (layout.kind == FieldKind::QueueId) return 2;
+  if (layout.kind == FieldKind::Memory || layout.kind == FieldKind::PoolMode) return 1;
+  return int64_t(mask(layout.width));
+}
+
+Expected<EncodedInstruction> encode(const Instruction& instr) {
+  const OpcodeSpec* spec = findOpcode(uint8_t(instr.opcode));
+  if (!spec) return makeError("unknown opcode ", int(instr.opcode));
+  std::array<uint64_t, 4> words{};
+  words[0] = uint64_t(instr.opcode) | uint64_t(instr.deps.popPrev) << 8 | uint64_t(instr.deps.popNext) << 9 |
+             uint64_t(instr.deps.pushPrev) << 10 | uint64_t(instr.deps.pushNext) << 11 |
+             uint64_t(instr.layer) << 16;
+  std::array<bool, kNumFields> present{};
+  for (const auto& f : spec->fields) {
+    present[size_t(f.field)] = true;
+    const int64_t v = instr[f.field];
+    if (v < fieldMin(f) || v > fieldMax(f))
+      return makeError(spec->mnemonic, ": field '", f.name, "' value ", v, " does not fit [", fieldMin(f),
+                       ", ", fieldMax(f), "]");
+    words[f.lsb / 64] |= (uint64_t(v) & mask(f.width)) << (f.lsb % 64);
+  }
+  for (size_t i = 0; i < kNumFields; ++i)
+    if (!present[i] && instr.values[i] != 0)
+      return makeError(spec->mnemonic, ": has no field number ", i, " (value ", instr.values[i], ")");
+  const Queue q = instr.queue();
+  if ((instr.deps.popPrev || instr.deps.pushPrev) && !hasPrev(q))
+    return makeError(spec->mnemonic, ": the ", queueName(q),
+                     " queue has no previous queue (pop_prev/push_prev)");
+  if ((instr.deps.popNext || instr.deps.pushNext) && !hasNext(q))
+    return makeError(spec->mnemonic, ": the ", queueName(q), " queue has no next queue (pop_next/push_next)");
+  EncodedInstruction out{};
+  for (int w = 0; w < 4; ++w)
+    for (int b = 0; b < 8; ++b) out[size_t(w * 8 + b)] = uint8_t(words[size_t(w)] >> (8 * b));
+  return out;
+}
+
+Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) {
+  std::array<uint64_t, 4> words{};
+  for (int w = 0; w < 4; ++w) words[size_t(w)] = readWord(bytes, w);
+  const OpcodeSpec* spec = findOpcode(uint8_t(words[0] & 0xff));
+  if (!spec) return makeError("malformed instruction: unknown opcode ", words[0] & 0xff);
+  if ((words[0] >> 12) & 0xf) return makeError("malformed instruction: reserved header bits 12..15 are set");
+  Instruction instr;
+  instr.opcode = spec->opcode;
+  instr.deps = {bool(words[0] >> 8 & 1), bool(words[0] >> 9 & 1), bool(words[0] >> 10 & 1),
+                bool(words[0] >> 11 & 1)};
+  instr.layer = uint16_t(words[0] >> 16);
+  std::array<uint64_t, 4> used{0xffffffffu, 0, 0, 0};  // the header bits
+  for (const auto& f : spec->fields) {
+    const uint64_t raw = (words[f.lsb / 64] >> (f.lsb % 64)) & mask(f.width);
+    used[f.lsb / 64] |= mask(f.width) << (f.lsb % 64);
+    int64_t v = int64_t(raw);
+    if (f.kind == FieldKind::Signed && (raw >> (f.width - 1)) & 1) v = int64_t(raw | ~mask(f.width));
+    if (v > fieldMax(f))
+      return makeError("malformed instruction: ", spec->mnemonic, " field '", f.name, "' has invalid value ",
+                       v);
+    instr[f.field] = v;
+  }
+  for (int w = 0; w < 4; ++w)
+    if (words[size_t(w)] & ~used[size_t(w)])
+      return makeError("malformed instruction: ", spec->mnemonic, " has bits set outside its fields (word ",
+                       w, ")");
+  const Queue q = instr.queue();
+  if ((instr.deps.popPrev || instr.deps.pushPrev) && !hasPrev(q))
+    return makeError("malformed instruction: ", spec->mnemonic, " in the ", queueName(q),
+                     " queue uses pop_prev/push_prev but that queue has no previous queue");
+  if ((instr.deps.popNext || instr.deps.pushNext) && !hasNext(q))
+    return makeError("malformed instruction: ", spec->mnemonic, " in the ", queueName(q),
+                     " queue uses pop_next/push_next but that queue has no next queue");
+  return instr;
+}
+
+}  // namespace ember::npu::isa

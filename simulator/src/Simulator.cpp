@@ -1,0 +1,944 @@
+// The SystemC/TLM-2.0 model of the Ember NPU (docs/npu/architecture.md and
+// docs/npu/timing-model.md).
+//
+// Structure: one NpuTop module per process, elaborated on the first run and
+// reused afterwards (SystemC 2.3 cannot elaborate a second hierarchy after
+// sc_start). Each simulate() call loads a program into it, notifies the fetch
+// thread and calls sc_start(), which returns when no event is pending: either
+// every queue drained after FINISH (success), a unit reported an illegal
+// instruction, or every unit is blocked (deadlock).
+//
+// Time is kept in cycles: 1 cycle = 1 ns of SystemC time whatever the clock
+// (the clock only converts cycles to seconds). Units advance time once per
+// instruction; the DMA makes one b_transport per row and synchronises with
+// SystemC time every `quantum_cycles` (temporal decoupling).
+#include "ember/npu/Simulator.h"
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <systemc>
+#include <tlm>
+
+#include "Functional.h"
+
+// libsystemc references sc_main; the simulator is a library and never calls
+// sc_elab_and_sim, so a weak definition satisfies the linker and lets a
+// program that has its own sc_main win.
+extern "C" __attribute__((weak)) int sc_main(int, char**) { return 0; }
+
+namespace ember::npu {
+namespace {
+
+using namespace sc_core;
+using isa::Field;
+using isa::Instruction;
+using isa::Opcode;
+using isa::Queue;
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// 1 cycle = 1 ns of SystemC time. from_value avoids sc_time's slow double path.
+uint64_t timeUnitsPerCycle() {
+  static const uint64_t units = sc_time(1, SC_NS).value();
+  return units;
+}
+sc_time cycles(uint64_t n) { return sc_time::from_value(n * timeUnitsPerCycle()); }
+uint64_t toCycles(const sc_time& t) { return t.value() / timeUnitsPerCycle(); }
+
+// Reserves a shared port first-come first-served: an access asking at `at`
+// for `cycles` starts when the port is free.
+struct Port {
+  uint64_t freeAt = 0;
+  uint64_t reserve(uint64_t at, uint64_t cycles, uint64_t& waited) {
+    const uint64_t start = std::max(at, freeAt);
+    waited += start - at;
+    freeAt = start + cycles;
+    return start;
+  }
+};
+
+/// Timing side channel of a transaction: for TLM_IGNORE_COMMAND the initiator
+/// asks to occupy the port for `occupyCycles`; the target reports when the
+/// access started and how long it waited for the port.
+struct TimingExtension : tlm::tlm_extension<TimingExtension> {
+  uint64_t occupyCycles = 0;
+  uint64_t startCycle = 0;
+  uint64_t waited = 0;
+  tlm_extension_base* clone() const override { return new TimingExtension(*this); }
+  void copy_from(const tlm_extension_base& other) override {
+    *this = static_cast<const TimingExtension&>(other);
+  }
+};
+
+/// DRAM, scratchpad and accumulator: a byte array behind a TLM target socket
+/// with `banks` ports, each moving `bytesPerCycle`.
+class MemoryTarget : public sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<MemoryTarget> socket;
+
+  explicit MemoryTarget(sc_module_name name) : sc_module(name), socket("socket") {
+    socket.register_b_transport(this, &MemoryTarget::bTransport);
+    socket.register_get_direct_mem_ptr(this, &MemoryTarget::getDirectMemPtr);
+  }
+
+  void configure(uint8_t* data, uint64_t size, uint64_t banks, uint64_t bytesPerCycle, const uint64_t* t0) {
+    data_ = data;
+    size_ = size;
+    bankBytes_ = std::max<uint64_t>(1, size / banks);
+    bytesPerCycle_ = bytesPerCycle;
+    ports_.assign(banks, Port{});
+    t0_ = t0;
+    readBytes = writeBytes = 0;
+    written_.assign(ceilDiv(size, 64), false);
+    writtenLines_ = 0;
+  }
+
+  uint64_t bankOf(uint64_t address) const {
+    return std::min<uint64_t>(address / bankBytes_, ports_.size() - 1);
+  }
+  void markWritten(uint64_t address, uint64_t bytes) {
+    if (bytes == 0) return;
+    for (uint64_t line = address / 64; line <= (address + bytes - 1) / 64 && line < written_.size(); ++line)
+      if (!written_[line]) {
+        written_[line] = true;
+        ++writtenLines_;
+      }
+  }
+  uint64_t peakBytes() const { return std::min(size_, writtenLines_ * 64); }
+
+  uint64_t readBytes = 0, writeBytes = 0;
+
+ private:
+  uint64_t nowCycle() const { return toCycles(sc_time_stamp()) - *t0_; }
+
+  void bTransport(int, tlm::tlm_generic_payload& p, sc_time& delay) {
+    auto* ext = p.get_extension<TimingExtension>();
+    const uint64_t address = p.get_address(), length = p.get_data_length();
+    if (address > size_ || length > size_ - address) {  // initiators check ranges first
+      p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    const uint64_t now = nowCycle();
+    const uint64_t at = now + toCycles(delay);
+    const uint64_t occupy = p.get_command() == tlm::TLM_IGNORE_COMMAND && ext
+                                ? ext->occupyCycles
+                                : ceilDiv(length, bytesPerCycle_);
+    uint64_t waited = 0;
+    const uint64_t start = ports_[bankOf(address)].reserve(at, occupy, waited);
+    if (p.get_command() == tlm::TLM_READ_COMMAND) {
+      std::memcpy(p.get_data_ptr(), data_ + address, length);
+      readBytes += length;
+    } else if (p.get_command() == tlm::TLM_WRITE_COMMAND) {
+      std::memcpy(data_ + address, p.get_data_ptr(), length);
+      writeBytes += length;
+      markWritten(address, length);
+    }
+    if (ext) {
+      ext->startCycle = start;
+      ext->waited = waited;
+    }
+    delay = cycles(start + occupy - now);
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+
+  bool getDirectMemPtr(int, tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+    dmi.set_dmi_ptr(data_);
+    dmi.set_start_address(0);
+    dmi.set_end_address(size_ ? size_ - 1 : 0);
+    dmi.allow_read_write();
+    return true;
+  }
+
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0, bankBytes_ = 1, bytesPerCycle_ = 1;
+  std::vector<Port> ports_;
+  const uint64_t* t0_ = nullptr;
+  std::vector<bool> written_;
+  uint64_t writtenLines_ = 0;
+};
+
+// Dependency-token counters between neighbouring queues.
+enum Token { kLoadToCompute, kComputeToLoad, kComputeToStore, kStoreToCompute, kNumTokens };
+const char* kTokenSource[kNumTokens] = {"load", "compute", "compute", "store"};
+
+std::optional<Token> popPrevToken(Queue q) {
+  return q == Queue::Compute ? std::optional(kLoadToCompute)
+         : q == Queue::Store ? std::optional(kComputeToStore)
+                             : std::nullopt;
+}
+std::optional<Token> popNextToken(Queue q) {
+  return q == Queue::Load      ? std::optional(kComputeToLoad)
+         : q == Queue::Compute ? std::optional(kStoreToCompute)
+                               : std::nullopt;
+}
+std::optional<Token> pushPrevToken(Queue q) {
+  return q == Queue::Compute ? std::optional(kComputeToLoad)
+         : q == Queue::Store ? std::optional(kStoreToCompute)
+                             : std::nullopt;
+}
+std::optional<Token> pushNextToken(Queue q) {
+  return q == Queue::Load      ? std::optional(kLoadToCompute)
+         : q == Queue::Compute ? std::optional(kComputeToStore)
+                               : std::nullopt;
+}
+
+/// Everything one simulate() call owns.
+struct RunState {
+  const Bundle* bundle = nullptr;
+  const NpuConfig* config = nullptr;
+  const SimOptions* options = nullptr;
+  std::vector<Instruction> program;
+  std::vector<uint8_t> scratchpad, accumulator;  // accumulator: int32 entries as bytes
+  uint8_t* dram = nullptr;
+  uint64_t dramBytes = 0;
+  uint64_t t0 = 0;
+
+  std::deque<uint32_t> queues[isa::kNumQueues];
+  uint64_t tokens[kNumTokens] = {};
+  bool fetchDone = false;
+  bool aborted = false;
+  std::optional<Error> error;
+
+  // For the deadlock report.
+  struct Blocked {
+    bool onToken = false;
+    uint32_t index = 0;
+    Token token = kLoadToCompute;
+    bool busy = false;
+  } blocked[isa::kNumQueues];
+  std::optional<std::pair<uint32_t, Queue>> fetchBlocked;
+
+  functional::WeightTile weights;
+  SimStats stats;
+  std::chrono::steady_clock::time_point hostStart;
+  std::chrono::steady_clock::time_point lastProgress;
+};
+
+class NpuTop : public sc_module {
+ public:
+  MemoryTarget dram{"dram"}, scratchpad{"scratchpad"}, accumulator{"accumulator"};
+  tlm_utils::simple_initiator_socket<NpuTop> loadDram{"load_dram"}, loadSpad{"load_spad"},
+      loadAcc{"load_acc"};
+  tlm_utils::simple_initiator_socket<NpuTop> storeDram{"store_dram"}, storeSpad{"store_spad"},
+      storeAcc{"store_acc"};
+  tlm_utils::simple_initiator_socket<NpuTop> computeSpad{"compute_spad"}, computeAcc{"compute_acc"};
+
+  SC_HAS_PROCESS(NpuTop);
+  explicit NpuTop(sc_module_name name) : sc_module(name) {
+    loadDram.bind(dram.socket);
+    storeDram.bind(dram.socket);
+    loadSpad.bind(scratchpad.socket);
+    storeSpad.bind(scratchpad.socket);
+    computeSpad.bind(scratchpad.socket);
+    loadAcc.bind(accumulator.socket);
+    storeAcc.bind(accumulator.socket);
+    computeAcc.bind(accumulator.socket);
+    SC_THREAD(fetchThread);
+    set_stack_size(256 * 1024);
+    SC_THREAD(loadThread);
+    set_stack_size(256 * 1024);
+    SC_THREAD(computeThread);
+    set_stack_size(256 * 1024);
+    SC_THREAD(storeThread);
+    set_stack_size(256 * 1024);
+    for (auto& p : payloads_) p.set_extension(new TimingExtension);
+  }
+
+  /// Runs one program; returns when SystemC has no event left.
+  void run(RunState& state) {
+    run_ = &state;
+    state.t0 = toCycles(sc_time_stamp());
+    dram.configure(state.dram, state.dramBytes, 1, uint64_t(state.config->dramBytesPerCycle), &state.t0);
+    scratchpad.configure(state.scratchpad.data(), state.scratchpad.size(),
+                         uint64_t(state.config->scratchpadBanks), uint64_t(state.config->bankWidthBytes),
+                         &state.t0);
+    accumulator.configure(state.accumulator.data(), state.accumulator.size(), 1,
+                          uint64_t(state.config->accumulatorPortBytes), &state.t0);
+    startEvent_.notify(SC_ZERO_TIME);
+    sc_start();
+  }
+
+  /// Unblocks every thread after an error or deadlock so the next run starts clean.
+  void unwind(RunState& state) {
+    state.aborted = true;
+    abortEvent_.notify(SC_ZERO_TIME);
+    sc_start();
+    for (auto& q : state.queues) q.clear();
+    run_ = nullptr;
+  }
+
+  void finish() { run_ = nullptr; }
+
+ private:
+  uint64_t now() const { return toCycles(sc_time_stamp()) - run_->t0; }
+  void waitUntil(uint64_t cycle) {
+    const uint64_t n = now();
+    if (cycle > n) wait(cycles(cycle - n));
+  }
+  int64_t depth(Queue q) const {
+    const NpuConfig& c = *run_->config;
+    return q == Queue::Load      ? c.loadQueueDepth
+           : q == Queue::Compute ? c.computeQueueDepth
+                                 : c.storeQueueDepth;
+  }
+
+  void fail(uint32_t index, const Error& e) {
+    if (run_->aborted) return;
+    const auto* spec = isa::findOpcode(uint8_t(run_->program[index].opcode));
+    run_->error = makeError("instruction ", index, " (", spec ? spec->mnemonic : "?", "): ", e.message());
+    run_->aborted = true;
+    abortEvent_.notify(SC_ZERO_TIME);
+  }
+
+  void fetchThread() {
+    for (;;) {
+      wait(startEvent_);
+      RunState& r = *run_;
+      UnitStats& fetch = r.stats.units[size_t(Unit::Fetch)];
+      for (uint32_t i = 0; i < r.program.size() && !r.aborted; ++i) {
+        const Instruction& in = r.program[i];
+        if (in.opcode == Opcode::Finish) break;
+        const Queue q = in.queue();
+        const uint64_t before = now();
+        while (int64_t(r.queues[int(q)].size()) >= depth(q) && !r.aborted) {
+          r.fetchBlocked = {i, q};
+          wait(spaceEvent_[int(q)] | abortEvent_);
+        }
+        r.fetchBlocked.reset();
+        if (r.aborted) break;
+        fetch.stallCycles[size_t(StallReason::QueueFull)] += now() - before;
+        wait(cycles(1));  // fetch and decode: one cycle per instruction
+        ++fetch.busyCycles;
+        r.queues[int(q)].push_back(i);
+        queueEvent_[int(q)].notify(SC_ZERO_TIME);
+        if ((i & 1023) == 0) reportProgress(i);
+      }
+      r.fetchDone = true;
+    }
+  }
+
+  void reportProgress(uint32_t index) {
+    RunState& r = *run_;
+    if (!r.options || r.options->progressAfterSeconds < 0) return;
+    const auto t = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(t - r.hostStart).count();
+    if (elapsed < r.options->progressAfterSeconds ||
+        std::chrono::duration<double>(t - r.lastProgress).count() < 1)
+      return;
+    r.lastProgress = t;
+    std::ostringstream os;
+    os << "ember sim: " << (100 * uint64_t(index) / r.program.size()) << "% (" << index << "/"
+       << r.program.size() << " instructions fetched, " << now() << " cycles, " << int(elapsed) << " s)";
+    if (r.options->progress)
+      r.options->progress(os.str());
+    else
+      std::cerr << os.str() << std::endl;
+  }
+
+  void loadThread() { unitLoop(Queue::Load); }
+  void computeThread() { unitLoop(Queue::Compute); }
+  void storeThread() { unitLoop(Queue::Store); }
+
+  bool acquire(Queue q, uint32_t index, Token t) {
+    RunState& r = *run_;
+    while (r.tokens[t] == 0 && !r.aborted) {
+      r.blocked[int(q)] = {true, index, t, false};
+      wait(tokenEvent_[t] | abortEvent_);
+    }
+    if (r.aborted) return false;
+    --r.tokens[t];
+    return true;
+  }
+
+  void release(Token t) {
+    ++run_->tokens[t];
+    tokenEvent_[t].notify(SC_ZERO_TIME);
+  }
+
+  void unitLoop(Queue q) {
+    for (;;) {
+      while (!run_ || run_->aborted || run_->queues[int(q)].empty()) wait(queueEvent_[int(q)]);
+      RunState& r = *run_;
+      const uint32_t index = r.queues[int(q)].front();
+      r.queues[int(q)].pop_front();
+      spaceEvent_[int(q)].notify(SC_ZERO_TIME);
+      const Instruction& in = r.program[index];
+      InstructionRecord rec;
+      rec.index = index;
+      rec.opcode = uint8_t(in.opcode);
+      rec.layer = in.layer;
+      rec.unit = q == Queue::Load ? Unit::Load : q == Queue::Store ? Unit::Store : Unit::Compute;
+      rec.issueCycle = now();
+      if (in.deps.popPrev && !acquire(q, index, *popPrevToken(q))) continue;
+      if (in.deps.popNext && !acquire(q, index, *popNextToken(q))) continue;
+      r.blocked[int(q)] = {false, index, kLoadToCompute, true};
+      rec.startCycle = now();
+      Error e = q == Queue::Compute ? executeCompute(in, rec) : executeDma(q == Queue::Load, in, rec);
+      if (r.aborted) continue;
+      if (e) {
+        fail(index, e);
+        continue;
+      }
+      rec.endCycle = now();
+      if (in.deps.pushPrev) release(*pushPrevToken(q));
+      if (in.deps.pushNext) release(*pushNextToken(q));
+      r.blocked[int(q)] = {};
+      r.stats.records.push_back(rec);
+    }
+  }
+
+  // ---- DMA (load and store queues) ----
+
+  Error checkRange(const char* memory, uint64_t firstByte, uint64_t endByte, uint64_t size) {
+    if (endByte <= size) return Error::success();
+    std::ostringstream os;
+    os << std::hex << "[0x" << firstByte << ", 0x" << endByte << ") exceeds the " << std::dec << size
+       << "-byte " << memory;
+    if (std::string(memory) == "accumulator") return makeError("accumulator overrun: bytes ", os.str());
+    return makeError(memory, " address out of range: bytes ", os.str());
+  }
+
+  /// Sends one row through `socket`; the target moves the data and returns the
+  /// time the row completes in `cursor` (cycles).
+  bool transfer(tlm_utils::simple_initiator_socket<NpuTop>& socket, tlm::tlm_generic_payload& p,
+                tlm::tlm_command cmd, uint64_t address, uint8_t* data, uint64_t bytes, uint64_t& cursor,
+                uint64_t& waited) {
+    p.set_command(cmd);
+    p.set_address(address);
+    p.set_data_ptr(data);
+    p.set_data_length(unsigned(bytes));
+    p.set_streaming_width(unsigned(bytes));
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const uint64_t n = now();
+    sc_time delay = cycles(cursor > n ? cursor - n : 0);
+    socket->b_transport(p, delay);
+    cursor = n + toCycles(delay);
+    waited += p.get_extension<TimingExtension>()->waited;
+    return p.is_response_ok();
+  }
+
+  Error executeDma(bool isLoad, const Instruction& in, InstructionRecord& rec) {
+    RunState& r = *run_;
+    const NpuConfig& c = *r.config;
+    const bool toAcc = in[Field::Mem] == int64_t(isa::Memory::Accumulator);
+    const uint64_t e = toAcc ? 4 : 1;
+    const uint64_t x = uint64_t(in[Field::XSize]), y = uint64_t(in[Field::YSize]);
+    const uint64_t z = std::max<uint64_t>(1, uint64_t(in[Field::ZSize]));
+    const uint64_t ys = uint64_t(in[Field::DramYStride]), zs = uint64_t(in[Field::DramZStride]);
+    const uint64_t sramStride = uint64_t(in[Field::SramStride]);
+    const uint64_t pt = uint64_t(in[Field::PadTop]), pb = uint64_t(in[Field::PadBottom]);
+    const uint64_t pl = uint64_t(in[Field::PadLeft]), pr = uint64_t(in[Field::PadRight]);
+    if (x == 0 || y == 0) return makeError("malformed instruction: x and y must be at least 1");
+    const uint64_t rowLen = pl + x + pr, rowsPerPlane = pt + y + pb;
+    const uint64_t dram0 = uint64_t(in[Field::DramAddr]), sram0 = uint64_t(in[Field::SramAddr]);
+    const uint64_t dramLast = dram0 + ((z - 1) * zs + (y - 1) * ys + x) * e;
+    EMBER_RETURN_IF_ERROR(checkRange("DRAM", dram0, dramLast, r.dramBytes));
+    const uint64_t sramEnd = (sram0 + (z * rowsPerPlane - 1) * sramStride + rowLen) * e;
+    const uint64_t sramSize = toAcc ? r.accumulator.size() : r.scratchpad.size();
+    EMBER_RETURN_IF_ERROR(checkRange(toAcc ? "accumulator" : "scratchpad", sram0 * e, sramEnd, sramSize));
+
+    auto& dramSocket = isLoad ? loadDram : storeDram;
+    auto& sramSocket = isLoad ? (toAcc ? loadAcc : loadSpad) : (toAcc ? storeAcc : storeSpad);
+    auto& dramPayload = payloads_[isLoad ? 0 : 2];
+    auto& sramPayload = payloads_[isLoad ? 1 : 3];
+    rowBuffer_.resize(rowLen * e);
+    const int32_t padValue = int32_t(in[Field::PadValue]);
+    const uint64_t start = now() + uint64_t(c.dramLatencyCycles);
+    uint64_t dramCursor = start, sramCursor = start, dramWaited = 0, sramWaited = 0;
+    for (uint64_t plane = 0; plane < z; ++plane)
+      for (uint64_t row = 0; row < rowsPerPlane; ++row) {
+        const uint64_t sramAddr = (sram0 + (plane * rowsPerPlane + row) * sramStride) * e;
+        const bool dataRow = row >= pt && row < pt + y;
+        if (isLoad) {
+          if (!dataRow || pl || pr)
+            for (uint64_t i = 0; i < rowLen; ++i)
+              if (!dataRow || i < pl || i >= pl + x) {
+                if (toAcc)
+                  std::memcpy(&rowBuffer_[i * 4], &padValue, 4);
+                else
+                  rowBuffer_[i] = uint8_t(int8_t(padValue));
+              }
+          if (dataRow) {
+            const uint64_t dramAddr = dram0 + (plane * zs + (row - pt) * ys) * e;
+            if (!transfer(dramSocket, dramPayload, tlm::TLM_READ_COMMAND, dramAddr,
+                          rowBuffer_.data() + pl * e, x * e, dramCursor, dramWaited))
+              return makeError("DRAM transaction failed");
+          }
+          if (!transfer(sramSocket, sramPayload, tlm::TLM_WRITE_COMMAND, sramAddr, rowBuffer_.data(),
+                        rowLen * e, sramCursor, sramWaited))
+            return makeError("SRAM transaction failed");
+        } else {
+          const uint64_t dramAddr = dram0 + (plane * zs + row * ys) * e;
+          if (!transfer(sramSocket, sramPayload, tlm::TLM_READ_COMMAND, sramAddr, rowBuffer_.data(), x * e,
+                        sramCursor, sramWaited) ||
+              !transfer(dramSocket, dramPayload, tlm::TLM_WRITE_COMMAND, dramAddr, rowBuffer_.data(), x * e,
+                        dramCursor, dramWaited))
+            return makeError("memory transaction failed");
+        }
+        // Temporal decoupling: let the other units catch up every quantum.
+        const uint64_t behind = std::min(dramCursor, sramCursor);
+        if (behind > now() + uint64_t(c.quantumCycles)) {
+          waitUntil(behind);
+          if (r.aborted) return Error::success();
+        }
+      }
+    waitUntil(std::max(dramCursor, sramCursor));
+    rec.dramBytes = x * y * z * e;
+    rec.stallCycles[size_t(StallReason::DramBandwidth)] = dramWaited;
+    rec.stallCycles[size_t(toAcc ? StallReason::AccumulatorPort : StallReason::BankConflict)] = sramWaited;
+    return Error::success();
+  }
+
+  // ---- compute queue: matrix engine and vector unit ----
+
+  /// Occupies the port serving `address` for `cycles` from `at`; returns the start.
+  uint64_t occupy(bool accumulatorPort, uint64_t address, uint64_t at, uint64_t busyCycles,
+                  uint64_t& waited) {
+    auto& p = payloads_[4];
+    p.set_command(tlm::TLM_IGNORE_COMMAND);
+    p.set_address(address);
+    p.set_data_ptr(nullptr);
+    p.set_data_length(0);
+    auto* ext = p.get_extension<TimingExtension>();
+    ext->occupyCycles = busyCycles;
+    const uint64_t n = now();
+    sc_time delay = cycles(at > n ? at - n : 0);
+    (accumulatorPort ? computeAcc : computeSpad)->b_transport(p, delay);
+    waited += ext->waited;
+    return ext->startCycle;
+  }
+
+  /// Checks that `rows` rows of `len` elements at `base` + i * `stride` fit.
+  Error checkRows(bool acc, int64_t base, int64_t rows, int64_t stride, int64_t len) {
+    const uint64_t e = acc ? 4 : 1;
+    const uint64_t size = acc ? run_->accumulator.size() : run_->scratchpad.size();
+    const uint64_t end = uint64_t(base + (rows - 1) * stride + len) * e;
+    return checkRange(acc ? "accumulator" : "scratchpad", uint64_t(base) * e, end, size);
+  }
+
+  void markRows(MemoryTarget& target, int64_t base, int64_t rows, int64_t stride, int64_t len, uint64_t e) {
+    if (stride == len) {
+      target.markWritten(uint64_t(base) * e, uint64_t(rows * len) * e);
+      return;
+    }
+    for (int64_t i = 0; i < rows; ++i) target.markWritten(uint64_t(base + i * stride) * e, uint64_t(len) * e);
+  }
+
+  Error executeCompute(const Instruction& in, InstructionRecord& rec) {
+    RunState& r = *run_;
+    const NpuConfig& c = *r.config;
+    auto* spad = reinterpret_cast<int8_t*>(r.scratchpad.data());
+    auto* acc = reinterpret_cast<int32_t*>(r.accumulator.data());
+    EMBER_RETURN_IF_ERROR(functional::checkOperands(in, spad, int64_t(r.scratchpad.size())));
+    const uint64_t t = now();
+    const uint64_t W = uint64_t(c.bankWidthBytes), Wacc = uint64_t(c.accumulatorPortBytes);
+    const uint64_t lanes = uint64_t(c.vectorLanes), vlat = uint64_t(c.vectorLatencyCycles);
+    uint64_t bankWait = 0, accWait = 0, end = t;
+    SimStats& s = r.stats;
+    auto vectorRows = [&](int64_t rows, int64_t cols,
+                          std::initializer_list<std::pair<bool, int64_t>> operands, uint64_t perRow,
+                          uint64_t setup) {
+      const uint64_t busy = setup + uint64_t(rows) * perRow;
+      uint64_t finish = t + busy;
+      for (auto [isAcc, address] : operands) {
+        const uint64_t begin =
+            occupy(isAcc, uint64_t(address) * (isAcc ? 4 : 1), t, busy, isAcc ? accWait : bankWait);
+        finish = std::max(finish, begin + busy);
+      }
+      s.vectorOps += uint64_t(rows * cols);
+      return finish + vlat;
+    };
+    switch (in.opcode) {
+      case Opcode::Gemm: {
+        const int64_t m = in[Field::M], k = in[Field::K], n = in[Field::N];
+        const bool ws = c.dataflow == Dataflow::WeightStationary;
+        if (ws && (k > c.rows || n > c.cols))
+          return makeError("gemm k=", k, " n=", n, " exceeds the ", c.rows, "x", c.cols,
+                           " weight-stationary array (k <= rows, n <= cols)");
+        if (!ws && (m > c.rows || n > c.cols))
+          return makeError("gemm m=", m, " n=", n, " exceeds the ", c.rows, "x", c.cols,
+                           " output-stationary array (m <= rows, n <= cols)");
+        const bool preload = in[Field::Preload] != 0;
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::InpAddr], m, in[Field::InpStride], k));
+        if (preload)
+          EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::WgtAddr], k, in[Field::WgtStride], n));
+        else if (r.weights.k != k || r.weights.n != n)
+          return makeError("gemm without preload needs preloaded ", k, "x", n,
+                           " weights, but the engine holds ", r.weights.k, "x", r.weights.n);
+        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n));
+        const uint64_t skew = uint64_t(c.rows + c.cols - 2);
+        const uint64_t accRow = ceilDiv(4 * uint64_t(n), Wacc);
+        if (ws) {
+          const uint64_t tp = preload ? uint64_t(k) * ceilDiv(uint64_t(n), W) : 0;
+          const uint64_t pre = tp ? occupy(false, uint64_t(in[Field::WgtAddr]), t, tp, bankWait) + tp : t;
+          const uint64_t ts = uint64_t(m) * std::max(ceilDiv(uint64_t(k), W), accRow);
+          const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), pre, ts, bankWait);
+          const uint64_t b = occupy(true, uint64_t(in[Field::AccAddr]) * 4, pre, ts, accWait);
+          end = std::max(a, b) + ts + skew;
+        } else {
+          const uint64_t ts = uint64_t(k) * ceilDiv(uint64_t(std::max(m, n)), W);
+          const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), t, ts, bankWait);
+          const uint64_t w = occupy(false, uint64_t(in[Field::WgtAddr]), t, ts, bankWait);
+          const uint64_t drain = uint64_t(m) * accRow;
+          const uint64_t d =
+              occupy(true, uint64_t(in[Field::AccAddr]) * 4, std::max(a, w) + ts + skew, drain, accWait);
+          end = d + drain;
+        }
+        functional::gemm(in, spad, acc, r.weights);
+        markRows(accumulator, in[Field::AccAddr], m, in[Field::AccStride], n, 4);
+        rec.macs = uint64_t(m * k * n);
+        s.scratchpadReadBytes += uint64_t(m * k + (preload ? k * n : 0));
+        s.accumulatorWriteBytes += uint64_t(m * n * 4);
+        if (in[Field::Accumulate]) s.accumulatorReadBytes += uint64_t(m * n * 4);
+        rec.unit = Unit::MatrixEngine;
+        break;
+      }
+      case Opcode::Requant: {
+        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+        const uint64_t perRow = std::max(
+            {ceilDiv(uint64_t(cols), lanes), ceilDiv(4 * uint64_t(cols), Wacc), ceilDiv(uint64_t(cols), W)});
+        end = vectorRows(rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}}, perRow, 0);
+        functional::requant(in, acc, spad);
+        markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+        s.accumulatorReadBytes += uint64_t(rows * cols * 4);
+        s.scratchpadWriteBytes += uint64_t(rows * cols);
+        break;
+      }
+      case Opcode::VAdd: {
+        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
+        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
+        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(8 * uint64_t(cols), Wacc));
+        end = vectorRows(rows, cols, {{true, in[Field::Dst]}}, perRow, 0);
+        functional::vadd(in, acc);
+        s.accumulatorReadBytes += uint64_t(rows * cols * 8);
+        s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
+        break;
+      }
+      case Opcode::VClip: {
+        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
+        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(4 * uint64_t(cols), Wacc));
+        end = vectorRows(rows, cols, {{true, in[Field::Dst]}}, perRow, 0);
+        functional::vclip(in, acc);
+        s.accumulatorReadBytes += uint64_t(rows * cols * 4);
+        s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
+        break;
+      }
+      case Opcode::Lut: {
+        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, 256));
+        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(uint64_t(cols), W));
+        end = vectorRows(rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}}, perRow,
+                         ceilDiv(256, W));
+        functional::lut(in, spad);
+        markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+        s.scratchpadReadBytes += uint64_t(rows * cols + 256);
+        s.scratchpadWriteBytes += uint64_t(rows * cols);
+        break;
+      }
+      case Opcode::Pool: {
+        const int64_t oh = in[Field::OutH], ow = in[Field::OutW], ch = in[Field::Channels];
+        const int64_t kh = in[Field::KernelH], kw = in[Field::KernelW];
+        const int64_t inH = (oh - 1) * in[Field::StrideH] + kh, inW = (ow - 1) * in[Field::StrideW] + kw;
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], inH, in[Field::SrcStride], inW * ch));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], oh, in[Field::DstStride], ow * ch));
+        const uint64_t perPixel =
+            uint64_t(kh * kw) * std::max(ceilDiv(uint64_t(ch), lanes), ceilDiv(uint64_t(ch), W));
+        end = vectorRows(oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}}, perPixel, 0);
+        s.vectorOps += uint64_t(oh * ow * ch * (kh * kw - 1));
+        functional::pool(in, spad);
+        markRows(scratchpad, in[Field::Dst], oh, in[Field::DstStride], ow * ch, 1);
+        s.scratchpadReadBytes += uint64_t(oh * ow * ch * kh * kw);
+        s.scratchpadWriteBytes += uint64_t(oh * ow * ch);
+        break;
+      }
+      case Opcode::EAdd: {
+        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::ParamAddr], 1, 0, int64_t(isa::kEAddParamBytes)));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src2], rows, in[Field::Src2Stride], cols));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(uint64_t(cols), W));
+        end = vectorRows(rows, cols,
+                         {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}}, perRow,
+                         ceilDiv(isa::kEAddParamBytes, W));
+        functional::eadd(in, spad);
+        markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+        s.scratchpadReadBytes += uint64_t(rows * cols * 2 + int64_t(isa::kEAddParamBytes));
+        s.scratchpadWriteBytes += uint64_t(rows * cols);
+        break;
+      }
+      case Opcode::Sync:
+        end = t + 1;
+        break;
+      default:
+        return makeError("malformed instruction: not a compute instruction");
+    }
+    if (in.opcode != Opcode::Gemm && in.opcode != Opcode::Sync) rec.unit = Unit::VectorUnit;
+    rec.stallCycles[size_t(StallReason::BankConflict)] = bankWait;
+    rec.stallCycles[size_t(StallReason::AccumulatorPort)] = accWait;
+    waitUntil(end);
+    return Error::success();
+  }
+
+  RunState* run_ = nullptr;
+  sc_event startEvent_, abortEvent_;
+  sc_event queueEvent_[isa::kNumQueues], spaceEvent_[isa::kNumQueues];
+  sc_event tokenEvent_[kNumTokens];
+  tlm::tlm_generic_payload payloads_[5];  // load dram/sram, store dram/sram, compute
+  std::vector<uint8_t> rowBuffer_;
+};
+
+std::mutex& simulatorMutex() {
+  static std::mutex m;
+  return m;
+}
+
+NpuTop& top() {
+  // Created once and never destroyed: SystemC's kernel outlives every run.
+  static NpuTop* instance = [] {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
+    auto* npu = new NpuTop("ember_npu");
+    sc_start(SC_ZERO_TIME);  // elaborate and park every thread on its first wait
+    return npu;
+  }();
+  return *instance;
+}
+
+std::string deadlockMessage(const RunState& r) {
+  std::ostringstream os;
+  os << "deadlock:";
+  bool any = false;
+  for (int q = 0; q < isa::kNumQueues; ++q) {
+    const auto& b = r.blocked[q];
+    if (!b.onToken) continue;
+    const auto* spec = isa::findOpcode(uint8_t(r.program[b.index].opcode));
+    os << (any ? ";" : "") << " the " << isa::queueName(Queue(q)) << " queue waits at instruction " << b.index
+       << " (" << (spec ? spec->mnemonic : "?") << ") for a token from " << kTokenSource[b.token];
+    any = true;
+  }
+  if (r.fetchBlocked) {
+    os << (any ? ";" : "") << " fetch waits at instruction " << r.fetchBlocked->first
+       << " for space in the full " << isa::queueName(r.fetchBlocked->second) << " queue";
+    any = true;
+  }
+  if (!any) os << " the program stopped before FINISH";
+  os << " (no token can arrive)";
+  return os.str();
+}
+
+void summarise(RunState& r, NpuTop& npu) {
+  SimStats& s = r.stats;
+  const NpuConfig& c = *r.config;
+  s.configName = c.name;
+  s.clockGhz = c.clockGhz;
+  std::sort(s.records.begin(), s.records.end(), [](const auto& a, const auto& b) {
+    return a.endCycle != b.endCycle ? a.endCycle < b.endCycle : a.index < b.index;
+  });
+  s.instructions = r.program.size();
+  for (const auto& rec : s.records) {
+    s.cycles = std::max(s.cycles, rec.endCycle);
+    s.macs += rec.macs;
+    uint64_t resourceStall = 0;
+    for (size_t i = 0; i < kNumStallReasons; ++i)
+      if (StallReason(i) != StallReason::Token) resourceStall += rec.stallCycles[i];
+    const Unit queueUnit =
+        rec.unit == Unit::MatrixEngine || rec.unit == Unit::VectorUnit ? Unit::Compute : rec.unit;
+    const uint64_t work = rec.endCycle - rec.startCycle;
+    const uint64_t busy = work > resourceStall ? work - resourceStall : 0;
+    auto& qs = s.units[size_t(queueUnit)];
+    qs.busyCycles += busy;
+    qs.stallCycles[size_t(StallReason::Token)] += rec.startCycle - rec.issueCycle;
+    for (size_t i = 0; i < kNumStallReasons; ++i)
+      if (StallReason(i) != StallReason::Token) qs.stallCycles[i] += rec.stallCycles[i];
+    if (queueUnit != rec.unit) {
+      auto& us = s.units[size_t(rec.unit)];
+      us.busyCycles += busy;
+      for (size_t i = 0; i < kNumStallReasons; ++i)
+        if (StallReason(i) != StallReason::Token) us.stallCycles[i] += rec.stallCycles[i];
+    }
+  }
+  s.cycles = std::max<uint64_t>(s.cycles, s.units[size_t(Unit::Fetch)].busyCycles);
+  const double peak = double(s.cycles) * double(c.rows * c.cols);
+  s.macUtilization = peak > 0 ? double(s.macs) / peak : 0;
+  s.dramReadBytes = npu.dram.readBytes;
+  s.dramWriteBytes = npu.dram.writeBytes;
+  s.scratchpadReadBytes += npu.scratchpad.readBytes;
+  s.scratchpadWriteBytes += npu.scratchpad.writeBytes;
+  s.accumulatorReadBytes += npu.accumulator.readBytes;
+  s.accumulatorWriteBytes += npu.accumulator.writeBytes;
+  s.scratchpadPeakBytes = npu.scratchpad.peakBytes();
+  s.accumulatorPeakBytes = npu.accumulator.peakBytes();
+  const EnergyTable& e = c.energy;
+  s.energyBreakdownPj = {
+      {"mac", double(s.macs) * e.macPj},
+      {"dram", double(s.dramReadBytes + s.dramWriteBytes) * e.dramBytePj},
+      {"scratchpad", double(s.scratchpadReadBytes + s.scratchpadWriteBytes) * e.scratchpadBytePj},
+      {"accumulator", double(s.accumulatorReadBytes + s.accumulatorWriteBytes) * e.accumulatorBytePj},
+      {"vector", double(s.vectorOps) * e.vectorOpPj},
+      {"instruction", double(s.instructions) * e.instructionPj},
+      {"static", double(s.cycles) * e.staticPjPerCycle},
+  };
+  s.energyPj = 0;
+  for (const auto& [_, v] : s.energyBreakdownPj) s.energyPj += v;
+
+  // Layers: by tag; untagged instructions form "program".
+  const size_t numLayers = r.bundle->layers.size() + 1;
+  struct Acc {
+    bool used = false;
+    uint64_t first = UINT64_MAX, last = 0;
+    LayerStats stats;
+    std::map<uint8_t, uint64_t> opCycles;
+  };
+  std::vector<Acc> layers(numLayers);
+  for (const auto& rec : s.records) {
+    Acc& a = layers[rec.layer];
+    a.used = true;
+    a.first = std::min(a.first, rec.issueCycle);
+    a.last = std::max(a.last, rec.endCycle);
+    a.stats.macs += rec.macs;
+    a.stats.dramBytes += rec.dramBytes;
+    a.stats.stallCycles[size_t(StallReason::Token)] += rec.startCycle - rec.issueCycle;
+    for (size_t i = 1; i < kNumStallReasons; ++i) a.stats.stallCycles[i] += rec.stallCycles[i];
+    if (rec.unit == Unit::MatrixEngine || rec.unit == Unit::VectorUnit)
+      a.opCycles[rec.opcode] += rec.endCycle - rec.startCycle;
+  }
+  for (size_t i = 0; i < numLayers; ++i) {
+    Acc& a = layers[i];
+    if (!a.used) continue;
+    a.stats.name = i == 0 ? "program" : r.bundle->layers[i - 1];
+    a.stats.cycles = a.last - a.first;
+    uint64_t best = 0;
+    a.stats.op = "dma";
+    if (a.stats.macs)
+      a.stats.op = "gemm";
+    else
+      for (auto [op, cycles] : a.opCycles)
+        if (cycles >= best) {
+          best = cycles;
+          a.stats.op = std::string(isa::findOpcode(op)->mnemonic);
+        }
+    const double layerPeak = double(a.stats.cycles) * double(c.rows * c.cols);
+    a.stats.macUtilization = layerPeak > 0 ? double(a.stats.macs) / layerPeak : 0;
+    s.layers.push_back(a.stats);
+  }
+}
+
+}  // namespace
+
+std::string_view stallReasonName(StallReason r) {
+  switch (r) {
+    case StallReason::Token:
+      return "token";
+    case StallReason::DramBandwidth:
+      return "dram_bandwidth";
+    case StallReason::BankConflict:
+      return "bank_conflict";
+    case StallReason::AccumulatorPort:
+      return "accumulator_port";
+    case StallReason::QueueFull:
+      return "queue_full";
+    default:
+      return "?";
+  }
+}
+
+std::string_view unitName(Unit u) {
+  switch (u) {
+    case Unit::Fetch:
+      return "fetch";
+    case Unit::Load:
+      return "load";
+    case Unit::Compute:
+      return "compute";
+    case Unit::Store:
+      return "store";
+    case Unit::MatrixEngine:
+      return "matrix_engine";
+    case Unit::VectorUnit:
+      return "vector_unit";
+    default:
+      return "?";
+  }
+}
+
+DramImage makeDram(const Bundle& bundle) {
+  DramImage image;
+  image.bytes.assign(bundle.dramBytes, 0);
+  std::copy(bundle.weights.begin(), bundle.weights.end(),
+            image.bytes.begin() + int64_t(bundle.weightsOffset));
+  return image;
+}
+
+Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
+                            const SimOptions& options) {
+  if (config.matrixEngineModel == MatrixEngineModel::Rtl)
+    return makeError(
+        "config '", config.name,
+        "': matrix_engine.model 'rtl' needs the Verilator build of the RTL, which is not available");
+  if (bundle.configHash != 0 && bundle.configHash != config.hash()) {
+    std::ostringstream os;
+    os << std::hex << "the bundle was built for config hash 0x" << bundle.configHash << " but config '"
+       << config.name << "' has hash 0x" << config.hash();
+    return Error::make(os.str());
+  }
+  if (bundle.dramBytes > uint64_t(config.dramBytes))
+    return makeError("the bundle uses ", bundle.dramBytes, " bytes of DRAM but config '", config.name,
+                     "' has ", config.dramBytes);
+  if (dram.bytes.size() != bundle.dramBytes)
+    return makeError("the DRAM image has ", dram.bytes.size(), " bytes but the bundle declares ",
+                     bundle.dramBytes);
+  RunState state;
+  state.bundle = &bundle;
+  state.config = &config;
+  state.options = &options;
+  state.program.reserve(bundle.program.size());
+  for (size_t i = 0; i < bundle.program.size(); ++i) {
+    auto instr = isa::decode(bundle.program[i]);
+    if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
+    state.program.push_back(*instr);
+  }
+  if (std::none_of(state.program.begin(), state.program.end(),
+                   [](const Instruction& in) { return in.opcode == Opcode::Finish; }))
+    return makeError("the program has no FINISH instruction");
+  state.scratchpad.assign(size_t(config.scratchpadBytes), 0);
+  state.accumulator.assign(size_t(config.accumulatorBytes), 0);
+  state.dram = dram.bytes.data();
+  state.dramBytes = dram.bytes.size();
+  state.hostStart = state.lastProgress = std::chrono::steady_clock::now();
+
+  std::lock_guard<std::mutex> lock(simulatorMutex());
+  NpuTop& npu = top();
+  npu.run(state);
+  bool drained = state.fetchDone && !state.aborted;
+  for (int q = 0; q < isa::kNumQueues; ++q)
+    drained = drained && state.queues[q].empty() && !state.blocked[q].onToken;
+  if (state.error || !drained) {
+    const Error e = state.error ? *state.error : Error::make(deadlockMessage(state));
+    npu.unwind(state);
+    return e;
+  }
+  npu.finish();
+  summarise(state, npu);
+  state.stats.hostSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - state.hostStart).count();
+  return std::move(state.stats);
+}
+
+}  // namespace ember::npu
