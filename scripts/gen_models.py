@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Exports the end-to-end test models with PyTorch and saves PyTorch's outputs as goldens.
+
+Usage: gen_models.py OUTDIR
+
+For each model M in resnet18, mobilenet_v2 and transformer_encoder, writes
+  OUTDIR/M.onnx         the model (random but deterministic weights, eval mode)
+  OUTDIR/M.input.npy    the input (float32)
+  OUTDIR/M.output.npy   PyTorch's output for that input (float32)
+
+Deterministic: every model is built and fed from its own fixed seed, on one thread. Skips all
+work when OUTDIR/.stamp names the same generator and torch versions and every file exists.
+
+Test-data generation only: nothing in the product runs Python.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+GENERATOR_VERSION = "gen_models v1"
+
+
+def reinit_batchnorm(model: torch.nn.Module, generator: torch.Generator) -> None:
+    """Random but sane BatchNorm statistics and affine parameters.
+
+    Freshly constructed BatchNorms are identities (mean 0, var 1, weight 1, bias 0), which hides
+    bugs in BatchNorm folding and lets activations of deep random networks shrink toward zero.
+    """
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            n = module.num_features
+            with torch.no_grad():
+                module.running_mean.copy_(torch.randn(n, generator=generator) * 0.1)
+                module.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
+                module.weight.copy_(torch.rand(n, generator=generator) + 0.5)
+                module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
+
+
+def make_resnet18():
+    torch.manual_seed(1801)
+    model = torchvision.models.resnet18(weights=None)
+    reinit_batchnorm(model, torch.Generator().manual_seed(1802))
+    return model, (1, 3, 224, 224), 13
+
+
+def make_mobilenet_v2():
+    torch.manual_seed(2201)
+    model = torchvision.models.mobilenet_v2(weights=None)
+    reinit_batchnorm(model, torch.Generator().manual_seed(2202))
+    return model, (1, 3, 224, 224), 13
+
+
+def make_transformer_encoder():
+    torch.manual_seed(6401)
+    model = torch.nn.TransformerEncoderLayer(
+        d_model=64, nhead=4, dim_feedforward=128, activation="gelu", batch_first=True
+    )
+    return model, (1, 16, 64), 14
+
+
+MODELS = {
+    "resnet18": make_resnet18,
+    "mobilenet_v2": make_mobilenet_v2,
+    "transformer_encoder": make_transformer_encoder,
+}
+
+
+def outputs_of(out_dir: str, name: str):
+    return [os.path.join(out_dir, name + suffix) for suffix in (".onnx", ".input.npy", ".output.npy")]
+
+
+def stamp_text() -> str:
+    return f"{GENERATOR_VERSION} torch {torch.__version__} torchvision {torchvision.__version__}\n"
+
+
+def export_model(out_dir: str, name: str, factory) -> None:
+    model, input_shape, opset = factory()
+    model.eval()
+    generator = torch.Generator().manual_seed(hash_name(name))
+    example = torch.randn(*input_shape, generator=generator, dtype=torch.float32)
+
+    # With gradients enabled and parameters requiring them, PyTorch takes the same (non-fused)
+    # path that the exporter traces, so the golden matches the exported graph's semantics.
+    with torch.enable_grad():
+        golden = model(example).detach()
+
+    onnx_path, input_path, output_path = outputs_of(out_dir, name)
+    tmp_path = onnx_path + ".tmp"
+    torch.onnx.export(
+        model,
+        (example,),
+        tmp_path,
+        opset_version=opset,
+        input_names=["input"],
+        output_names=["output"],
+        do_constant_folding=True,
+    )
+    np.save(input_path, example.numpy().astype(np.float32))
+    np.save(output_path, golden.numpy().astype(np.float32))
+    os.replace(tmp_path, onnx_path)
+    print(
+        f"gen_models: {name}: {os.path.getsize(onnx_path) / 1e6:.2f} MB, input {list(input_shape)}, "
+        f"output {list(golden.shape)}, max|output| {float(golden.abs().max()):.4g}"
+    )
+
+
+def hash_name(name: str) -> int:
+    """A stable seed from a name (Python's hash() is randomised per process)."""
+    seed = 0
+    for ch in name.encode():
+        seed = (seed * 131 + ch) % (2**31 - 1)
+    return seed
+
+
+def main() -> int:
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(sys.argv) == 2 else 2
+    out_dir = os.path.abspath(sys.argv[1])
+    stamp_path = os.path.join(out_dir, ".stamp")
+    all_files = [p for name in MODELS for p in outputs_of(out_dir, name)]
+    if os.path.exists(stamp_path) and all(os.path.exists(p) for p in all_files):
+        with open(stamp_path) as f:
+            if f.read() == stamp_text():
+                os.utime(stamp_path)  # newer than this script, so the build considers it done
+                print(f"gen_models: {out_dir} is up to date")
+                return 0
+
+    os.makedirs(out_dir, exist_ok=True)
+    if os.path.exists(stamp_path):
+        os.remove(stamp_path)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    start = time.monotonic()
+    for name, factory in MODELS.items():
+        export_model(out_dir, name, factory)
+    with open(stamp_path, "w") as f:
+        f.write(stamp_text())
+    print(f"gen_models: wrote {len(MODELS)} models to {out_dir} in {time.monotonic() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
