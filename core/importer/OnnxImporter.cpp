@@ -1,0 +1,397 @@
+// The ONNX importer: model parsing, graph inputs and outputs, and the
+// NodeBuilder that op handlers (OnnxOps.cpp) use to create Ember nodes.
+
+#include "OnnxImporter.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ember/Importer.h"
+#include "ember/Kernels.h"
+
+namespace ember {
+namespace onnx_import {
+namespace {
+
+bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+/// Reads integer element i of an i32/i64 tensor exactly (doubles would lose
+/// INT64_MAX, which Slice uses as "to the end").
+int64_t intElement(const Tensor& t, int64_t i) {
+  return t.type().kind == ElemKind::I64 ? t.as<int64_t>()[i] : int64_t(t.as<int32_t>()[i]);
+}
+
+}  // namespace
+
+// ---- NodeBuilder: inputs ------------------------------------------------------
+
+int64_t NodeBuilder::maxElements() const { return importer_.options().maxElements; }
+
+bool NodeBuilder::hasInput(size_t i) const { return i < numInputs() && !proto_.input(int(i)).empty(); }
+
+Expected<Value> NodeBuilder::input(size_t i) const {
+  if (!hasInput(i)) return makeError("missing input ", i);
+  return importer_.lookup(proto_.input(int(i)));
+}
+
+Expected<std::vector<Value>> NodeBuilder::inputs() const {
+  std::vector<Value> result;
+  for (size_t i = 0; i < numInputs(); ++i) {
+    EMBER_TRY(Value v, input(i));
+    result.push_back(std::move(v));
+  }
+  return result;
+}
+
+Expected<std::vector<int64_t>> NodeBuilder::constInts(size_t i, std::string_view what) const {
+  EMBER_TRY(Value v, input(i));
+  if (!v.isConstant()) return makeError("input '", what, "' must be a constant under static shapes");
+  const ElemKind kind = v.type.kind;
+  if (kind != ElemKind::I64 && kind != ElemKind::I32)
+    return makeError("input '", what, "' must be int32 or int64, not ", elemKindName(kind));
+  std::vector<int64_t> result;
+  for (int64_t k = 0; k < v.constant->type().numElements(); ++k) result.push_back(intElement(*v.constant, k));
+  return result;
+}
+
+Expected<std::vector<double>> NodeBuilder::constFloats(size_t i, std::string_view what) const {
+  EMBER_TRY(Value v, input(i));
+  if (!v.isConstant()) return makeError("input '", what, "' must be a constant under static shapes");
+  std::vector<double> result;
+  for (int64_t k = 0; k < v.constant->type().numElements(); ++k)
+    result.push_back(v.type.kind == ElemKind::I64 ? double(intElement(*v.constant, k))
+                                                  : v.constant->elementAsDouble(k));
+  return result;
+}
+
+// ---- NodeBuilder: attributes -----------------------------------------------------
+
+const onnx::AttributeProto* NodeBuilder::attr(std::string_view name) const {
+  for (const auto& a : proto_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+namespace {
+using AP = onnx::AttributeProto;
+
+// Old exporters may leave `type` unset; then the filled field decides.
+bool attrIs(const AP& a, AP::AttributeType type, bool filled) {
+  return a.type() == type || (a.type() == AP::UNDEFINED && filled);
+}
+Error attrTypeError(const AP& a, const char* expected) {
+  return makeError("attribute '", a.name(), "' must be ", expected);
+}
+}  // namespace
+
+Expected<int64_t> NodeBuilder::attrInt(std::string_view name, std::optional<int64_t> dflt) const {
+  const AP* a = attr(name);
+  if (!a) {
+    if (dflt) return *dflt;
+    return makeError("missing attribute '", name, "'");
+  }
+  if (!attrIs(*a, AP::INT, a->has_i())) return attrTypeError(*a, "an int");
+  return int64_t(a->i());
+}
+
+Expected<double> NodeBuilder::attrFloat(std::string_view name, std::optional<double> dflt) const {
+  const AP* a = attr(name);
+  if (!a) {
+    if (dflt) return *dflt;
+    return makeError("missing attribute '", name, "'");
+  }
+  if (!attrIs(*a, AP::FLOAT, a->has_f())) return attrTypeError(*a, "a float");
+  return double(a->f());
+}
+
+Expected<std::string> NodeBuilder::attrString(std::string_view name, std::optional<std::string> dflt) const {
+  const AP* a = attr(name);
+  if (!a) {
+    if (dflt) return *dflt;
+    return makeError("missing attribute '", name, "'");
+  }
+  if (!attrIs(*a, AP::STRING, a->has_s())) return attrTypeError(*a, "a string");
+  return a->s();
+}
+
+Expected<std::vector<int64_t>> NodeBuilder::attrInts(std::string_view name,
+                                                     std::optional<std::vector<int64_t>> dflt) const {
+  const AP* a = attr(name);
+  if (!a) {
+    if (dflt) return *dflt;
+    return makeError("missing attribute '", name, "'");
+  }
+  if (!attrIs(*a, AP::INTS, a->ints_size() > 0)) return attrTypeError(*a, "a list of ints");
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+Expected<std::vector<double>> NodeBuilder::attrFloats(std::string_view name,
+                                                      std::optional<std::vector<double>> dflt) const {
+  const AP* a = attr(name);
+  if (!a) {
+    if (dflt) return *dflt;
+    return makeError("missing attribute '", name, "'");
+  }
+  if (!attrIs(*a, AP::FLOATS, a->floats_size() > 0)) return attrTypeError(*a, "a list of floats");
+  return std::vector<double>(a->floats().begin(), a->floats().end());
+}
+
+Expected<Tensor> NodeBuilder::attrTensor(std::string_view name) const {
+  const AP* a = attr(name);
+  if (!a) return makeError("missing attribute '", name, "'");
+  if (!attrIs(*a, AP::TENSOR, a->has_t())) return attrTypeError(*a, "a tensor");
+  auto t = tensorFromProto(a->t(), importer_.source());
+  if (!t) return t.error().withContext("attribute '" + std::string(name) + "'");
+  return t;
+}
+
+// ---- NodeBuilder: building -------------------------------------------------------
+
+Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, std::vector<Value> inputs, Attributes attrs,
+                                                  std::string_view suffix) {
+  std::vector<Type> inputTypes;
+  bool allConstant = true;
+  for (const Value& v : inputs) {
+    inputTypes.push_back(v.type);
+    allConstant = allConstant && v.isConstant();
+  }
+  const std::string base = suffix.empty() ? name_ : name_ + "/" + std::string(suffix);
+  // The type rule's message has no node context; the caller adds the ONNX one.
+  EMBER_TRY(std::vector<Type> resultTypes, inferResultTypes(kind, inputTypes, attrs));
+  for (const Type& t : resultTypes)
+    if (Error e = checkDims(t.dims, maxElements()))
+      return e.withContext(std::string(opName(kind)) + " result");
+
+  // Constant inputs: evaluate primitives now, so that shape subgraphs and
+  // weight transposes leave only constants behind.
+  if (allConstant && opInfo(kind).category == OpCategory::Primitive &&
+      kernelSupports(kind, inputTypes, resultTypes)) {
+    std::vector<Tensor> results;
+    for (const Type& t : resultTypes) results.emplace_back(t);
+    std::vector<ConstTensorRef> inRefs;
+    for (const Value& v : inputs) inRefs.push_back(v.constant->ref());
+    std::vector<TensorRef> outRefs;
+    for (Tensor& t : results) outRefs.push_back(t.ref());
+    if (!runKernel(kind, attrs, inRefs, outRefs)) {
+      std::vector<Value> values;
+      for (Tensor& t : results) values.push_back(Value::ofTensor(std::move(t), base));
+      return values;
+    }
+    // A kernel failure leaves the node to the graph.
+  }
+
+  std::vector<NodeValue> operands;
+  for (const Value& v : inputs) operands.push_back(importer_.materialize(v));
+  Function& fn = importer_.function();
+  EMBER_TRY(Node * node, fn.create(kind, base, std::move(operands), std::move(attrs)));
+  std::vector<Value> values;
+  for (unsigned r = 0; r < node->numResults(); ++r) values.push_back(Value::ofNode(node->result(r)));
+  return values;
+}
+
+Expected<Value> NodeBuilder::emit(OpKind kind, std::vector<Value> inputs, Attributes attrs,
+                                  std::string_view suffix) {
+  EMBER_TRY(std::vector<Value> values, emitAll(kind, std::move(inputs), std::move(attrs), suffix));
+  assert(values.size() == 1 && "emit() is for single-result ops");
+  return values[0];
+}
+
+Expected<Value> NodeBuilder::reshape(const Value& v, Dims dims, std::string_view suffix) {
+  if (v.dims() == dims) return v;
+  return emit(OpKind::Reshape, {v}, Attributes{{"shape", std::move(dims)}}, suffix);
+}
+
+Expected<Value> NodeBuilder::transpose(const Value& v, std::vector<int64_t> perm, std::string_view suffix) {
+  return emit(OpKind::Transpose, {v}, Attributes{{"perm", std::move(perm)}}, suffix);
+}
+
+Value NodeBuilder::scalar(ElemKind kind, double value) const {
+  Tensor t(isQuantized(kind) ? Type(kind, {}, 1.0f, 0) : Type(kind, {}));
+  t.setElementFromDouble(0, value);
+  return Value::ofTensor(std::move(t), name_ + "/const");
+}
+
+// ---- NodeBuilder: outputs --------------------------------------------------------
+
+Error NodeBuilder::setOutput(size_t i, Value v) {
+  if (i >= numOutputs() || proto_.output(int(i)).empty()) return Error::success();
+  const std::string& outName = proto_.output(int(i));
+  if (v.isConstant()) v.name = outName;
+  return importer_.define(outName, std::move(v));
+}
+
+bool NodeBuilder::outputUsed(size_t i) const {
+  return i < numOutputs() && !proto_.output(int(i)).empty() && importer_.isUsed(proto_.output(int(i)));
+}
+
+Error NodeBuilder::requireUnused(size_t first, std::string_view what) const {
+  for (size_t i = first; i < numOutputs(); ++i)
+    if (outputUsed(i))
+      return makeError("output '", proto_.output(int(i)), "' (", what, ") is used but unsupported");
+  return Error::success();
+}
+
+// ---- GraphImporter ---------------------------------------------------------------
+
+Expected<Value> GraphImporter::lookup(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end())
+    return makeError("input '", name, "' is not defined by an earlier node, initializer or graph input");
+  return it->second;
+}
+
+Error GraphImporter::define(const std::string& name, Value v) {
+  if (!values_.emplace(name, std::move(v)).second) return makeError("value '", name, "' is defined twice");
+  return Error::success();
+}
+
+NodeValue GraphImporter::materialize(const Value& v) {
+  if (!v.isConstant()) return v.node;
+  auto it = materialized_.find(v.constant.get());
+  if (it != materialized_.end()) return it->second.second;
+  Node* node = function_.createConstant(v.name.empty() ? "constant" : v.name, *v.constant);
+  materialized_.emplace(v.constant.get(), std::make_pair(v.constant, node->result()));
+  return node->result();
+}
+
+Error GraphImporter::importInitializers(const onnx::GraphProto& graph) {
+  if (graph.sparse_initializer_size() > 0)
+    return makeError("sparse initializer '", graph.sparse_initializer(0).values().name(), "' is unsupported");
+  for (const auto& init : graph.initializer()) {
+    auto tensor = tensorFromProto(init, source_);
+    if (!tensor) return tensor.error().withContext("initializer '" + init.name() + "'");
+    if (init.name().empty()) return makeError("an initializer has no name");
+    if (Error e = define(init.name(), Value::ofTensor(tensor.take(), init.name()))) return e;
+  }
+  return Error::success();
+}
+
+Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
+  for (const auto& input : graph.input()) {
+    const std::string& name = input.name();
+    // IR < 4: initializers are also listed as inputs; they stay constants.
+    if (values_.count(name)) continue;
+    const std::string what = "input '" + name + "'";
+    if (!input.type().has_tensor_type()) return makeError(what, " is not a tensor");
+    const auto& tensorType = input.type().tensor_type();
+    if (!tensorType.has_shape()) return makeError(what, " has no shape");
+    Dims dims;
+    const auto& shape = tensorType.shape();
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      const auto& dim = shape.dim(i);
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0) return makeError(what, " has negative dimension ", dim.dim_value());
+        dims.push_back(dim.dim_value());
+        continue;
+      }
+      const std::string param = dim.has_dim_param() ? dim.dim_param() : std::string();
+      auto pinned = options_.dimValues.find(param);
+      if (param.empty() || pinned == options_.dimValues.end()) {
+        if (param.empty())
+          return makeError(what, " has unknown dimension ", i, "; give it a static size in the model");
+        return makeError(what, " has symbolic dimension '", param, "'; pin it with --dim ", param, "=VALUE");
+      }
+      if (pinned->second < 0) return makeError("--dim ", param, "=", pinned->second, " is negative");
+      dims.push_back(pinned->second);
+    }
+    if (Error e = checkDims(dims, options_.maxElements)) return e.withContext(what);
+    auto type = typeFromOnnx(tensorType.elem_type(), dims);
+    if (!type) return type.error().withContext(what);
+    if (name.empty()) return makeError("a graph input has no name");
+    Node* placeholder = function_.createPlaceholder(name, type.take());
+    if (Error e = define(name, Value::ofNode(placeholder->result()))) return e;
+  }
+  return Error::success();
+}
+
+Error GraphImporter::importNode(const onnx::NodeProto& node, size_t index) {
+  const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+  const std::string context = "node '" + name + "' (" + node.op_type() + ")";
+  if (!isDefaultDomain(node.domain()))
+    return makeError(context, ": unsupported operator ", node.domain(), ".", node.op_type());
+  const OpHandler* handler = findOpHandler(node.op_type());
+  if (!handler) return makeError(context, ": unsupported operator ", node.op_type(), " (opset ", opset_, ")");
+  if (opset_ < 7) {
+    // Opsets 1-6 are imported where their semantics match opset 7's; the
+    // legacy broadcast-with-axis form does not.
+    for (const auto& a : node.attribute())
+      if (a.name() == "broadcast" && a.i() != 0 &&
+          std::any_of(node.attribute().begin(), node.attribute().end(),
+                      [](const auto& b) { return b.name() == "axis"; }))
+        return makeError(context, ": legacy broadcasting with an axis (opset ", opset_, ") is unsupported");
+  }
+  NodeBuilder builder(*this, node, name, opset_);
+  if (Error e = (*handler)(builder)) return e.withContext(context);
+  return Error::success();
+}
+
+Error GraphImporter::importOutputs(const onnx::GraphProto& graph) {
+  if (graph.output_size() == 0) return makeError("the graph has no outputs");
+  for (const auto& output : graph.output()) {
+    EMBER_TRY(Value v, lookup(output.name()));
+    function_.addOutput(output.name(), materialize(v));
+  }
+  return Error::success();
+}
+
+Error GraphImporter::importGraph(const onnx::GraphProto& graph) {
+  for (const auto& node : graph.node())
+    for (const auto& in : node.input()) used_.insert(in);
+  for (const auto& out : graph.output()) used_.insert(out.name());
+
+  EMBER_RETURN_IF_ERROR(importInitializers(graph));
+  EMBER_RETURN_IF_ERROR(importInputs(graph));
+  for (int i = 0; i < graph.node_size(); ++i) EMBER_RETURN_IF_ERROR(importNode(graph.node(i), size_t(i)));
+  EMBER_RETURN_IF_ERROR(importOutputs(graph));
+  // Catches importer bugs as an error instead of a bad graph downstream.
+  if (Error e = function_.verify()) return e.withContext("imported graph fails verification");
+  return Error::success();
+}
+
+namespace {
+
+Expected<Function*> importModel(const std::string& bytes, const std::string& origin,
+                                const std::string& baseDir, Module& module, const ImportOptions& options) {
+  auto fail = [&](const Error& e) -> Expected<Function*> { return e.withContext(origin); };
+  if (bytes.empty()) return fail(makeError("empty file"));
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) return fail(makeError("not a valid ONNX model (protobuf parse failed)"));
+  if (!model.has_graph()) return fail(makeError("the model has no graph"));
+
+  // Without a default-domain opset_import (IR version < 3) the opset is 1.
+  int64_t opset = 1;
+  for (const auto& entry : model.opset_import())
+    if (isDefaultDomain(entry.domain())) opset = entry.version();
+  if (opset < 1) return fail(makeError("invalid opset version ", opset));
+  if (module.function("main")) return fail(makeError("the module already has a function 'main'"));
+
+  Function& function = module.createFunction("main");
+  GraphImporter importer(function, options, TensorSource{baseDir, options.maxElements}, opset);
+  if (Error e = importer.importGraph(model.graph())) return fail(e);
+  return &function;
+}
+
+}  // namespace
+}  // namespace onnx_import
+
+Expected<Function*> importOnnxBytes(const std::string& bytes, const std::string& origin, Module& module,
+                                    const ImportOptions& options) {
+  return onnx_import::importModel(bytes, origin, "", module, options);
+}
+
+Expected<Function*> importOnnxFile(const std::string& path, Module& module, const ImportOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return makeError(path, ": is a directory, not a model file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return makeError(path, ": cannot open file");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return makeError(path, ": cannot read file");
+  std::string baseDir = std::filesystem::path(path).parent_path().string();
+  if (baseDir.empty()) baseDir = ".";
+  return onnx_import::importModel(contents.str(), path, baseDir, module, options);
+}
+
+}  // namespace ember

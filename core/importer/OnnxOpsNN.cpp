@@ -1,0 +1,461 @@
+// ONNX linear algebra, convolution, pooling, normalisation and resizing.
+//
+// Values stay in ONNX's NCHW layout inside the importer. Ops that are NHWC in
+// Ember are wrapped in Transposes ([0,2,3,1] in, [0,3,1,2] out) that the
+// optimizer cancels; constant filters are transposed at import time. 1-D
+// convolutions and pools become 2-D ones with H = 1.
+
+#include <algorithm>
+#include <cmath>
+
+#include "OnnxImporter.h"
+
+namespace ember::onnx_import {
+namespace {
+
+const std::vector<int64_t> kToNHWC = {0, 2, 3, 1};
+const std::vector<int64_t> kToNCHW = {0, 3, 1, 2};
+
+Tensor zeros(ElemKind kind, Dims dims) { return Tensor(Type(kind, std::move(dims))); }
+
+// ---- MatMul and Gemm -----------------------------------------------------------
+
+Error importMatMul(NodeBuilder& b) {
+  EMBER_TRY(Value lhs, b.input(0));
+  EMBER_TRY(Value rhs, b.input(1));
+  const size_t lr = lhs.rank(), rr = rhs.rank();
+  if (lr == 0 || rr == 0) return makeError("operands must have rank >= 1");
+  // numpy matmul: a 1-D lhs is a row vector, a 1-D rhs a column vector; the
+  // added dimension is removed from the result.
+  if (lr == 1) {
+    EMBER_TRY(lhs, b.reshape(lhs, {1, lhs.dims()[0]}, "lhs_2d"));
+  }
+  if (rr == 1) {
+    EMBER_TRY(rhs, b.reshape(rhs, {rhs.dims()[0], 1}, "rhs_2d"));
+  }
+  const bool squeeze = lr == 1 || rr == 1;
+  EMBER_TRY(Value out, b.emit(OpKind::MatMul, {lhs, rhs}, {}, squeeze ? "2d" : ""));
+  if (squeeze) {
+    const Dims& d = out.dims();
+    Dims dims(d.begin(), d.end() - 2);
+    if (lr > 1) dims.push_back(d[d.size() - 2]);
+    if (rr > 1) dims.push_back(d.back());
+    EMBER_TRY(out, b.reshape(out, dims, ""));
+  }
+  return b.setOutput(0, out);
+}
+
+Error importGemm(NodeBuilder& b) {
+  EMBER_TRY(Value a, b.input(0));
+  EMBER_TRY(Value bm, b.input(1));
+  EMBER_TRY(double alpha, b.attrFloat("alpha", 1.0));
+  EMBER_TRY(double beta, b.attrFloat("beta", 1.0));
+  EMBER_TRY(int64_t transA, b.attrInt("transA", 0));
+  EMBER_TRY(int64_t transB, b.attrInt("transB", 0));
+  if (a.rank() != 2 || bm.rank() != 2) return makeError("A and B must be 2-D");
+  Value c;
+  if (b.hasInput(2)) {
+    EMBER_TRY(c, b.input(2));
+  } else {
+    // C is optional from opset 11.
+    c = b.constant(zeros(a.type.kind, {bm.dims()[transB ? 0 : 1]}));
+  }
+  EMBER_TRY(Value out, b.emit(OpKind::Gemm, {a, bm, c},
+                              Attributes{{"alpha", alpha},
+                                         {"beta", beta},
+                                         {"trans_a", int64_t(transA != 0)},
+                                         {"trans_b", int64_t(transB != 0)}}));
+  return b.setOutput(0, out);
+}
+
+// ---- windows: kernel, strides, dilations, pads ---------------------------------
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations;
+  std::vector<int64_t> pads;  ///< ONNX order: all begins, then all ends
+};
+
+/// Reads strides/dilations/pads/auto_pad for `spatial` (the input's spatial
+/// dims) and a kernel of known size.
+Expected<Window> readWindow(NodeBuilder& b, const Dims& spatial, std::vector<int64_t> kernel,
+                            bool hasDilations) {
+  const size_t n = spatial.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  EMBER_TRY(w.strides, b.attrInts("strides", std::vector<int64_t>(n, 1)));
+  w.dilations.assign(n, 1);
+  if (hasDilations) {
+    EMBER_TRY(w.dilations, b.attrInts("dilations", std::vector<int64_t>(n, 1)));
+  } else if (b.hasAttr("dilations")) {
+    EMBER_TRY(std::vector<int64_t> d, b.attrInts("dilations"));
+    if (std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 1; }))
+      return makeError("dilations are unsupported for this op");
+  }
+  EMBER_TRY(w.pads, b.attrInts("pads", std::vector<int64_t>(2 * n, 0)));
+  if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n || w.pads.size() != 2 * n)
+    return makeError("kernel_shape, strides, dilations and pads must match ", n, " spatial dimensions");
+  for (size_t i = 0; i < n; ++i)
+    if (w.kernel[i] <= 0 || w.strides[i] <= 0 || w.dilations[i] <= 0)
+      return makeError("kernel_shape, strides and dilations must be positive");
+  for (int64_t p : w.pads)
+    if (p < 0) return makeError("negative pads are unsupported");
+
+  EMBER_TRY(std::string autoPad, b.attrString("auto_pad", "NOTSET"));
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    // Output = ceil(input / stride); the odd pixel goes at the end (UPPER) or the start (LOWER).
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t out = (spatial[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t window = (w.kernel[i] - 1) * w.dilations[i] + 1;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + window - spatial[i]);
+      const int64_t small = total / 2, big = total - small;
+      w.pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      w.pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autoPad == "VALID") {
+    std::fill(w.pads.begin(), w.pads.end(), 0);
+  } else if (autoPad != "NOTSET") {
+    return makeError("unknown auto_pad '", autoPad, "'");
+  }
+  return w;
+}
+
+/// Makes a 1-D window 2-D with a unit leading (H) dimension.
+void windowTo2D(Window& w) {
+  if (w.kernel.size() != 1) return;
+  w.kernel.insert(w.kernel.begin(), 1);
+  w.strides.insert(w.strides.begin(), 1);
+  w.dilations.insert(w.dilations.begin(), 1);
+  w.pads = {0, w.pads[0], 0, w.pads[1]};
+}
+
+/// Checks the rank of a conv/pool input: 3 (1-D) or 4 (2-D).
+Error checkSpatialRank(const Value& x) {
+  if (x.rank() == 3 || x.rank() == 4) return Error::success();
+  if (x.rank() == 5) return makeError("3-D spatial ops are unsupported");
+  return makeError("input must have rank 3 or 4, not ", x.rank());
+}
+
+/// [N, C, L] -> [N, C, 1, L].
+Expected<Value> to4D(NodeBuilder& b, const Value& v, std::string_view suffix) {
+  if (v.rank() != 3) return v;
+  return b.reshape(v, {v.dims()[0], v.dims()[1], 1, v.dims()[2]}, suffix);
+}
+
+/// The NHWC result of an op back to ONNX layout and, for 1-D ops, rank 3.
+Expected<Value> fromNHWC(NodeBuilder& b, const Value& v, size_t onnxRank) {
+  EMBER_TRY(Value out, b.transpose(v, kToNCHW, "nchw"));
+  if (onnxRank == 3) return b.reshape(out, {out.dims()[0], out.dims()[1], out.dims()[3]}, "1d");
+  return out;
+}
+
+// ---- convolution ------------------------------------------------------------------
+
+Error importConv(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value w, b.input(1));
+  EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
+  const size_t rank = x.rank();
+  if (w.rank() != rank) return makeError("filter rank ", w.rank(), " does not match input rank ", rank);
+  EMBER_TRY(int64_t group, b.attrInt("group", 1));
+  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  EMBER_TRY(std::vector<int64_t> kernelAttr, b.attrInts("kernel_shape", kernel));
+  if (kernelAttr != kernel) return makeError("kernel_shape does not match the filter");
+  const Dims spatial(x.dims().begin() + 2, x.dims().end());
+  EMBER_TRY(Window win, readWindow(b, spatial, kernel, true));
+  windowTo2D(win);
+
+  Value bias;
+  if (b.hasInput(2)) {
+    EMBER_TRY(bias, b.input(2));
+  } else {
+    bias = b.constant(zeros(x.type.kind, {w.dims()[0]}));
+  }
+  EMBER_TRY(Value x4, to4D(b, x, "2d"));
+  EMBER_TRY(Value w4, to4D(b, w, "filter_2d"));
+  EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
+  // [O, C/g, KH, KW] -> [O, KH, KW, C/g]; folded for a constant filter.
+  EMBER_TRY(Value wh, b.transpose(w4, kToNHWC, "filter"));
+  EMBER_TRY(Value y, b.emit(OpKind::Conv, {xh, wh, bias},
+                            Attributes{{"strides", win.strides},
+                                       {"pads", win.pads},
+                                       {"dilations", win.dilations},
+                                       {"group", group}}));
+  EMBER_TRY(Value out, fromNHWC(b, y, rank));
+  return b.setOutput(0, out);
+}
+
+Error importConvTranspose(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value w, b.input(1));
+  EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
+  const size_t rank = x.rank(), n = rank - 2;
+  if (w.rank() != rank) return makeError("filter rank ", w.rank(), " does not match input rank ", rank);
+  EMBER_TRY(int64_t group, b.attrInt("group", 1));
+  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  EMBER_TRY(std::vector<int64_t> kernelAttr, b.attrInts("kernel_shape", kernel));
+  if (kernelAttr != kernel) return makeError("kernel_shape does not match the filter");
+  EMBER_TRY(std::vector<int64_t> outputPadding, b.attrInts("output_padding", std::vector<int64_t>(n, 0)));
+  if (outputPadding.size() != n) return makeError("output_padding must have ", n, " values");
+  const Dims spatial(x.dims().begin() + 2, x.dims().end());
+
+  // Forward-conv auto_pad rules do not apply: read pads without it, then
+  // derive them from output_shape or SAME_* as the ONNX spec says.
+  EMBER_TRY(std::string autoPad, b.attrString("auto_pad", "NOTSET"));
+  Window win;
+  win.kernel = kernel;
+  EMBER_TRY(win.strides, b.attrInts("strides", std::vector<int64_t>(n, 1)));
+  EMBER_TRY(win.dilations, b.attrInts("dilations", std::vector<int64_t>(n, 1)));
+  EMBER_TRY(win.pads, b.attrInts("pads", std::vector<int64_t>(2 * n, 0)));
+  if (win.strides.size() != n || win.dilations.size() != n || win.pads.size() != 2 * n)
+    return makeError("strides, dilations and pads must match ", n, " spatial dimensions");
+  for (size_t i = 0; i < n; ++i)
+    if (win.strides[i] <= 0 || win.dilations[i] <= 0)
+      return makeError("strides and dilations must be positive");
+  std::optional<std::vector<int64_t>> outputShape;
+  if (b.hasAttr("output_shape")) {
+    EMBER_TRY(outputShape, b.attrInts("output_shape"));
+    if (outputShape->size() == n + 2) outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
+    if (outputShape->size() != n) return makeError("output_shape must have ", n, " values");
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    outputShape = std::vector<int64_t>(n);
+    for (size_t i = 0; i < n; ++i) (*outputShape)[i] = spatial[i] * win.strides[i];
+  } else if (autoPad == "VALID") {
+    std::fill(win.pads.begin(), win.pads.end(), 0);
+  } else if (autoPad != "NOTSET") {
+    return makeError("unknown auto_pad '", autoPad, "'");
+  }
+  if (outputShape) {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t total = win.strides[i] * (spatial[i] - 1) + outputPadding[i] +
+                            (kernel[i] - 1) * win.dilations[i] + 1 - (*outputShape)[i];
+      if (total < 0) {
+        // A larger output_shape extends the end like output_padding (as ONNX Runtime does).
+        outputPadding[i] -= total;
+        win.pads[i] = win.pads[i + n] = 0;
+        continue;
+      }
+      const bool upper = autoPad == "SAME_UPPER";
+      win.pads[i] = upper ? total / 2 : total - total / 2;
+      win.pads[i + n] = upper ? total - total / 2 : total / 2;
+    }
+  }
+  for (int64_t p : win.pads)
+    if (p < 0) return makeError("negative pads are unsupported");
+  windowTo2D(win);
+  if (n == 1) outputPadding.insert(outputPadding.begin(), 0);
+
+  const int64_t outChannels = w.dims()[1] * group;
+  Value bias;
+  if (b.hasInput(2)) {
+    EMBER_TRY(bias, b.input(2));
+  } else {
+    bias = b.constant(zeros(x.type.kind, {outChannels}));
+  }
+  EMBER_TRY(Value x4, to4D(b, x, "2d"));
+  EMBER_TRY(Value w4, to4D(b, w, "filter_2d"));
+  EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
+  // [C, O/g, KH, KW] -> [C, KH, KW, O/g].
+  EMBER_TRY(Value wh, b.transpose(w4, kToNHWC, "filter"));
+  EMBER_TRY(Value y, b.emit(OpKind::ConvTranspose, {xh, wh, bias},
+                            Attributes{{"strides", win.strides},
+                                       {"pads", win.pads},
+                                       {"dilations", win.dilations},
+                                       {"group", group},
+                                       {"output_padding", outputPadding}}));
+  EMBER_TRY(Value out, fromNHWC(b, y, rank));
+  return b.setOutput(0, out);
+}
+
+// ---- pooling -------------------------------------------------------------------------
+
+OpHandler pool(OpKind kind) {
+  return [kind](NodeBuilder& b) -> Error {
+    EMBER_TRY(Value x, b.input(0));
+    EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
+    const size_t rank = x.rank();
+    const bool isMax = kind == OpKind::MaxPool;
+    if (isMax) EMBER_RETURN_IF_ERROR(b.requireUnused(1, "Indices"));
+    EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
+    const Dims spatial(x.dims().begin() + 2, x.dims().end());
+    EMBER_TRY(Window win, readWindow(b, spatial, kernel, isMax));
+    windowTo2D(win);
+    EMBER_TRY(int64_t ceilMode, b.attrInt("ceil_mode", 0));
+    EMBER_TRY(Value x4, to4D(b, x, "2d"));
+    EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
+    Attributes attrs{{"kernel", win.kernel}, {"strides", win.strides}, {"pads", win.pads}};
+    if (isMax) {
+      attrs.set("dilations", win.dilations);
+      attrs.set("ceil_mode", int64_t(ceilMode != 0));
+    } else {
+      EMBER_TRY(int64_t countIncludePad, b.attrInt("count_include_pad", 0));
+      attrs.set("ceil_mode", int64_t(ceilMode != 0));
+      attrs.set("count_include_pad", int64_t(countIncludePad != 0));
+    }
+    EMBER_TRY(Value y, b.emit(kind, {xh}, std::move(attrs)));
+    EMBER_TRY(Value out, fromNHWC(b, y, rank));
+    return b.setOutput(0, out);
+  };
+}
+
+/// GlobalAveragePool/GlobalMaxPool: a reduction over the spatial axes, which
+/// needs no layout change.
+OpHandler globalPool(OpKind reduceKind) {
+  return [reduceKind](NodeBuilder& b) -> Error {
+    EMBER_TRY(Value x, b.input(0));
+    if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
+    std::vector<int64_t> axes;
+    for (int64_t a = 2; a < int64_t(x.rank()); ++a) axes.push_back(a);
+    EMBER_TRY(Value out, b.emit(reduceKind, {x}, Attributes{{"axes", axes}, {"keepdims", int64_t(1)}}));
+    return b.setOutput(0, out);
+  };
+}
+
+// ---- normalisation ----------------------------------------------------------------
+
+/// A normalisation over channel axis 1. 4-D inputs run channel-last (axis 3)
+/// between transposes, so that BatchNorm folds into an NHWC Conv.
+Expected<Value> channelNorm(NodeBuilder& b, OpKind kind, const Value& x, std::vector<Value> params,
+                            double epsilon) {
+  if (x.rank() < 2) return makeError("input must have rank >= 2, not ", x.rank());
+  const bool nhwc = x.rank() == 4;
+  Value in = x;
+  if (nhwc) {
+    EMBER_TRY(in, b.transpose(x, kToNHWC, "nhwc"));
+  }
+  params.insert(params.begin(), in);
+  EMBER_TRY(Value y, b.emit(kind, std::move(params),
+                            Attributes{{"epsilon", epsilon}, {"axis", int64_t(nhwc ? 3 : 1)}}));
+  if (!nhwc) return y;
+  return b.transpose(y, kToNCHW, "nchw");
+}
+
+Error importBatchNorm(NodeBuilder& b) {
+  EMBER_TRY(std::vector<Value> ins, b.inputs());
+  if (ins.size() != 5) return makeError("expects 5 inputs, got ", ins.size());
+  EMBER_TRY(double epsilon, b.attrFloat("epsilon", 1e-5));
+  EMBER_TRY(int64_t training, b.attrInt("training_mode", 0));
+  if (training) return makeError("training mode is unsupported");
+  if (b.opset() < 9) {
+    EMBER_TRY(int64_t spatialAttr, b.attrInt("spatial", 1));
+    if (!spatialAttr) return makeError("spatial=0 is unsupported");
+  }
+  EMBER_RETURN_IF_ERROR(b.requireUnused(1, "training statistics"));
+  EMBER_TRY(Value out, channelNorm(b, OpKind::BatchNorm, ins[0], {ins[1], ins[2], ins[3], ins[4]}, epsilon));
+  return b.setOutput(0, out);
+}
+
+Error importInstanceNorm(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value scale, b.input(1));
+  EMBER_TRY(Value bias, b.input(2));
+  EMBER_TRY(double epsilon, b.attrFloat("epsilon", 1e-5));
+  if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
+  EMBER_TRY(Value out, channelNorm(b, OpKind::InstanceNorm, x, {scale, bias}, epsilon));
+  return b.setOutput(0, out);
+}
+
+Error importLayerNorm(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value scale, b.input(1));
+  Value bias;
+  if (b.hasInput(2)) {
+    EMBER_TRY(bias, b.input(2));
+  } else {
+    bias = b.constant(zeros(scale.type.kind, scale.dims()));
+  }
+  EMBER_TRY(int64_t axis, b.attrInt("axis", -1));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(x.rank())));
+  EMBER_TRY(double epsilon, b.attrFloat("epsilon", 1e-5));
+  EMBER_RETURN_IF_ERROR(b.requireUnused(1, "Mean/InvStdDev"));
+  EMBER_TRY(Value out,
+            b.emit(OpKind::LayerNorm, {x, scale, bias}, Attributes{{"epsilon", epsilon}, {"axis", axis}}));
+  return b.setOutput(0, out);
+}
+
+// ---- Resize and Upsample ---------------------------------------------------------
+
+/// Resize (opsets 10, 11, 13, 18) and Upsample (7, 9).
+Error importResize(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  const size_t rank = x.rank();
+  const bool upsample = b.opType() == "Upsample";
+  const bool legacy = upsample || b.opset() < 11;  // asymmetric coordinates, floor rounding
+  if (upsample && b.opset() < 7) return makeError("Upsample before opset 7 is unsupported");
+
+  EMBER_TRY(std::string mode, b.attrString("mode", "nearest"));
+  if (mode == "bilinear") mode = "linear";
+  if (mode != "nearest" && mode != "linear") return makeError("unsupported mode '", mode, "'");
+  std::string transform = "asymmetric", nearestMode = "floor";
+  if (!legacy) {
+    EMBER_TRY(transform, b.attrString("coordinate_transformation_mode", "half_pixel"));
+    EMBER_TRY(nearestMode, b.attrString("nearest_mode", "round_prefer_floor"));
+    EMBER_TRY(int64_t antialias, b.attrInt("antialias", 0));
+    if (antialias) return makeError("antialias is unsupported");
+    if (b.hasAttr("axes")) return makeError("attribute 'axes' is unsupported");
+    EMBER_TRY(std::string policy, b.attrString("keep_aspect_ratio_policy", "stretch"));
+    if (policy != "stretch") return makeError("keep_aspect_ratio_policy '", policy, "' is unsupported");
+  }
+  static const char* kTransforms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                      "tf_half_pixel_for_nn"};
+  if (std::find(std::begin(kTransforms), std::end(kTransforms), transform) == std::end(kTransforms))
+    return makeError("unsupported coordinate_transformation_mode '", transform, "'");
+  static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (std::find(std::begin(kNearest), std::end(kNearest), nearestMode) == std::end(kNearest))
+    return makeError("unsupported nearest_mode '", nearestMode, "'");
+
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (upsample && b.opset() < 9) {
+    EMBER_TRY(scales, b.attrFloats("scales"));
+  } else if (legacy) {
+    EMBER_TRY(scales, b.constFloats(1, "scales"));
+  } else {
+    // Inputs: X, roi, scales, sizes. An empty scales tensor means "absent".
+    if (b.hasInput(2)) {
+      EMBER_TRY(scales, b.constFloats(2, "scales"));
+    }
+    if (b.hasInput(3)) {
+      EMBER_TRY(sizes, b.constInts(3, "sizes"));
+    }
+    if (!scales.empty() && !sizes.empty()) return makeError("only one of scales and sizes may be given");
+    if (scales.empty() && sizes.empty()) return makeError("one of scales and sizes must be given");
+  }
+  if (sizes.empty()) {
+    if (scales.size() != rank) return makeError("scales has ", scales.size(), " values for rank ", rank);
+    for (size_t i = 0; i < rank; ++i) {
+      if (!(scales[i] > 0) || !std::isfinite(scales[i])) return makeError("scales must be positive");
+      const double size = std::floor(double(x.dims()[i]) * scales[i]);
+      if (size > double(b.maxElements())) return makeError("resized dimension ", i, " is too large");
+      sizes.push_back(int64_t(size));
+    }
+  } else if (sizes.size() != rank) {
+    return makeError("sizes has ", sizes.size(), " values for rank ", rank);
+  }
+  Attributes attrs{{"sizes", sizes}};
+  if (!scales.empty()) attrs.set("scales", scales);
+  attrs.set("mode", mode);
+  attrs.set("coordinate_transformation_mode", transform);
+  attrs.set("nearest_mode", nearestMode);
+  EMBER_TRY(Value out, b.emit(OpKind::Resize, {x}, std::move(attrs)));
+  return b.setOutput(0, out);
+}
+
+}  // namespace
+
+void registerNNOps(OpTable& t) {
+  t["MatMul"] = importMatMul;
+  t["Gemm"] = importGemm;
+  t["Conv"] = importConv;
+  t["ConvTranspose"] = importConvTranspose;
+  t["MaxPool"] = pool(OpKind::MaxPool);
+  t["AveragePool"] = pool(OpKind::AvgPool);
+  t["GlobalAveragePool"] = globalPool(OpKind::ReduceMean);
+  t["GlobalMaxPool"] = globalPool(OpKind::ReduceMax);
+  t["BatchNormalization"] = importBatchNorm;
+  t["InstanceNormalization"] = importInstanceNorm;
+  t["LayerNormalization"] = importLayerNorm;
+  t["Resize"] = importResize;
+  t["Upsample"] = importResize;
+}
+
+}  // namespace ember::onnx_import
