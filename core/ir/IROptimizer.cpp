@@ -10,8 +10,11 @@ Error optimizeIR(IRFunction& ir, bool verifyEachPass) {
   };
   static constexpr Pass kPasses[] = {
       {"dead-store-elimination", eliminateDeadStores},
-      {"output-copy-elimination", eliminateOutputCopies},
+      {"slice-to-view", sliceToView},
+      {"concat-to-copies", concatToCopies},
+      {"copy-propagation", propagateCopies},
       {"in-place-sharing", shareBuffersInPlace},
+      {"lifetime-tightening", tightenLifetimes},
   };
   for (const Pass& pass : kPasses) {
     pass.run(ir);
