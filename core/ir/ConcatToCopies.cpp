@@ -2,13 +2,41 @@
 // (every axis before the concat axis has extent 1) becomes one Copy per input
 // into a view of the result. Copy propagation then lets each producer write
 // its part in place, so the concatenation costs nothing.
+#include <vector>
+
 #include "IRPasses.h"
 
 namespace ember {
 
+namespace {
+
+/// Index of the last instruction touching each value's root, and how many
+/// instructions write it.
+struct Uses {
+  std::vector<int64_t> last;
+  std::vector<int> writers;
+};
+
+Uses computeUses(const IRFunction& ir) {
+  Uses u{std::vector<int64_t>(ir.numValues(), -1), std::vector<int>(ir.numValues(), 0)};
+  const auto& instrs = ir.instructions();
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    if (instrs[i].kind == OpKind::AllocActivation || instrs[i].kind == OpKind::DeallocActivation) continue;
+    for (const Operand& op : instrs[i].operands) {
+      ValueId root = ir.resolve(op.value).first;
+      u.last[root] = int64_t(i);
+      if (op.access != Access::In) ++u.writers[root];
+    }
+  }
+  return u;
+}
+
+}  // namespace
+
 bool concatToCopies(IRFunction& ir) {
   auto& instrs = ir.instructions();
   bool changed = false;
+  const Uses uses = computeUses(ir);
   std::vector<Instruction> out;
   out.reserve(instrs.size());
   for (Instruction& inst : instrs) {
@@ -22,7 +50,17 @@ bool concatToCopies(IRFunction& ir) {
     if (axis < 0) axis += int64_t(resultType.rank());
     int64_t outer = 1;
     for (int64_t a = 0; a < axis; ++a) outer *= resultType.dims[size_t(a)];
-    if (outer != 1) {
+    // Only when every part can then be written in place: each input is an
+    // activation of its own with one producer that dies here. Otherwise the
+    // copies would cost what the Concat costs and keep buffers alive longer.
+    bool profitable = outer == 1;
+    const int64_t index = &inst - instrs.data();
+    for (size_t k = 1; profitable && k < inst.operands.size(); ++k) {
+      ValueId in = inst.operands[k].value;
+      profitable = ir.value(in).kind == ValueKind::Activation && uses.writers[in] == 1 &&
+                   uses.last[in] == index;
+    }
+    if (!profitable) {
       out.push_back(std::move(inst));
       continue;
     }

@@ -7,17 +7,27 @@ Error optimizeIR(IRFunction& ir, bool verifyEachPass) {
   struct Pass {
     const char* name;
     bool (*run)(IRFunction&);
+    /// Undone when it raises the activation lower bound: writing concat parts
+    /// in place makes the result live from its first part's producer, which
+    /// can cost more memory than the copies save (DenseNet).
+    bool keepOnlyIfNoWorse;
   };
   static constexpr Pass kPasses[] = {
-      {"dead-store-elimination", eliminateDeadStores},
-      {"slice-to-view", sliceToView},
-      {"concat-to-copies", concatToCopies},
-      {"copy-propagation", propagateCopies},
-      {"in-place-sharing", shareBuffersInPlace},
-      {"lifetime-tightening", tightenLifetimes},
+      {"dead-store-elimination", eliminateDeadStores, false},
+      {"slice-to-view", sliceToView, false},
+      {"concat-elimination", [](IRFunction& f) { return concatToCopies(f) && (propagateCopies(f), true); }, true},
+      {"copy-propagation", propagateCopies, false},
+      {"in-place-sharing", shareBuffersInPlace, false},
+      {"lifetime-tightening", tightenLifetimes, false},
   };
   for (const Pass& pass : kPasses) {
-    pass.run(ir);
+    if (pass.keepOnlyIfNoWorse) {
+      IRFunction before = ir;
+      uint64_t boundBefore = activationLowerBound(ir);
+      if (pass.run(ir) && activationLowerBound(ir) > boundBefore) ir = std::move(before);
+    } else {
+      pass.run(ir);
+    }
     if (verifyEachPass) EMBER_RETURN_IF_ERROR(ir.verify().withContext(std::string("after IR pass '") + pass.name + "'"));
   }
   return Error::success();

@@ -75,6 +75,10 @@ uint64_t placeInOrder(std::vector<Interval>& order, std::vector<uint64_t>& offse
 
 }  // namespace
 
+uint64_t activationLowerBound(const IRFunction& ir, uint64_t alignment) {
+  return lowerBound(liveIntervals(ir, alignment), ir.instructions().size());
+}
+
 Error planMemory(IRFunction& ir, uint64_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)))
     return makeError("memory alignment ", alignment, " is not a power of two");

@@ -123,6 +123,10 @@ void insertDeallocs(IRFunction& ir);
 /// with the verifier after each when `verifyEachPass`.
 Error optimizeIR(IRFunction& ir, bool verifyEachPass = false);
 
+/// Max over instructions of the live activation bytes (each rounded up to
+/// `alignment`): no plan of this instruction order can use less.
+uint64_t activationLowerBound(const IRFunction& ir, uint64_t alignment = 64);
+
 /// Plans static offsets in the three regions (alignment in bytes).
 Error planMemory(IRFunction& ir, uint64_t alignment = 64);
 
