@@ -78,6 +78,7 @@ struct Options {
   unsigned timeoutSeconds = 120;
   bool fork = true;
   unsigned maxFailureLines = 60;
+  bool compareNoIrOpt = false;
 };
 
 const char* kUsage = R"(usage: onnx_node_tests --data DIR [options]
@@ -98,6 +99,8 @@ options:
                           that were filtered out of this run)
   --timeout SECONDS       per-case time limit, counted as a crash (default: 120)
   --no-fork               run cases in-process (for debugging; a crash ends the run)
+  --compare-no-ir-opt     also compile each passing case without the IR optimizer
+                          and require bit-identical outputs
   --max-failures N        failure lines to print (default: 60)
   --help                  show this help
 
@@ -308,7 +311,7 @@ CaseResult fail(std::string message) { return {Status::Fail, std::move(message)}
 CaseResult unsupported(std::string message) { return {Status::Unsupported, std::move(message)}; }
 
 CaseResult runDataSet(ember::CompiledModel& compiled, const onnx::ModelProto& model, const fs::path& setDir,
-                      const std::set<std::string>& baked) {
+                      const std::set<std::string>& baked, std::map<std::string, ember::Tensor>* outputs = nullptr) {
   const auto& graph = model.graph();
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
@@ -341,6 +344,7 @@ CaseResult runDataSet(ember::CompiledModel& compiled, const onnx::ModelProto& mo
   if (ember::Error e = ember::checkInputs(compiled, context)) return fail("inputs: " + e.message());
   if (ember::Error e = compiled.function->execute(context))
     return {mentionsUnsupported(e.message()) ? Status::Unsupported : Status::Fail, "execute: " + e.message()};
+  if (outputs) *outputs = context.outputs();
 
   for (int j = 0; j < graph.output_size(); ++j) {
     const std::string& name = graph.output(j).name();
@@ -439,7 +443,7 @@ std::vector<fs::path> dataSetDirs(const fs::path& caseDir) {
   return sets;
 }
 
-CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName) {
+CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName, bool compareNoIrOpt) {
   fs::path modelPath = info.dir / "model.onnx";
   auto bytes = readFile(modelPath);
   onnx::ModelProto model;
@@ -458,9 +462,10 @@ CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName
   std::set<std::string> baked;
   std::unique_ptr<ember::Module> module;
   ember::Function* function = nullptr;
+  std::optional<std::string> modelBytes;
   for (;;) {
     std::string error;
-    auto modelBytes = baked.empty() ? bytes : withConstantInputs(model, baked, sets.front(), error);
+    modelBytes = baked.empty() ? bytes : withConstantInputs(model, baked, sets.front(), error);
     if (!modelBytes) return fail(error);
     module = std::make_unique<ember::Module>();
     auto imported = ember::importOnnxBytes(*modelBytes, modelPath.string(), *module);
@@ -486,19 +491,42 @@ CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName
     const std::string& msg = compiled.error().message();
     return {mentionsUnsupported(msg) ? Status::Unsupported : Status::Fail, "compile: " + msg, constantInputs};
   }
-  for (const auto& set : sets) {
-    CaseResult r = runDataSet(*compiled, model, set, baked);
+  std::vector<std::map<std::string, ember::Tensor>> optimizedOutputs(sets.size());
+  for (size_t k = 0; k < sets.size(); ++k) {
+    CaseResult r = runDataSet(*compiled, model, sets[k], baked, &optimizedOutputs[k]);
     if (r.status != Status::Pass) {
       r.constantInputs = constantInputs;
       return r;
     }
   }
+  if (!compareNoIrOpt) return {Status::Pass, "", constantInputs};
+
+  // The IR optimizer must not change a single bit: run again without it.
+  ember::Module plainModule;
+  auto plainFunction = ember::importOnnxBytes(*modelBytes, modelPath.string(), plainModule);
+  auto plainBackend = ember::BackendRegistry::global().create(backendName);
+  if (!plainFunction || !plainBackend) return fail("re-import for --no-ir-opt failed");
+  ember::CompileOptions plainOptions;
+  plainOptions.optimizeIR = false;
+  auto plain = ember::compileFunction(**plainFunction, plainBackend.take(), plainOptions);
+  if (!plain) return fail("compile with --no-ir-opt: " + plain.error().message());
+  for (size_t k = 0; k < sets.size(); ++k) {
+    std::map<std::string, ember::Tensor> plainOutputs;
+    CaseResult r = runDataSet(*plain, model, sets[k], baked, &plainOutputs);
+    if (r.status != Status::Pass) return {Status::Fail, "--no-ir-opt run: " + r.message, constantInputs};
+    for (const auto& [name, tensor] : optimizedOutputs[k]) {
+      auto it = plainOutputs.find(name);
+      if (it == plainOutputs.end() || !it->second.bitwiseEqual(tensor))
+        return {Status::Fail, "output '" + name + "' differs bitwise with and without the IR optimizer",
+                constantInputs};
+    }
+  }
   return {Status::Pass, "", constantInputs};
 }
 
-CaseResult runCaseGuarded(const CaseInfo& info, const std::string& backendName) {
+CaseResult runCaseGuarded(const CaseInfo& info, const std::string& backendName, bool compareNoIrOpt) {
   try {
-    return runCaseInProcess(info, backendName);
+    return runCaseInProcess(info, backendName, compareNoIrOpt);
   } catch (const std::exception& e) {
     return fail(std::string("exception: ") + e.what());
   } catch (...) {
@@ -534,9 +562,12 @@ CaseResult runCaseForked(const CaseInfo& info, const Options& options) {
     ::close(fds[0]);
     ::alarm(options.timeoutSeconds);
     // Keep one runaway case from exhausting the shared machine's memory.
+    // (Not under AddressSanitizer, which reserves terabytes of address space.)
+#ifndef __SANITIZE_ADDRESS__
     struct rlimit limit = {rlim_t(8) << 30, rlim_t(8) << 30};
     ::setrlimit(RLIMIT_AS, &limit);
-    CaseResult r = runCaseGuarded(info, options.backend);
+#endif
+    CaseResult r = runCaseGuarded(info, options.backend, options.compareNoIrOpt);
     // "<status><constant inputs, comma-separated>\n<message>"
     std::string payload(1, char(r.status));
     for (size_t i = 0; i < r.constantInputs.size(); ++i) payload += (i ? "," : "") + r.constantInputs[i];
@@ -700,6 +731,8 @@ bool parseArgs(int argc, char** argv, Options& o, int& exitCode) {
       ok = unsignedValue(o.maxFailureLines);
     else if (arg == "--no-fork")
       o.fork = false;
+    else if (arg == "--compare-no-ir-opt")
+      o.compareNoIrOpt = true;
     else {
       std::cerr << "onnx_node_tests: unknown argument '" << arg << "' (see --help)\n";
       ok = false;
@@ -767,7 +800,7 @@ int main(int argc, char** argv) {
   std::map<std::string, Tally> perOp;
   for (size_t i = 0; i < cases.size(); ++i) {
     std::cerr << "[" << (i + 1) << "/" << cases.size() << "] " << cases[i].name << " ... " << std::flush;
-    results[i] = options.fork ? runCaseForked(cases[i], options) : runCaseGuarded(cases[i], options.backend);
+    results[i] = options.fork ? runCaseForked(cases[i], options) : runCaseGuarded(cases[i], options.backend, options.compareNoIrOpt);
     std::cerr << statusName(results[i].status) << "\n";
     tally.add(results[i].status);
     perOp[cases[i].opType].add(results[i].status);
