@@ -28,6 +28,11 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
   pmOptions.verifyEachPass = options.verifyEachPass;
   PassManager pm(pmOptions);
   if (options.optimizeGraph) addGraphOptimizationPasses(pm);
+  if (options.beforeLowering) {
+    EMBER_RETURN_IF_ERROR(pm.run(function));
+    EMBER_RETURN_IF_ERROR(options.beforeLowering(function, backend));
+    pm = PassManager(pmOptions);
+  }
   pm.add(createLoweringPass(backend));
   pm.add(createConstantFoldingPass());
   pm.add(createCommonSubexpressionEliminationPass());
@@ -64,6 +69,20 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
   model.report.numInstructions = model.ir->instructions().size();
   model.report.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return model;
+}
+
+Expected<std::map<std::string, Tensor>> compileAndRun(Function& function, const std::string& backendName,
+                                                      std::map<std::string, Tensor> inputs,
+                                                      const CompileOptions& options) {
+  auto backend = BackendRegistry::global().create(backendName);
+  if (!backend) return backend.error();
+  auto model = compileFunction(function, backend.take(), options);
+  if (!model) return model.error();
+  ExecutionContext context;
+  for (auto& [name, tensor] : inputs) context.setInput(name, std::move(tensor));
+  EMBER_RETURN_IF_ERROR(checkInputs(*model, context));
+  EMBER_RETURN_IF_ERROR(model->function->execute(context));
+  return std::move(context.outputs());
 }
 
 Error checkInputs(const CompiledModel& model, const ExecutionContext& context) {

@@ -224,6 +224,22 @@ TEST(ReferenceBackend, RunsPlannedIR) {
   }
 }
 
+TEST(Runtime, CompileAndRunInOneCall) {
+  registerBuiltinBackends();
+  Function f("main");
+  buildChain(f, {2});
+  Tensor x(Type(ElemKind::F32, {2}));
+  x.as<float>()[0] = 1.0f;
+  x.as<float>()[1] = -1.0f;
+  auto outputs = compileAndRun(f, "reference", {{"x", x}});
+  ASSERT_TRUE(outputs) << outputs.error().message();
+  EXPECT_FLOAT_EQ(outputs->at("y").as<float>()[0], std::exp(-1.0f));
+  EXPECT_FLOAT_EQ(outputs->at("y").as<float>()[1], 1.0f);
+  Function g("main");
+  buildChain(g, {2});
+  EXPECT_FALSE(compileAndRun(g, "reference", {}));  // missing input
+}
+
 TEST(Runtime, CheckInputsNamesProblems) {
   registerBuiltinBackends();
   Function f("main");

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +49,9 @@ struct CompileOptions {
   bool optimizeIR = true;      ///< instruction-IR optimizer (--no-ir-opt turns it off)
   bool verifyEachPass = false; ///< run the verifier after every pass
   uint64_t alignment = 64;
+  /// A graph rewrite run after the graph optimizer and before lowering, with
+  /// the target backend (the quantizer: ember/Quantization.h). Optional.
+  std::function<Error(Function&, const Backend&)> beforeLowering;
 };
 
 /// What compile() reports (the `memory` keys of --report-json and more).
@@ -74,6 +79,13 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
 /// backend.compile. Consumes `function` (it is rewritten in place).
 Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Backend> backend,
                                         const CompileOptions& options = {});
+
+/// The one-call API: compiles `function` for the registered backend
+/// `backendName`, checks `inputs` against the signature, runs once and
+/// returns the outputs by name.
+Expected<std::map<std::string, Tensor>> compileAndRun(Function& function, const std::string& backendName,
+                                                      std::map<std::string, Tensor> inputs,
+                                                      const CompileOptions& options = {});
 
 /// Checks the context's inputs against the model's signature: every input
 /// present, with the right element kind and shape. Names the input.
