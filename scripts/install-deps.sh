@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+  libopenblas-dev nodejs
 )
 
 missing=()

@@ -919,6 +919,141 @@ static Result inferPRelu(Types in, const Attributes&) {
   return single(in[0]);
 }
 
+// Quantized primitives (docs/quantization.md).
+namespace {
+constexpr KindSet kQuant8Kinds = bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q);
+
+/// The result type named by `kind`/`scale`/`offset`, checked: a quantized
+/// kind in `allowed`, a finite positive scale, an offset inside the kind's range.
+Expected<Type> quantizedResult(OpKind op, const Attributes& attrs, KindSet allowed, Dims dims) {
+  AttrReader reader(op, attrs);
+  std::string kindName = reader.string("kind");
+  double scale = reader.real("scale");
+  int64_t offset = reader.integer("offset");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  std::optional<ElemKind> kind = elemKindFromName(kindName);
+  if (!kind || !(allowed & bit(*kind)))
+    return makeError(opName(op), ": attribute 'kind' must be one of ", kindSetStr(allowed), ", got '",
+                     kindName, "'");
+  if (!(scale > 0) || !std::isfinite(float(scale)) || float(scale) <= 0)
+    return makeError(opName(op), ": attribute 'scale' must be finite and > 0, got ", scale);
+  int64_t lo = *kind == ElemKind::Int8Q ? -128 : *kind == ElemKind::UInt8Q ? 0 : 0;
+  int64_t hi = *kind == ElemKind::Int8Q ? 127 : *kind == ElemKind::UInt8Q ? 255 : 0;
+  if (offset < lo || offset > hi)
+    return makeError(opName(op), ": attribute 'offset' ", offset, " is outside [", lo, ", ", hi, "] of ",
+                     kindName);
+  for (const char* name : {"clip_min", "clip_max"})
+    if (const AttrValue* v = attrs.find(name); v && !std::holds_alternative<double>(*v))
+      return makeError(opName(op), ": attribute '", name, "' must be a float");
+  return Type(*kind, std::move(dims), float(scale), int32_t(offset));
+}
+
+/// A weight or bias operand: `kind`, offset 0.
+Error expectSymmetric(OpKind op, std::string_view what, const Type& t, ElemKind kind) {
+  if (t.kind != kind || t.offset != 0)
+    return makeError(opName(op), ": ", what, " must be ", elemKindName(kind), " with offset 0, got ", t.str());
+  return Error::success();
+}
+
+Error expectScales(OpKind op, std::string_view what, const Type& t, int64_t count) {
+  if (t.kind != ElemKind::F32 || t.rank() != 1 || t.dims[0] != count)
+    return makeError(opName(op), ": ", what, " must be f32<", count, ">, got ", t.str());
+  return Error::success();
+}
+}  // namespace
+
+static Result inferQuantize(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Quantize;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], bit(ElemKind::F32)));
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds | bit(ElemKind::Int32Q), in[0].dims));
+  return single(std::move(t));
+}
+static Result inferDequantize(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::Dequantize;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  if (!isQuantized(in[0].kind)) return makeError("Dequantize: input must be quantized, got ", in[0].str());
+  return single(Type(ElemKind::F32, in[0].dims));
+}
+static Result inferRequantize(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Requantize;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  if (!(kQuant8Kinds & bit(in[0].kind)))
+    return makeError("Requantize: input must be i8q or u8q, got ", in[0].str());
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, in[0].dims));
+  return single(std::move(t));
+}
+static Result inferQuantizedConv(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedConv;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 4));
+  const Type &input = in[0], &filter = in[1], &bias = in[2];
+  if (!(kQuant8Kinds & bit(input.kind)))
+    return makeError("QuantizedConv: input must be i8q or u8q, got ", input.str());
+  EMBER_RETURN_IF_ERROR(expectSymmetric(op, "filter", filter, ElemKind::Int8Q));
+  EMBER_RETURN_IF_ERROR(expectSymmetric(op, "bias", bias, ElemKind::Int32Q));
+  // The geometry is Conv's: check it with Conv's rule on f32 stand-ins.
+  std::vector<Type> asFloat = {Type(ElemKind::F32, input.dims), Type(ElemKind::F32, filter.dims),
+                               Type(ElemKind::F32, bias.dims)};
+  Attributes convAttrs;
+  for (const char* name : {"strides", "pads", "dilations", "group"})
+    if (const AttrValue* v = attrs.find(name)) convAttrs.set(name, *v);
+  auto conv = inferConv(asFloat, convAttrs);
+  if (!conv) return makeError("QuantizedConv: ", conv.error().message());
+  EMBER_RETURN_IF_ERROR(expectScales(op, "filter_scales", in[3], filter.dims[0]));
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, (*conv)[0].dims));
+  return single(std::move(t));
+}
+static Result inferQuantizedMatMul(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedMatMul;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 4));
+  for (size_t i = 0; i < 2; ++i)
+    if (!(kQuant8Kinds & bit(in[i].kind)))
+      return makeError("QuantizedMatMul: ", i ? "rhs" : "lhs", " must be i8q or u8q, got ", in[i].str());
+  std::vector<Type> asFloat = {Type(ElemKind::F32, in[0].dims), Type(ElemKind::F32, in[1].dims)};
+  auto mm = inferMatMul(asFloat, {});
+  if (!mm) return makeError("QuantizedMatMul: ", mm.error().message());
+  int64_t n = in[1].dims.back();
+  EMBER_RETURN_IF_ERROR(expectSymmetric(op, "bias", in[2], ElemKind::Int32Q));
+  if (in[2].rank() != 1 || in[2].dims[0] != n)
+    return makeError("QuantizedMatMul: bias must be [", n, "], got ", in[2].str());
+  EMBER_RETURN_IF_ERROR(expectScales(op, "rhs_scales", in[3], n));
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, (*mm)[0].dims));
+  return single(std::move(t));
+}
+static Result inferQuantizedAdd(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedAdd;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  for (size_t i = 0; i < 2; ++i)
+    if (!(kQuant8Kinds & bit(in[i].kind)))
+      return makeError("QuantizedAdd: ", i ? "rhs" : "lhs", " must be i8q or u8q, got ", in[i].str());
+  EMBER_ASSIGN_OR_RETURN(Dims dims, broadcastFor(op, in[0].dims, in[1].dims));
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, std::move(dims)));
+  return single(std::move(t));
+}
+static Result inferQuantizedAvgPool(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedAvgPool;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  if (!(kQuant8Kinds & bit(in[0].kind)))
+    return makeError("QuantizedAvgPool: input must be i8q or u8q, got ", in[0].str());
+  Attributes poolAttrs;
+  for (const char* name : {"kernel", "strides", "pads", "ceil_mode", "count_include_pad"})
+    if (const AttrValue* v = attrs.find(name)) poolAttrs.set(name, *v);
+  std::vector<Type> asFloat = {Type(ElemKind::F32, in[0].dims)};
+  auto pool = inferAvgPool(asFloat, poolAttrs);
+  if (!pool) return makeError("QuantizedAvgPool: ", pool.error().message());
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, (*pool)[0].dims));
+  return single(std::move(t));
+}
+static Result inferLookup(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::Lookup;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  if (!(kQuant8Kinds & bit(in[0].kind)))
+    return makeError("Lookup: input must be i8q or u8q, got ", in[0].str());
+  if (!(kQuant8Kinds & bit(in[1].kind)) || in[1].dims != Dims{256})
+    return makeError("Lookup: table must be i8q or u8q with 256 entries, got ", in[1].str());
+  return single(in[1].withDims(in[0].dims));
+}
+
 // ---- Dispatch --------------------------------------------------------------------
 // Generated from Ops.def after every rule is defined: an op kind without an
 // infer<Name> function is an undeclared identifier, i.e. a compile error.

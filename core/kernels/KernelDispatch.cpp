@@ -11,7 +11,7 @@ namespace {
 using kernels::Inputs;
 using kernels::Outputs;
 
-enum class Family { None, Elementwise, LinearAlgebra, Pooling, Reduction, DataMovement, Resize };
+enum class Family { None, Elementwise, LinearAlgebra, Pooling, Reduction, DataMovement, Resize, Quantized };
 
 Family familyOf(OpKind kind) {
   switch (kind) {
@@ -42,6 +42,15 @@ Family familyOf(OpKind kind) {
       return Family::DataMovement;
     case OpKind::Resize:
       return Family::Resize;
+    case OpKind::Quantize:
+    case OpKind::Dequantize:
+    case OpKind::Requantize:
+    case OpKind::QuantizedConv:
+    case OpKind::QuantizedMatMul:
+    case OpKind::QuantizedAdd:
+    case OpKind::QuantizedAvgPool:
+    case OpKind::Lookup:
+      return Family::Quantized;
     default:
       // Every other primitive is elementwise (Ops.def groups them so).
       return opInfo(kind).category == OpCategory::Primitive ? Family::Elementwise : Family::None;
@@ -55,6 +64,7 @@ constexpr KindSet kNumeric = kF32 | bit(ElemKind::I32) | bit(ElemKind::I64);
 constexpr KindSet kBool = bit(ElemKind::Bool);
 constexpr KindSet kCastable = kNumeric | kBool | bit(ElemKind::F16) | bit(ElemKind::BF16);
 constexpr KindSet kAny = ~0u;
+constexpr KindSet kQuant8 = bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q);
 
 /// The element kinds the reference kernel of `kind` implements, keyed on its
 /// first operand (the type rule ties the other operands' kinds to it).
@@ -110,6 +120,18 @@ KindSet supportedKinds(OpKind kind) {
     // f16/bf16, which the kernel cannot interpolate.
     case OpKind::Resize:
       return kNumeric | kBool;
+    // The quantized primitives: their type rules pin every other operand.
+    case OpKind::Quantize:
+      return kF32;
+    case OpKind::Dequantize:
+      return kQuant8 | bit(ElemKind::Int32Q);
+    case OpKind::Requantize:
+    case OpKind::QuantizedConv:
+    case OpKind::QuantizedMatMul:
+    case OpKind::QuantizedAdd:
+    case OpKind::QuantizedAvgPool:
+    case OpKind::Lookup:
+      return kQuant8;
     default:
       return familyOf(kind) == Family::None ? 0 : kF32;
   }
@@ -189,6 +211,8 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       return kernels::runDataMovement(kind, attrs, inputs, outputs);
     case Family::Resize:
       return kernels::runResize(kind, attrs, inputs, outputs);
+    case Family::Quantized:
+      return kernels::runQuantized(kind, attrs, inputs, outputs);
     case Family::None:
       break;
   }

@@ -27,6 +27,7 @@ Error runPooling(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runReduction(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runDataMovement(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
+Error runQuantized(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 
 /// Axis in [-rank, rank) to [0, rank); the type rule has checked the range.
 inline size_t normalizeAxis(int64_t axis, size_t rank) {

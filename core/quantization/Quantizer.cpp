@@ -1,0 +1,655 @@
+// Conversion of an f32 graph to the int8 primitives of Ops.def with a
+// calibration profile (docs/quantization.md, "Conversion"). Each node is
+// replaced by its quantized form when the backend supports it; otherwise it
+// stays float, fed by Dequantize and feeding Quantize. Model outputs stay f32.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/Kernels.h"
+#include "ember/Pass.h"
+#include "ember/QuantMath.h"
+#include "ember/Quantization.h"
+
+namespace ember {
+namespace {
+
+std::string typesStr(const std::vector<Type>& types) {
+  std::string s;
+  for (const Type& t : types) s += (s.empty() ? "" : ", ") + t.str();
+  return s;
+}
+
+quant::QuantRange rangeOf(ElemKind kind) {
+  return kind == ElemKind::UInt8Q ? quant::uint8Range() : quant::int8Range();
+}
+
+Attributes withOutput(Attributes attrs, const TensorQuantization& q) {
+  attrs.set("kind", std::string(elemKindName(q.kind)));
+  attrs.set("scale", double(q.scale));
+  attrs.set("offset", int64_t(q.offset));
+  return attrs;
+}
+
+/// A ReLU or clip fused into the requantization of the node before it.
+struct Activation {
+  Node* node = nullptr;
+  double min = -INFINITY, max = INFINITY;
+};
+
+/// Symmetric int8 weights, one scale per output channel (or one for all).
+struct Weights {
+  std::vector<int8_t> values;  ///< same layout as the f32 input
+  std::vector<float> scales;   ///< per channel
+  float maxScale = 1;
+};
+
+/// `w` is channel-major: channel c owns w[c * per, (c + 1) * per).
+Weights quantizeWeights(const std::vector<float>& w, int64_t channels, bool perChannel, QuantSchema schema) {
+  const int64_t per = channels ? int64_t(w.size()) / channels : 0;
+  std::vector<float> absMax(size_t(channels), 0.0f);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = 0; i < per; ++i)
+      if (std::isfinite(w[size_t(c * per + i)]))
+        absMax[size_t(c)] = std::max(absMax[size_t(c)], std::fabs(w[size_t(c * per + i)]));
+  float tensorMax = channels ? *std::max_element(absMax.begin(), absMax.end()) : 0.0f;
+  auto scaleOf = [&](float m) {
+    double s = double(m) / 127.0;
+    if (schema == QuantSchema::SymmetricPower2) s = std::exp2(std::ceil(std::log2(s)));
+    return float(s);
+  };
+  Weights out;
+  out.maxScale = tensorMax > 0 ? scaleOf(tensorMax) : 1.0f;
+  out.scales.resize(size_t(channels));
+  out.values.resize(w.size());
+  for (int64_t c = 0; c < channels; ++c) {
+    float m = perChannel ? absMax[size_t(c)] : tensorMax;
+    // An all-zero channel borrows the tensor's scale so that its bias keeps precision.
+    float s = m > 0 ? scaleOf(m) : out.maxScale;
+    out.scales[size_t(c)] = s;
+    for (int64_t i = 0; i < per; ++i)
+      out.values[size_t(c * per + i)] = int8_t(quant::quantizeValue(w[size_t(c * per + i)], s, 0, -127, 127));
+  }
+  return out;
+}
+
+/// f32 payload of a constant as a vector (f32 constants only).
+std::vector<float> floats(const Node* constant) {
+  const Tensor& t = constant->payload();
+  return std::vector<float>(t.as<float>(), t.as<float>() + t.type().numElements());
+}
+
+bool isF32Constant(NodeValue v) { return v.node->isConstant() && v.type().kind == ElemKind::F32; }
+
+/// Reference evaluation of the unary high-level activations (Ops.def), in
+/// double, for lookup tables.
+std::optional<double> evalHighLevel(const Node& node, double x) {
+  const Attributes& a = node.attrs();
+  switch (node.kind()) {
+    case OpKind::HardSwish:
+      return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
+    case OpKind::HardSigmoid:
+      return std::clamp(a.getFloat("alpha") * x + a.getFloat("beta"), 0.0, 1.0);
+    case OpKind::LeakyRelu:
+      return x < 0 ? a.getFloat("alpha") * x : x;
+    case OpKind::Elu:
+      return x < 0 ? a.getFloat("alpha") * (std::exp(x) - 1) : x;
+    case OpKind::Selu:
+      return a.getFloat("gamma") * (x > 0 ? x : a.getFloat("alpha") * (std::exp(x) - 1));
+    case OpKind::Softplus:
+      return std::log1p(std::exp(x));
+    case OpKind::Gelu:
+      if (a.getString("approximate") == "tanh")
+        return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    default:
+      return std::nullopt;
+  }
+}
+
+bool isLookupCandidate(OpKind kind) {
+  switch (kind) {
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::Erf:
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Neg:
+    case OpKind::Abs:
+    case OpKind::Sqrt:
+    case OpKind::Reciprocal:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Sign:
+    case OpKind::HardSwish:
+    case OpKind::HardSigmoid:
+    case OpKind::LeakyRelu:
+    case OpKind::Elu:
+    case OpKind::Selu:
+    case OpKind::Softplus:
+    case OpKind::Gelu:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Pow:
+    case OpKind::Max:
+    case OpKind::Min:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class Quantizer {
+ public:
+  Quantizer(Function& function, const QuantizationProfile& profile, const Backend& backend,
+            QuantizationReport& report)
+      : f_(function), profile_(profile), backend_(backend), report_(report) {}
+
+  Error run();
+
+ private:
+  using Key = std::pair<const Node*, unsigned>;
+  /// "" when converted, otherwise why the node stays float.
+  using Outcome = Expected<std::string>;
+
+  Expected<const TensorQuantization*> params(NodeValue v) const {
+    auto it = profile_.tensors.find(tensorName(v));
+    if (it == profile_.tensors.end())
+      return makeError("the quantization profile has no tensor '", tensorName(v), "'");
+    return &it->second;
+  }
+
+  Expected<NodeValue> quantized(NodeValue v);
+  NodeValue constant(const std::string& name, Tensor t) {
+    return f_.createConstant(name, std::move(t))->result();
+  }
+  std::string unsupported(const Node* q) const {
+    NodeInfo info = NodeInfo::of(*q);
+    return "backend '" + backend_.name() + "' does not support " + std::string(opName(q->kind())) + "(" +
+           typesStr(info.inputTypes) + ") -> " + typesStr(info.resultTypes);
+  }
+  /// Adopts `q` as the quantized form of `replaced` (named after `primary`).
+  Error commit(Node* primary, Node* replaced, Node* q);
+  std::optional<Activation> fusableActivation(Node* node) const;
+
+  Outcome convert(Node* node);
+  Outcome convertConv(Node* node);
+  Outcome convertLinear(Node* node);
+  Outcome convertAdd(Node* node);
+  Outcome convertLookup(Node* node);
+  Outcome convertMaxPool(Node* node);
+  Outcome convertAvgPool(Node* node);
+  Outcome convertDataMovement(Node* node);
+  Outcome convertConcat(Node* node);
+  /// Creates a quantized node; an Error is a bug in the conversion.
+  Expected<Node*> create(OpKind kind, const std::string& name, std::vector<NodeValue> inputs,
+                         Attributes attrs) {
+    return f_.create(kind, name, std::move(inputs), std::move(attrs));
+  }
+
+  Function& f_;
+  const QuantizationProfile& profile_;
+  const Backend& backend_;
+  QuantizationReport& report_;
+  std::map<Key, NodeValue> twin_;  ///< f32 value -> its quantized form
+  std::unordered_map<const Node*, std::vector<Use>> uses_;
+  std::unordered_set<const Node*> outputs_, handled_;
+};
+
+Expected<NodeValue> Quantizer::quantized(NodeValue v) {
+  if (auto it = twin_.find({v.node, v.resNo}); it != twin_.end()) return it->second;
+  if (v.type().kind != ElemKind::F32)
+    return makeError("tensor '", tensorName(v), "' is ", v.type().str(), ", not f32");
+  NodeValue q;
+  if (v.node->isConstant()) {
+    // Constants are quantized from their own range.
+    std::vector<float> values = floats(v.node);
+    float lo = 0, hi = 0;
+    for (float x : values)
+      if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+    TensorQuantization p = chooseQuantization(lo, hi, profile_.schema);
+    Tensor t(Type(p.kind, v.type().dims, p.scale, p.offset));
+    quant::QuantRange r = rangeOf(p.kind);
+    for (size_t i = 0; i < values.size(); ++i)
+      t.as<int8_t>()[i] = int8_t(quant::quantizeValue(values[i], p.scale, p.offset, r.lo, r.hi));
+    q = constant(v.node->name() + ".quantized", std::move(t));
+  } else {
+    EMBER_ASSIGN_OR_RETURN(const TensorQuantization* p, params(v));
+    Attributes attrs = withOutput({}, *p);
+    EMBER_ASSIGN_OR_RETURN(Node * node, create(OpKind::Quantize, tensorName(v) + ".quantize", {v}, attrs));
+    q = node->result();
+  }
+  twin_[{v.node, v.resNo}] = q;
+  return q;
+}
+
+Error Quantizer::commit(Node* primary, Node* replaced, Node* q) {
+  std::string name = primary->name();
+  primary->setName(name + ".f32");
+  q->setName(name);
+  EMBER_ASSIGN_OR_RETURN(Node * dq, create(OpKind::Dequantize, name + ".dequantize", {q->result()}, {}));
+  f_.replaceAllUsesWith(replaced->result(), dq->result());
+  twin_[{replaced, 0}] = q->result();
+  twin_[{dq, 0}] = q->result();
+  handled_.insert(replaced);
+  ++report_.quantizedNodes;
+  return Error::success();
+}
+
+std::optional<Activation> Quantizer::fusableActivation(Node* node) const {
+  auto it = uses_.find(node);
+  if (outputs_.count(node) || it == uses_.end() || it->second.size() != 1) return std::nullopt;
+  Node* user = it->second[0].user;
+  if (user->resultType().kind != ElemKind::F32) return std::nullopt;
+  if (user->kind() == OpKind::Relu) return Activation{user, 0.0, INFINITY};
+  if (user->kind() == OpKind::Clip)
+    return Activation{user, user->attrs().getFloat("min"), user->attrs().getFloat("max")};
+  return std::nullopt;
+}
+
+Attributes withActivation(Attributes attrs, const std::optional<Activation>& act) {
+  if (!act) return attrs;
+  if (act->min > -INFINITY) attrs.set("clip_min", act->min);
+  if (act->max < INFINITY) attrs.set("clip_max", act->max);
+  return attrs;
+}
+
+Quantizer::Outcome Quantizer::convertConv(Node* node) {
+  NodeValue input = node->input(0), filter = node->input(1), bias = node->input(2);
+  if (!isF32Constant(filter) || !isF32Constant(bias)) return std::string("filter or bias is not a constant");
+  std::optional<Activation> act = fusableActivation(node);
+  Node* replaced = act ? act->node : node;
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(replaced->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(input));
+  const Dims& fd = filter.type().dims;
+  Weights w = quantizeWeights(floats(filter.node), fd[0], profile_.perChannel, profile_.schema);
+  Tensor qf(Type(ElemKind::Int8Q, fd, w.maxScale, 0));
+  std::copy(w.values.begin(), w.values.end(), qf.as<int8_t>());
+  const float inScale = qin.type().scale;
+  std::vector<float> b = floats(bias.node);
+  Tensor qb(Type(ElemKind::Int32Q, {fd[0]}, inScale * w.maxScale, 0));
+  for (int64_t o = 0; o < fd[0]; ++o)
+    qb.as<int32_t>()[o] = quant::quantizeBias(b[size_t(o)], inScale, w.scales[size_t(o)]);
+  Tensor scales(Type(ElemKind::F32, {fd[0]}));
+  std::copy(w.scales.begin(), w.scales.end(), scales.as<float>());
+  Attributes attrs;
+  for (const char* a : {"strides", "pads", "dilations", "group"}) attrs.set(a, *node->attrs().find(a));
+  const std::string& name = node->name();
+  EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::QuantizedConv, name + ".q",
+                                          {qin, constant(name + ".filter_q", std::move(qf)),
+                                           constant(name + ".bias_q", std::move(qb)),
+                                           constant(name + ".filter_scales", std::move(scales))},
+                                          withActivation(withOutput(attrs, *out), act)));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, replaced, q));
+  if (act) handled_.insert(act->node);
+  return std::string();
+}
+
+/// Gemm(a, const B, const C) and MatMul(a, b) (+ a following Add of a
+/// constant row bias) become QuantizedMatMul, with per-column weight scales
+/// when B is a constant.
+Quantizer::Outcome Quantizer::convertLinear(Node* node) {
+  NodeValue a = node->input(0), b = node->input(1);
+  const Type& outType = node->resultType();
+  const int64_t n = outType.dims.back();
+  std::vector<float> weights;  // [K, N] when b is a constant
+  std::vector<float> bias(size_t(n), 0.0f);
+  Node* replaced = node;
+  if (node->kind() == OpKind::Gemm) {
+    const Attributes& at = node->attrs();
+    if (at.getInt("trans_a") != 0) return std::string("Gemm with trans_a has no integer form");
+    NodeValue c = node->input(2);
+    if (!isF32Constant(b) || !isF32Constant(c)) return std::string("Gemm's B or C is not a constant");
+    if (c.type().numElements() != n && c.type().numElements() != 1)
+      return std::string("Gemm's C is not a row vector");
+    if (c.type().numElements() == n && c.type().rank() > 1 && c.type().dims.back() != n)
+      return std::string("Gemm's C is not a row vector");
+    const int64_t k = a.type().dims.back();
+    const bool transB = at.getInt("trans_b") != 0;
+    const double alpha = at.getFloat("alpha"), beta = at.getFloat("beta");
+    std::vector<float> bv = floats(b.node), cv = floats(c.node);
+    weights.resize(size_t(k * n));
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        weights[size_t(p * n + j)] =
+            float(alpha * double(transB ? bv[size_t(j * k + p)] : bv[size_t(p * n + j)]));
+    for (int64_t j = 0; j < n; ++j)
+      bias[size_t(j)] = float(beta * double(cv[cv.size() == 1 ? 0 : size_t(j)]));
+  } else {
+    if (isF32Constant(b) && b.type().rank() == 2) weights = floats(b.node);
+    // A following Add of a constant row bias folds into the accumulator.
+    auto it = uses_.find(node);
+    if (!outputs_.count(node) && it != uses_.end() && it->second.size() == 1 &&
+        it->second[0].user->kind() == OpKind::Add) {
+      Node* add = it->second[0].user;
+      NodeValue other = add->input(1 - it->second[0].operand);
+      bool rowBias = isF32Constant(other) && other.type().numElements() == n && add->resultType() == outType;
+      if (rowBias) {
+        bias = floats(other.node);
+        replaced = add;
+      }
+    }
+  }
+  std::optional<Activation> act = fusableActivation(replaced);
+  if (act) replaced = act->node;
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(replaced->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qa, quantized(a));
+  const float inScale = qa.type().scale;
+  const std::string& name = node->name();
+  NodeValue rhs;
+  std::vector<float> scales(static_cast<size_t>(n));
+  if (!weights.empty()) {
+    const int64_t k = int64_t(weights.size()) / n;
+    std::vector<float> columns(weights.size());  // [N, K]: channel-major for quantizeWeights
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) columns[size_t(j * k + p)] = weights[size_t(p * n + j)];
+    Weights w = quantizeWeights(columns, n, profile_.perChannel, profile_.schema);
+    Tensor qw(Type(ElemKind::Int8Q, {k, n}, w.maxScale, 0));
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) qw.as<int8_t>()[p * n + j] = w.values[size_t(j * k + p)];
+    rhs = constant(name + ".weights_q", std::move(qw));
+    scales = w.scales;
+  } else {
+    EMBER_ASSIGN_OR_RETURN(rhs, quantized(b));
+    std::fill(scales.begin(), scales.end(), rhs.type().scale);
+  }
+  Tensor qb(Type(ElemKind::Int32Q, {n}, inScale * scales[0], 0));
+  for (int64_t j = 0; j < n; ++j)
+    qb.as<int32_t>()[j] = quant::quantizeBias(bias[size_t(j)], inScale, scales[size_t(j)]);
+  Tensor st(Type(ElemKind::F32, {n}));
+  std::copy(scales.begin(), scales.end(), st.as<float>());
+  EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::QuantizedMatMul, name + ".q",
+                                          {qa, rhs, constant(name + ".bias_q", std::move(qb)),
+                                           constant(name + ".rhs_scales", std::move(st))},
+                                          withActivation(withOutput({}, *out), act)));
+  if (q->resultType().dims != replaced->resultType().dims) {
+    f_.erase(q);
+    return std::string("the quantized form's shape differs from the node's");
+  }
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, replaced, q));
+  if (replaced != node) {
+    // The bias Add (and activation) are absorbed.
+    auto it = uses_.find(node);
+    if (it != uses_.end() && it->second.size() == 1) handled_.insert(it->second[0].user);
+  }
+  return std::string();
+}
+
+Quantizer::Outcome Quantizer::convertAdd(Node* node) {
+  std::optional<Activation> act = fusableActivation(node);
+  Node* replaced = act ? act->node : node;
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(replaced->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qa, quantized(node->input(0)));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qb, quantized(node->input(1)));
+  EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::QuantizedAdd, node->name() + ".q", {qa, qb},
+                                          withActivation(withOutput({}, *out), act)));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, replaced, q));
+  if (act) handled_.insert(act->node);
+  return std::string();
+}
+
+/// A unary function of one tensor (an activation, or a binary op with a
+/// one-element constant) becomes a 256-entry table.
+Quantizer::Outcome Quantizer::convertLookup(Node* node) {
+  size_t variable = 0;
+  if (node->numInputs() == 2) {
+    bool lhsScalar = isF32Constant(node->input(0)) && node->input(0).type().numElements() == 1;
+    bool rhsScalar = isF32Constant(node->input(1)) && node->input(1).type().numElements() == 1;
+    if (!lhsScalar && !rhsScalar) return std::string("both operands are tensors: no integer form");
+    variable = rhsScalar ? 0 : 1;
+  }
+  if (node->input(variable).type().dims != node->resultType().dims)
+    return std::string("the constant operand broadcasts the tensor: no table form");
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(node->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(node->input(variable)));
+  const Type& inType = qin.type();
+
+  // f(x): the node's own kernel on one element (primitives) or its Ops.def formula.
+  Error evalError;
+  auto f = [&](float x) -> double {
+    if (auto y = evalHighLevel(*node, x)) return *y;
+    std::vector<Tensor> holders;
+    std::vector<ConstTensorRef> ins;
+    std::vector<Type> types;
+    for (size_t i = 0; i < node->numInputs(); ++i) {
+      if (i == variable) {
+        holders.emplace_back(Type(ElemKind::F32, {}));
+        holders.back().as<float>()[0] = x;
+      } else {
+        holders.push_back(node->input(i).node->payload());
+      }
+    }
+    for (const Tensor& t : holders) {
+      ins.push_back(t.ref());
+      types.push_back(t.type());
+    }
+    auto resultTypes = inferResultTypes(node->kind(), types, node->attrs());
+    if (!resultTypes) {
+      evalError = resultTypes.error();
+      return 0;
+    }
+    Tensor y((*resultTypes)[0]);
+    std::vector<TensorRef> outs = {y.ref()};
+    if (Error e = runKernel(node->kind(), node->attrs(), ins, outs)) {
+      evalError = e;
+      return 0;
+    }
+    return double(y.as<float>()[0]);
+  };
+  int32_t table[256];
+  quant::buildLookupTable(f, inType.scale, inType.offset, rangeOf(inType.kind), out->scale, out->offset,
+                          rangeOf(out->kind), table);
+  if (evalError) return std::string("cannot evaluate the function for a table: ") + evalError.message();
+  Tensor t(Type(out->kind, {256}, out->scale, out->offset));
+  for (int i = 0; i < 256; ++i) {
+    if (out->kind == ElemKind::UInt8Q)
+      t.as<uint8_t>()[i] = uint8_t(table[i]);
+    else
+      t.as<int8_t>()[i] = int8_t(table[i]);
+  }
+  const std::string& name = node->name();
+  EMBER_ASSIGN_OR_RETURN(
+      Node * q, create(OpKind::Lookup, name + ".q", {qin, constant(name + ".table", std::move(t))}, {}));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, node, q));
+  return std::string();
+}
+
+Quantizer::Outcome Quantizer::convertMaxPool(Node* node) {
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(node->input(0)));
+  EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::MaxPool, node->name() + ".q", {qin}, node->attrs()));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, node, q));
+  return std::string();
+}
+
+/// AvgPool, and ReduceMean over the spatial axes of NHWC (global pooling).
+Quantizer::Outcome Quantizer::convertAvgPool(Node* node) {
+  Attributes attrs;
+  const Type& in = node->input(0).type();
+  bool reshape = false;
+  if (node->kind() == OpKind::AvgPool) {
+    attrs = node->attrs();
+  } else {
+    if (in.rank() != 4 || node->attrs().getInts("axes") != std::vector<int64_t>{1, 2})
+      return std::string("ReduceMean over other than the spatial axes stays float");
+    attrs = Attributes{{"kernel", std::vector<int64_t>{in.dims[1], in.dims[2]}},
+                       {"strides", std::vector<int64_t>{1, 1}},
+                       {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                       {"ceil_mode", int64_t(0)},
+                       {"count_include_pad", int64_t(0)}};
+    reshape = node->attrs().getInt("keepdims") == 0;
+  }
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(node->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(node->input(0)));
+  EMBER_ASSIGN_OR_RETURN(
+      Node * q, create(OpKind::QuantizedAvgPool, node->name() + ".q", {qin}, withOutput(attrs, *out)));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  Node* last = q;
+  if (reshape) {
+    EMBER_ASSIGN_OR_RETURN(last, create(OpKind::Reshape, node->name() + ".reshape", {q->result()},
+                                        Attributes{{"shape", node->resultType().dims}}));
+  }
+  std::string name = node->name();
+  EMBER_RETURN_IF_ERROR(commit(node, node, last));
+  if (reshape) q->setName(name + ".pool");
+  return std::string();
+}
+
+/// Moves of an already quantized tensor keep its quantization.
+Quantizer::Outcome Quantizer::convertDataMovement(Node* node) {
+  auto it = twin_.find({node->input(0).node, node->input(0).resNo});
+  if (it == twin_.end()) return std::string("its input is float (data movement follows its input)");
+  EMBER_ASSIGN_OR_RETURN(Node * q, create(node->kind(), node->name() + ".q", {it->second}, node->attrs()));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, node, q));
+  return std::string();
+}
+
+/// Concat rescales every input to the output's quantization first.
+Quantizer::Outcome Quantizer::convertConcat(Node* node) {
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(node->result()));
+  std::vector<NodeValue> inputs;
+  for (size_t i = 0; i < node->numInputs(); ++i) {
+    EMBER_ASSIGN_OR_RETURN(NodeValue qi, quantized(node->input(i)));
+    const Type& t = qi.type();
+    if (t.kind != out->kind || t.scale != out->scale || t.offset != out->offset) {
+      EMBER_ASSIGN_OR_RETURN(Node * r,
+                             create(OpKind::Requantize, node->name() + ".rescale" + std::to_string(i), {qi},
+                                    withOutput({}, *out)));
+      qi = r->result();
+    }
+    inputs.push_back(qi);
+  }
+  EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::Concat, node->name() + ".q", inputs, node->attrs()));
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(node, node, q));
+  return std::string();
+}
+
+Quantizer::Outcome Quantizer::convert(Node* node) {
+  if (node->numResults() != 1) return std::string("no integer form (several results)");
+  switch (node->kind()) {
+    case OpKind::Conv:
+      return convertConv(node);
+    case OpKind::Gemm:
+    case OpKind::MatMul:
+      return convertLinear(node);
+    case OpKind::Add:
+      if (!node->input(0).node->isConstant() && !node->input(1).node->isConstant()) return convertAdd(node);
+      if (auto r = convertLookup(node); !r || r->empty()) return r;
+      return convertAdd(node);
+    case OpKind::MaxPool:
+      return convertMaxPool(node);
+    case OpKind::AvgPool:
+    case OpKind::ReduceMean:
+      return convertAvgPool(node);
+    case OpKind::Reshape:
+    case OpKind::Transpose:
+    case OpKind::Slice:
+    case OpKind::Tile:
+    case OpKind::Broadcast:
+      return convertDataMovement(node);
+    case OpKind::Concat:
+      return convertConcat(node);
+    default:
+      if (isLookupCandidate(node->kind())) return convertLookup(node);
+      return std::string("no integer form (stays float by design)");
+  }
+}
+
+Error Quantizer::run() {
+  std::string hash = graphHash(f_);
+  if (hash != profile_.graphHash)
+    return makeError("the quantization profile was calibrated on a different graph (profile graph_hash ",
+                     profile_.graphHash, ", this model ", hash,
+                     "); re-run 'ember quantize' on this model with the same --dim values");
+  // Every f32 tensor must have an entry, so that a stale or edited profile
+  // fails here, naming the tensor, rather than quantizing half the graph.
+  std::vector<Node*> order = f_.topologicalOrder();
+  for (Node* node : order) {
+    if (node->isConstant()) continue;
+    for (unsigned r = 0; r < node->numResults(); ++r)
+      if (node->resultType(r).kind == ElemKind::F32 &&
+          !profile_.tensors.count(tensorName(NodeValue(node, r))))
+        return makeError("the quantization profile has no tensor '", tensorName(NodeValue(node, r)), "' (",
+                         node->info().name, ")");
+  }
+
+  Type probe(ElemKind::F32, {1});
+  Type probeQ(ElemKind::Int8Q, {1}, 1.0f, 0);
+  bool canConvert = backend_.supports(NodeInfo{OpKind::Quantize, {probe}, {probeQ}}) &&
+                    backend_.supports(NodeInfo{OpKind::Dequantize, {probeQ}, {probe}});
+  uses_ = f_.computeUses();
+  for (const auto& [name, v] : f_.outputs()) outputs_.insert(v.node);
+  for (Node* node : order) {
+    if (node->info().category == OpCategory::Storage || handled_.count(node)) continue;
+    if (node->numResults() == 0 || node->resultType().kind != ElemKind::F32) continue;
+    Outcome outcome = canConvert
+                          ? convert(node)
+                          : Outcome("backend '" + backend_.name() + "' does not support Quantize/Dequantize");
+    if (!outcome) return outcome.error().withContext("quantizing node '" + node->name() + "'");
+    if (!outcome->empty()) report_.floatNodes.push_back({node->name(), node->info().name, *outcome});
+  }
+  PassManager pm;
+  pm.add(createDeadCodeEliminationPass());
+  EMBER_RETURN_IF_ERROR(pm.run(f_));
+  return f_.verify().withContext("after quantization");
+}
+
+}  // namespace
+
+Error quantizeFunction(Function& function, const QuantizationProfile& profile, const Backend& backend,
+                       QuantizationReport* report) {
+  QuantizationReport local;
+  Quantizer quantizer(function, profile, backend, report ? *report : local);
+  return quantizer.run();
+}
+
+}  // namespace ember

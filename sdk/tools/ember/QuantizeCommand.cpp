@@ -1,0 +1,199 @@
+// ember quantize: calibrates a model on sample inputs with the reference
+// backend and writes a quantization profile (docs/quantization.md).
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "Commands.h"
+#include "Tool.h"
+#include "ember/Npy.h"
+#include "ember/Pass.h"
+#include "ember/Quantization.h"
+
+namespace ember::cli {
+namespace {
+
+/// `--calibrate A B C` is `--calibrate A --calibrate B --calibrate C`: the
+/// words after --calibrate that are not options are calibration paths (a
+/// MODEL.onnx not yet given stays the positional).
+std::vector<std::string> expandCalibrate(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  bool inList = false, haveModel = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--calibrate") {
+      inList = true;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') {
+      inList = false;
+      out.push_back(a);
+      // Options with a separate value: keep the value with them.
+      bool takesValue = a == "-o" || a == "--output" || a == "--schema" || a == "--calibration" ||
+                        a == "--dim" || a == "--percentile" || a == "--backend-path";
+      if (takesValue && i + 1 < args.size()) out.push_back(args[++i]);
+      continue;
+    }
+    bool isModel = !haveModel && a.ends_with(".onnx");
+    if (inList && !isModel) {
+      out.push_back("--calibrate");
+      out.push_back(a);
+    } else {
+      haveModel |= isModel || !inList;
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
+/// The .npy files of PATH: itself, or the *.npy of a directory in name order.
+Expected<std::vector<std::string>> npyFiles(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    if (!std::filesystem::exists(path, ec)) return makeError(path, ": no such calibration file or directory");
+    return std::vector<std::string>{path};
+  }
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path, ec))
+    if (entry.path().extension() == ".npy") files.push_back(entry.path().string());
+  if (ec) return makeError(path, ": cannot list the directory: ", ec.message());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return makeError(path, ": the directory holds no .npy file");
+  return files;
+}
+
+/// Splits `t` into samples of `type`: the leading dimension may hold several
+/// batches (a multiple of the model's batch size).
+Expected<std::vector<Tensor>> splitSamples(const Tensor& t, const Type& type, const std::string& file,
+                                           const std::string& input) {
+  if (t.type().kind != type.kind)
+    return makeError(file, ": input '", input, "' expects ", elemKindName(type.kind), ", the file holds ",
+                     elemKindName(t.type().kind));
+  const Dims& d = t.type().dims;
+  if (d == type.dims) return std::vector<Tensor>{t};
+  bool stackable = type.rank() >= 1 && d.size() == type.rank() && type.dims[0] > 0 &&
+                   std::equal(d.begin() + 1, d.end(), type.dims.begin() + 1) && d[0] % type.dims[0] == 0;
+  if (!stackable)
+    return makeError(file, ": shape ", dimsStr(d), " does not fit input '", input, "' ", type.str(),
+                     " (the leading dimension may be a multiple of ", type.rank() ? type.dims[0] : 1, ")");
+  std::vector<Tensor> samples;
+  const size_t bytes = type.sizeInBytes();
+  for (int64_t i = 0; i < d[0] / type.dims[0]; ++i) {
+    Tensor s(type);
+    std::memcpy(s.data(), static_cast<const std::byte*>(t.data()) + size_t(i) * bytes, bytes);
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+}  // namespace
+
+int quantizeCommand(const std::vector<std::string>& rawArgs) {
+  PipelineArgs pipeline;
+  std::vector<std::string> calibrateSpecs;
+  std::string outputPath, schema = "asymmetric", method = "minmax", percentile = "99.99";
+  bool perChannel = false, quiet = false;
+
+  OptionParser parser("ember quantize", "MODEL.onnx --calibrate [NAME=]PATH... -o PROFILE.yaml [options]",
+                      "Runs MODEL.onnx in f32 on the reference backend over calibration inputs, records the\n"
+                      "range of every tensor and writes a quantization profile for 'ember run/compile\n"
+                      "--quantize'. PATH is an .npy file or a directory of them; the leading dimension may\n"
+                      "hold several samples (a multiple of the model's batch size).");
+  parser.addPositional("MODEL.onnx", &pipeline.model, "the ONNX model");
+  parser.addList("--calibrate", "[NAME=]PATH", &calibrateSpecs,
+                 "calibration inputs for model input NAME (NAME= may be left out for a one-input model)");
+  parser.addString("--output", "PROFILE.yaml", &outputPath, "where to write the profile (required)");
+  parser.addAlias("-o", "--output");
+  parser.addString("--schema", "S", &schema, "asymmetric (default), symmetric or symmetric-power2");
+  parser.addString("--calibration", "M", &method, "minmax (default), percentile or kl");
+  parser.addString("--percentile", "P", &percentile,
+                   "percentile of --calibration percentile (default 99.99)");
+  parser.addFlag("--per-channel", &perChannel, "per-output-channel weight scales");
+  parser.addList("--dim", "NAME=VALUE", &pipeline.dims, "size of the symbolic input dimension NAME");
+  parser.addList("--backend-path", "DIR", &pipeline.backendPaths, "load backend plugins from DIR");
+  parser.addFlag("--quiet", &quiet, "print nothing on success");
+  if (auto status = parser.parse(expandCalibrate(rawArgs))) return *status;
+  if (auto status = pipeline.validate(parser)) return *status;
+  if (calibrateSpecs.empty()) return parser.usageError("--calibrate is required");
+  if (outputPath.empty()) return parser.usageError("-o PROFILE.yaml is required");
+
+  CalibrationOptions options;
+  options.perChannel = perChannel;
+  Expected<QuantSchema> parsedSchema = parseSchema(schema);
+  if (!parsedSchema) return parser.usageError("--schema: " + parsedSchema.error().message());
+  options.schema = *parsedSchema;
+  Expected<CalibrationMethod> parsedMethod = parseCalibration(method);
+  if (!parsedMethod) return parser.usageError("--calibration: " + parsedMethod.error().message());
+  options.method = *parsedMethod;
+  char* end = nullptr;
+  options.percentile = std::strtod(percentile.c_str(), &end);
+  if (*end != '\0' || !(options.percentile > 50 && options.percentile <= 100))
+    return parser.usageError("--percentile expects a number in (50, 100], got '" + percentile + "'");
+
+  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create("reference");
+  if (!backend) return fail(backend.error());
+  Expected<LoadedModel> loaded = importModel(pipeline);
+  if (!loaded) return fail(loaded.error());
+  Function& function = *loaded->function;
+
+  // Samples per model input.
+  std::map<std::string, std::vector<Tensor>> perInput;
+  for (const std::string& spec : calibrateSpecs) {
+    size_t eq = spec.find('=');
+    std::string name, path = spec;
+    if (eq != std::string::npos && !function.findInput(spec)) {
+      name = spec.substr(0, eq);
+      path = spec.substr(eq + 1);
+    } else if (function.inputs().size() == 1) {
+      name = function.inputs()[0]->name();
+    } else {
+      return fail("--calibrate " + spec + ": the model has " + std::to_string(function.inputs().size()) +
+                  " inputs; write NAME=PATH");
+    }
+    const Node* input = function.findInput(name);
+    if (!input) return fail("--calibrate " + spec + ": '" + name + "' is not an input of " + pipeline.model);
+    Expected<std::vector<std::string>> files = npyFiles(path);
+    if (!files) return fail(files.error());
+    for (const std::string& file : *files) {
+      Expected<Tensor> tensor = readNpy(file);
+      if (!tensor) return fail(tensor.error());
+      Expected<std::vector<Tensor>> samples = splitSamples(*tensor, input->resultType(), file, name);
+      if (!samples) return fail(samples.error());
+      for (Tensor& s : *samples) perInput[name].push_back(std::move(s));
+    }
+  }
+  size_t count = 0;
+  for (const Node* input : function.inputs()) {
+    auto it = perInput.find(input->name());
+    if (it == perInput.end()) return fail("no calibration data for model input '" + input->name() + "'");
+    if (count && it->second.size() != count)
+      return fail("model inputs have different numbers of calibration samples (" + std::to_string(count) +
+                  " and " + std::to_string(it->second.size()) + " for '" + input->name() + "')");
+    count = it->second.size();
+  }
+  std::vector<CalibrationSample> samples(count);
+  for (auto& [name, tensors] : perInput)
+    for (size_t i = 0; i < count; ++i) samples[i][name] = std::move(tensors[i]);
+
+  // The profile describes the graph after the graph optimizer, where
+  // `run/compile --quantize` converts it.
+  PassManagerOptions pmOptions;
+  pmOptions.verifyEachPass = pipeline.verifyEachPass;
+  PassManager pm(pmOptions);
+  addGraphOptimizationPasses(pm);
+  if (Error e = function.verify()) return fail(e.withContext(pipeline.model));
+  if (Error e = pm.run(function)) return fail(e.withContext(pipeline.model));
+  Expected<QuantizationProfile> profile = ember::calibrate(function, backend.take(), samples, options);
+  if (!profile) return fail(profile.error().withContext(pipeline.model));
+  profile->model = std::filesystem::path(pipeline.model).filename().string();
+  if (Error e = writeTextFile(outputPath, profile->toYaml())) return fail(e);
+  if (!quiet)
+    std::cout << "calibrated " << profile->tensors.size() << " tensors on " << count << " sample"
+              << (count == 1 ? "" : "s") << " (" << schema << ", " << method
+              << (perChannel ? ", per-channel" : "") << "); wrote " << outputPath << "\n";
+  return kExitSuccess;
+}
+
+}  // namespace ember::cli
