@@ -11,5 +11,8 @@ int runCommand(const std::vector<std::string>& args);
 int compileCommand(const std::vector<std::string>& args);
 int dumpCommand(const std::vector<std::string>& args);
 int backendsCommand(const std::vector<std::string>& args);
+int conformanceCommand(const std::vector<std::string>& args);
+int newBackendCommand(const std::vector<std::string>& args);
+int quantizeCommand(const std::vector<std::string>& args);
 
 }  // namespace ember::cli

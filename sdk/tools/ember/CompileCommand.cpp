@@ -37,7 +37,8 @@ int compileCommand(const std::vector<std::string>& args) {
   if (!model) return fail(model.error().withContext(pipeline.model));
 
   if (!reportPath.empty()) {
-    if (Error e = writeTextFile(reportPath, reportJson(backendName, model->report, std::nullopt, 1, 1)))
+    if (Error e = writeTextFile(reportPath, reportJson(backendName, model->report, std::nullopt, 1, 1,
+                                                       pipeline.quantizationReport.get())))
       return fail(e);
   }
   if (!quiet) {

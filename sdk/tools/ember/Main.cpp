@@ -29,11 +29,12 @@ const Subcommand kSubcommands[] = {
     {"compile", "compile a model and report time and memory", compileCommand},
     {"dump", "print the model at a pipeline stage (graph, optimized, lowered, ir)", dumpCommand},
     {"backends", "list the available backends", backendsCommand},
-    {"quantize", "calibrate a model and write a quantization profile", nullptr},
+    {"quantize", "calibrate a model and write a quantization profile", quantizeCommand},
     {"sim", "run an NPU bundle on the simulator", npu::runSimCommand},
     {"asm", "assemble an NPU program into a bundle", npu::runAsmCommand},
     {"disasm", "disassemble an NPU bundle", npu::runDisasmCommand},
-    {"conformance", "run the operator conformance kit on a backend", nullptr},
+    {"conformance", "run the operator conformance kit on a backend", conformanceCommand},
+    {"new-backend", "write the skeleton of an out-of-tree backend plugin", newBackendCommand},
     {"sweep", "run a hardware design-space sweep", nullptr},
 };
 

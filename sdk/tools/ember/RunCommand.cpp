@@ -91,7 +91,8 @@ int runCommand(const std::vector<std::string>& args) {
     written = paths.take();
   }
   if (!reportPath.empty()) {
-    std::string json = reportJson(backendName, model->report, median, repeat, threads);
+    std::string json =
+        reportJson(backendName, model->report, median, repeat, threads, pipeline.quantizationReport.get());
     if (Error e = writeTextFile(reportPath, json)) return fail(e);
   }
 

@@ -37,7 +37,7 @@ void PipelineArgs::addTo(OptionParser& parser) {
   parser.addList("--dim", "NAME=VALUE", &dims, "size of the symbolic input dimension NAME");
   parser.addString("--config", "NPU.yaml", &config, "NPU hardware config (npu backend; not available yet)");
   parser.addString("--quantize", "PROFILE.yaml", &quantize,
-                   "quantize with a calibration profile (not available yet)");
+                   "convert to int8 with a calibration profile from 'ember quantize'");
   parser.addFlag("--no-graph-opt", &noGraphOpt, "skip the graph optimizer (lowering still runs)");
   parser.addFlag("--no-ir-opt", &noIROpt, "skip the instruction-IR optimizer");
   parser.addFlag("--verify-each-pass", &verifyEachPass, "run the verifier after every pass");
@@ -55,7 +55,12 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
       return parser.usageError("--dim expects NAME=VALUE with VALUE >= 0, got '" + spec + "'");
     importOptions.dimValues[name] = parsed;
   }
-  if (!quantize.empty()) return parser.usageError("--quantize is not available yet");
+  if (!quantize.empty()) {
+    Expected<QuantizationProfile> loaded = QuantizationProfile::load(quantize);
+    if (!loaded) return fail(loaded.error());
+    profile = std::make_shared<const QuantizationProfile>(loaded.take());
+    quantizationReport = std::make_shared<QuantizationReport>();
+  }
   if (!config.empty())
     return parser.usageError("--config is not available yet (it configures the npu backend)");
   return std::nullopt;
@@ -66,6 +71,12 @@ CompileOptions PipelineArgs::compileOptions() const {
   options.optimizeGraph = !noGraphOpt;
   options.optimizeIR = !noIROpt;
   options.verifyEachPass = verifyEachPass;
+  if (profile) {
+    options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize](
+                                 Function& function, const Backend& backend) {
+      return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
+    };
+  }
   return options;
 }
 
@@ -156,7 +167,8 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
 }
 
 std::string reportJson(const std::string& backend, const CompileReport& report,
-                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads) {
+                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
+                       const QuantizationReport* quantization) {
   const MemoryPlan& m = report.memory;
   JsonWriter json;
   json.beginObject();
@@ -170,6 +182,16 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   json.endObject();
   json.key("fallback_nodes").beginArray().endArray();  // no partitioning yet
   json.key("instructions").value(uint64_t(report.numInstructions));
+  if (quantization) {
+    json.key("quantized_nodes").value(uint64_t(quantization->quantizedNodes));
+    json.key("float_nodes").beginArray();
+    for (const auto& node : quantization->floatNodes) {
+      json.beginObject();
+      json.key("name").value(node.name).key("op").value(node.op).key("reason").value(node.reason);
+      json.endObject();
+    }
+    json.endArray();
+  }
   if (runSecondsMedian) {
     json.key("run_seconds_median").value(*runSecondsMedian);
     json.key("repeat").value(repeat);

@@ -16,6 +16,7 @@
 #include "ember/Graph.h"
 #include "ember/IR.h"
 #include "ember/Importer.h"
+#include "ember/Quantization.h"
 #include "ember/Runtime.h"
 
 namespace ember::cli {
@@ -44,6 +45,9 @@ struct PipelineArgs {
   CompileOptions compileOptions() const;
 
   ImportOptions importOptions;  ///< filled by validate()
+  /// --quantize: the profile (loaded by validate()) and what conversion did.
+  std::shared_ptr<const QuantizationProfile> profile;
+  std::shared_ptr<QuantizationReport> quantizationReport;
 };
 
 /// Registers the built-in backends, then loads the plugins of every
@@ -69,8 +73,10 @@ std::string formatSeconds(double seconds);
 void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
                  std::optional<double> runSecondsMedian, int64_t repeat);
 /// The --report-json document (keys in docs/cli.md).
+/// With --quantize, `quantization` adds `quantized_nodes` and `float_nodes`.
 std::string reportJson(const std::string& backend, const CompileReport& report,
-                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads);
+                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
+                       const QuantizationReport* quantization = nullptr);
 
 /// Writes `text` to `path`, naming the path on failure.
 Error writeTextFile(const std::string& path, const std::string& text);

@@ -1,0 +1,108 @@
+#!/bin/bash
+# The SDK as a vendor sees it (tests/sdk/CMakeLists.txt runs each step as a
+# ctest test): install the SDK to a prefix, then build out-of-tree plugins
+# against that prefix alone with a fresh CMake, load them into the installed
+# `ember`, run a model and the conformance kit.
+#
+#   sdk_test.sh install         BUILD_DIR PREFIX
+#   sdk_test.sh build-example   PREFIX SOURCE_DIR WORK_DIR
+#   sdk_test.sh run-example     PREFIX WORK_DIR MODEL INPUT EXPECTED NPY_ALLCLOSE
+#   sdk_test.sh conform-example PREFIX WORK_DIR [ONNX_NODE_DATA_DIR]
+#   sdk_test.sh new-backend     PREFIX WORK_DIR
+#   sdk_test.sh guide           GUIDE.md SOURCE_ROOT   (verbatim blocks match the example)
+set -euo pipefail
+
+step=$1
+shift
+cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+[ -n "${EMBER_TEST_CXX:-}" ] && cmake_args+=("-DCMAKE_CXX_COMPILER=${EMBER_TEST_CXX}")
+command -v ccache > /dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+case "$step" in
+  install)
+    build=$1 prefix=$2
+    rm -rf "$prefix"
+    cmake --install "$build" --prefix "$prefix" --component Ember
+    for f in bin/ember include/ember/Plugin.h include/ember/Ops.def lib/libember_runtime.a \
+             lib/cmake/Ember/EmberConfig.cmake lib/cmake/Ember/EmberConfigVersion.cmake \
+             lib/cmake/Ember/EmberTargets.cmake lib/cmake/Ember/EmberPlugin.cmake; do
+      [ -e "$prefix/$f" ] || { echo "sdk_test: $prefix/$f was not installed" >&2; exit 1; }
+    done
+    "$prefix/bin/ember" --version
+    ;;
+  build-example)
+    prefix=$1 source=$2 work=$3
+    rm -rf "$work"
+    # A fresh configure that sees only the installed prefix (no build tree).
+    cmake -S "$source" -B "$work" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="$prefix"
+    cmake --build "$work"
+    ls "$work"/lib*.so
+    ;;
+  run-example)
+    prefix=$1 work=$2 model=$3 input=$4 expected=$5 allclose=$6
+    ember="$prefix/bin/ember"
+    "$ember" backends --backend-path "$work" | grep -q '^toy ' || { echo "sdk_test: 'toy' not listed" >&2; exit 1; }
+    EMBER_BACKEND_PATH="$work" "$ember" backends | grep -q '^toy ' ||
+      { echo "sdk_test: 'toy' not found through EMBER_BACKEND_PATH" >&2; exit 1; }
+    out="$work/run-output"
+    rm -rf "$out"
+    "$ember" run "$model" --backend toy --backend-path "$work" --input "$input" --output-dir "$out"
+    outputs=("$out"/*.npy)
+    [ ${#outputs[@]} -eq 1 ] || { echo "sdk_test: expected one output in $out" >&2; exit 1; }
+    "$allclose" "$expected" "${outputs[0]}" 1e-4 1e-5
+    ;;
+  conform-example)
+    prefix=$1 work=$2 onnx=${3:-}
+    extra=()
+    [ -n "$onnx" ] && [ -d "$onnx" ] && extra=(--onnx-data "$onnx")
+    "$prefix/bin/ember" conformance --backend toy --backend-path "$work" --isolate --report "$work/conformance.json" \
+      "${extra[@]}"
+    grep -q '"failed": 0' "$work/conformance.json"
+    ;;
+  new-backend)
+    prefix=$1 work=$2
+    ember="$prefix/bin/ember"
+    rm -rf "$work"
+    "$ember" new-backend my_accel "$work/src"
+    cmake -S "$work/src" -B "$work/build" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="$prefix"
+    cmake --build "$work/build"
+    "$ember" backends --backend-path "$work/build" | grep -q '^my_accel ' ||
+      { echo "sdk_test: 'my_accel' not listed" >&2; exit 1; }
+    "$ember" conformance --backend my_accel --backend-path "$work/build" --report "$work/conformance.json" --quiet
+    grep -q '"passed": 0' "$work/conformance.json"
+    grep -q '"failed": 0' "$work/conformance.json"
+    # Writing over an existing skeleton is refused without --force.
+    if "$ember" new-backend my_accel "$work/src" 2> "$work/err.txt"; then
+      echo "sdk_test: new-backend overwrote existing files" >&2
+      exit 1
+    fi
+    grep -q 'already exists' "$work/err.txt"
+    ;;
+  guide)
+    # Every fenced block after "<!-- verbatim: PATH -->" must appear in PATH as is.
+    guide=$1 root=$2 checked=0 path="" block="" inside=0 line=""
+    while IFS= read -r line || [ -n "$line" ]; do
+      if [ $inside -eq 0 ] && [[ "$line" =~ ^\<!--\ verbatim:\ ([^ ]+)\ --\>$ ]]; then
+        path=${BASH_REMATCH[1]}
+      elif [ -n "$path" ] && [ $inside -eq 0 ] && [[ "$line" == '```'* ]]; then
+        inside=1 block=""
+      elif [ $inside -eq 1 ] && [[ "$line" == '```' ]]; then
+        content=$(cat "$root/$path")
+        if [[ "$content" != *"$block"* ]]; then
+          echo "sdk_test: $guide: a block marked verbatim is not in $path:" >&2
+          printf '%s\n' "$block" | head -5 >&2
+          exit 1
+        fi
+        checked=$((checked + 1)) inside=0 path=""
+      elif [ $inside -eq 1 ]; then
+        block+="${block:+$'\n'}$line"
+      fi
+    done < "$guide"
+    [ $checked -gt 0 ] || { echo "sdk_test: $guide has no verbatim blocks" >&2; exit 1; }
+    echo "sdk_test: $checked verbatim blocks of $guide match the sources"
+    ;;
+  *)
+    echo "sdk_test: unknown step '$step'" >&2
+    exit 2
+    ;;
+esac
