@@ -140,7 +140,7 @@ int runDisasmCommand(const std::vector<std::string>& args) {
 }
 
 int runSimCommand(const std::vector<std::string>& args) {
-  std::string bundlePath, configPath, outputDir, statsPath, tracePath, engine = "fast";
+  std::string bundlePath, configPath, outputDir, statsPath, tracePath, vcdPath, engine;
   std::map<std::string, std::string> inputFiles;
   bool randomInputs = false, perInstruction = false, quiet = false;
   uint64_t seed = 0;
@@ -176,7 +176,7 @@ int runSimCommand(const std::vector<std::string>& args) {
       else if (a == "--matrix-engine")
         engine = v;
       else if (a == "--vcd")
-        return fail("sim", "--vcd needs the RTL matrix engine (--matrix-engine rtl), which is not built");
+        vcdPath = v;
       else if (a == "--seed") {
         try {
           size_t used = 0;
@@ -199,7 +199,7 @@ int runSimCommand(const std::vector<std::string>& args) {
       return usage("sim", "unexpected argument '" + a + "'", kSimUsage);
   }
   if (bundlePath.empty()) return usage("sim", "BUNDLE is required", kSimUsage);
-  if (engine != "fast" && engine != "rtl")
+  if (!engine.empty() && engine != "fast" && engine != "rtl")
     return usage("sim", "--matrix-engine expects fast or rtl", kSimUsage);
 
   NpuConfig config;
@@ -208,7 +208,8 @@ int runSimCommand(const std::vector<std::string>& args) {
     if (!loaded) return fail("sim", loaded.error().message());
     config = *loaded;
   }
-  if (engine == "rtl") config.matrixEngineModel = MatrixEngineModel::Rtl;
+  if (engine == "rtl") config.matrixEngineModel = MatrixEngineModel::Rtl;  // overrides the config's key
+  if (engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
   auto bundle = loadProgram(bundlePath);
   if (!bundle) return fail("sim", bundle.error().message());
   if (bundle->dramBytes > uint64_t(config.dramBytes))  // checked before allocating the image
@@ -267,6 +268,7 @@ int runSimCommand(const std::vector<std::string>& args) {
 
   SimOptions options;
   options.progressAfterSeconds = quiet ? -1 : 2.0;
+  options.vcdPath = vcdPath;
   auto stats = simulate(*bundle, config, dram, options);
   if (!stats) return fail("sim", bundlePath + ": " + stats.error().message());
 

@@ -73,6 +73,8 @@ std::string statsToJson(const SimStats& s, const Bundle& bundle, bool perInstruc
   os << "  \"host_seconds\": " << num(s.hostSeconds) << ",\n";
   os << "  \"simulated_macs_per_host_second\": "
      << num(s.hostSeconds > 0 ? double(s.macs) / s.hostSeconds : 0) << ",\n";
+  os << "  \"matrix_engine\": " << quote(s.matrixEngine) << ",\n";
+  os << "  \"matrix_engine_cycles\": " << s.matrixEngineCycles << ",\n";
   os << "  \"units\": {\n";
   for (size_t u = 0; u < kNumUnits; ++u) {
     const auto& us = s.units[u];

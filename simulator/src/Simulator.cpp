@@ -30,6 +30,7 @@
 #include <tlm>
 
 #include "Functional.h"
+#include "ember/npu/MatrixEngine.h"
 
 // libsystemc references sc_main; the simulator is a library and never calls
 // sc_elab_and_sim, so a weak definition satisfies the linker and lets a
@@ -218,7 +219,7 @@ struct RunState {
   } blocked[isa::kNumQueues];
   std::optional<std::pair<uint32_t, Queue>> fetchBlocked;
 
-  functional::WeightTile weights;
+  std::unique_ptr<MatrixEngine> engine;  // fast model or verilated RTL
   SimStats stats;
   std::chrono::steady_clock::time_point hostStart;
   std::chrono::steady_clock::time_point lastProgress;
@@ -572,29 +573,34 @@ class NpuTop : public sc_module {
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::InpAddr], m, in[Field::InpStride], k));
         if (preload)
           EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::WgtAddr], k, in[Field::WgtStride], n));
-        else if (r.weights.k != k || r.weights.n != n)
+        else if (r.engine->keptWeights() != std::pair<int64_t, int64_t>{k, n})
           return makeError("gemm without preload needs preloaded ", k, "x", n,
-                           " weights, but the engine holds ", r.weights.k, "x", r.weights.n);
+                           " weights, but the engine holds ", r.engine->keptWeights().first, "x",
+                           r.engine->keptWeights().second);
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n));
-        const uint64_t skew = uint64_t(c.rows + c.cols - 2);
-        const uint64_t accRow = ceilDiv(4 * uint64_t(n), Wacc);
+        // Port occupancy follows the calibrated formula's phases; the engine
+        // (fast or RTL) then supplies the instruction's own latency.
+        const GemmTiming timing = gemmTiming(in, c);
+        uint64_t contended = t;  // end of the instruction under contention, formula latency
         if (ws) {
-          const uint64_t tp = preload ? uint64_t(k) * ceilDiv(uint64_t(n), W) : 0;
+          const uint64_t tp = timing.preload;
           const uint64_t pre = tp ? occupy(false, uint64_t(in[Field::WgtAddr]), t, tp, bankWait) + tp : t;
-          const uint64_t ts = uint64_t(m) * std::max(ceilDiv(uint64_t(k), W), accRow);
+          const uint64_t ts = timing.stream;
           const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), pre, ts, bankWait);
           const uint64_t b = occupy(true, uint64_t(in[Field::AccAddr]) * 4, pre, ts, accWait);
-          end = std::max(a, b) + ts + skew;
+          contended = std::max(a, b) + ts + timing.pipeline;
         } else {
-          const uint64_t ts = uint64_t(k) * ceilDiv(uint64_t(std::max(m, n)), W);
+          const uint64_t ts = timing.stream;
           const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), t, ts, bankWait);
           const uint64_t w = occupy(false, uint64_t(in[Field::WgtAddr]), t, ts, bankWait);
-          const uint64_t drain = uint64_t(m) * accRow;
-          const uint64_t d =
-              occupy(true, uint64_t(in[Field::AccAddr]) * 4, std::max(a, w) + ts + skew, drain, accWait);
-          end = d + drain;
+          const uint64_t d = occupy(true, uint64_t(in[Field::AccAddr]) * 4,
+                                    std::max(a, w) + ts + timing.pipeline, timing.drain, accWait);
+          contended = d + timing.drain;
         }
-        functional::gemm(in, spad, acc, r.weights);
+        const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
+        auto latency = r.engine->gemm(in, memories, t - r.t0);
+        if (!latency) return latency.error();
+        end = contended - timing.total() + *latency;
         markRows(accumulator, in[Field::AccAddr], m, in[Field::AccStride], n, 4);
         rec.macs = uint64_t(m * k * n);
         s.scratchpadReadBytes += uint64_t(m * k + (preload ? k * n : 0));
@@ -888,10 +894,10 @@ DramImage makeDram(const Bundle& bundle) {
 
 Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
                             const SimOptions& options) {
-  if (config.matrixEngineModel == MatrixEngineModel::Rtl)
+  if (!options.vcdPath.empty() && config.matrixEngineModel != MatrixEngineModel::Rtl)
     return makeError(
-        "config '", config.name,
-        "': matrix_engine.model 'rtl' needs the Verilator build of the RTL, which is not available");
+        "--vcd ", options.vcdPath,
+        ": waveforms need the RTL matrix engine (matrix_engine.model: rtl or --matrix-engine rtl)");
   if (bundle.configHash != 0 && bundle.configHash != config.hash()) {
     std::ostringstream os;
     os << std::hex << "the bundle was built for config hash 0x" << bundle.configHash << " but config '"
@@ -919,6 +925,14 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
     return makeError("the program has no FINISH instruction");
   state.scratchpad.assign(size_t(config.scratchpadBytes), 0);
   state.accumulator.assign(size_t(config.accumulatorBytes), 0);
+  if (config.matrixEngineModel == MatrixEngineModel::Rtl) {
+    auto engine = makeRtlMatrixEngine(config, options.vcdPath);
+    if (!engine) return engine.error();
+    state.engine = engine.take();
+  } else {
+    state.engine = makeFastMatrixEngine(config);
+  }
+  state.stats.matrixEngine = std::string(state.engine->name());
   state.dram = dram.bytes.data();
   state.dramBytes = dram.bytes.size();
   state.hostStart = state.lastProgress = std::chrono::steady_clock::now();
@@ -936,6 +950,7 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   }
   npu.finish();
   summarise(state, npu);
+  state.stats.matrixEngineCycles = state.engine->engineCycles();
   state.stats.hostSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - state.hostStart).count();
   return std::move(state.stats);

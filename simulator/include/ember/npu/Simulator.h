@@ -77,6 +77,8 @@ struct SimStats {
   double energyPj = 0;
   std::map<std::string, double> energyBreakdownPj;
   double hostSeconds = 0;
+  std::string matrixEngine = "fast";  ///< the engine model that ran: "fast" or "rtl"
+  uint64_t matrixEngineCycles = 0;    ///< cycles the engine clocked (rtl) or accounted (fast)
   std::array<UnitStats, kNumUnits> units{};
   std::vector<LayerStats> layers;
   std::vector<InstructionRecord> records;  ///< in completion order
@@ -87,6 +89,8 @@ struct SimOptions {
   double progressAfterSeconds = -1;
   /// Called for progress instead of stderr when set.
   std::function<void(const std::string&)> progress;
+  /// With the RTL matrix engine: dump its waveforms to this VCD file.
+  std::string vcdPath;
 };
 
 /// The program's DRAM image before and after a run.

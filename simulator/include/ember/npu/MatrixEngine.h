@@ -1,0 +1,63 @@
+// The matrix engine behind one interface: the fast model (the cycle formula of
+// docs/npu/timing-model.md plus the functional GEMM) or the Verilator build of
+// the RTL in rtl/ (docs/npu/rtl.md). The simulator's compute unit owns one per
+// run; port contention stays in the TLM model around it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "ember/Error.h"
+#include "ember/npu/Config.h"
+#include "ember/npu/Isa.h"
+
+namespace ember::npu {
+
+/// The SRAMs a gemm reads and writes (raw, already range-checked).
+struct EngineMemories {
+  const int8_t* scratchpad = nullptr;
+  size_t scratchpadBytes = 0;
+  int32_t* accumulator = nullptr;
+  size_t accumulatorEntries = 0;
+};
+
+class MatrixEngine {
+ public:
+  virtual ~MatrixEngine() = default;
+  virtual std::string_view name() const = 0;  ///< "fast" or "rtl"
+  /// Executes one gemm on the memories and returns its cycles in isolation
+  /// (no port contention). `startCycle` is the program cycle it starts at.
+  virtual Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories,
+                                  uint64_t startCycle) = 0;
+  /// k x n of the weights kept by the last preload (0 x 0 before any).
+  virtual std::pair<int64_t, int64_t> keptWeights() const = 0;
+  /// Cycles the engine clocked (RTL) or accounted (fast) since creation.
+  virtual uint64_t engineCycles() const = 0;
+};
+
+/// The calibrated isolated gemm latency of docs/npu/timing-model.md, split into
+/// the parts that occupy ports: weight preload, streaming (input bank and
+/// accumulator port), and the fixed pipeline latency around them.
+struct GemmTiming {
+  uint64_t preload = 0;   ///< WS: weight rows read into the PEs
+  uint64_t stream = 0;    ///< WS: m input rows; OS: k input columns and weight rows
+  uint64_t drain = 0;     ///< OS: m result rows read out
+  uint64_t pipeline = 0;  ///< fill, skew/de-skew, read latency and output stage
+  uint64_t total() const { return preload + stream + drain + pipeline; }
+};
+GemmTiming gemmTiming(const isa::Instruction& in, const NpuConfig& config);
+
+std::unique_ptr<MatrixEngine> makeFastMatrixEngine(const NpuConfig& config);
+/// The Verilator build of rtl/ for config's array size. Errors: not built,
+/// no model of that size, ports narrower than one row a cycle, or a VCD file
+/// that cannot be written (`vcdPath` non-empty: dump the waveforms).
+Expected<std::unique_ptr<MatrixEngine>> makeRtlMatrixEngine(const NpuConfig& config,
+                                                            const std::string& vcdPath = "");
+/// Whether this build includes the RTL matrix engine.
+bool rtlMatrixEngineBuilt();
+
+}  // namespace ember::npu

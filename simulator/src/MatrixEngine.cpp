@@ -1,0 +1,131 @@
+// The two matrix engines behind include/ember/npu/MatrixEngine.h: the fast
+// model and, when rtl/ was built with Verilator, the RTL co-simulation.
+#include "ember/npu/MatrixEngine.h"
+
+#include <algorithm>
+
+#include "Functional.h"
+#if EMBER_HAVE_RTL
+#include "ember/rtl/RtlArray.h"
+#endif
+
+namespace ember::npu {
+namespace {
+
+using isa::Field;
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+class FastMatrixEngine final : public MatrixEngine {
+ public:
+  explicit FastMatrixEngine(const NpuConfig& config) : config_(config) {}
+  std::string_view name() const override { return "fast"; }
+  Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories, uint64_t) override {
+    functional::gemm(in, memories.scratchpad, memories.accumulator, weights_);
+    const uint64_t cycles = gemmTiming(in, config_).total();
+    cycles_ += cycles;
+    return cycles;
+  }
+  std::pair<int64_t, int64_t> keptWeights() const override { return {weights_.k, weights_.n}; }
+  uint64_t engineCycles() const override { return cycles_; }
+
+ private:
+  NpuConfig config_;
+  functional::WeightTile weights_;
+  uint64_t cycles_ = 0;
+};
+
+#if EMBER_HAVE_RTL
+/// The verilated RTL: same instruction, same memories, cycles counted on the clock.
+class RtlMatrixEngine final : public MatrixEngine {
+ public:
+  RtlMatrixEngine(const NpuConfig& config, std::unique_ptr<rtl::RtlArray> array)
+      : outputStationary_(config.dataflow == Dataflow::OutputStationary), array_(std::move(array)) {}
+  std::string_view name() const override { return "rtl"; }
+  Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories,
+                          uint64_t startCycle) override {
+    rtl::GemmJob job;
+    job.outputStationary = outputStationary_;
+    job.accumulate = in[Field::Accumulate] != 0;
+    job.preload = in[Field::Preload] != 0;
+    job.m = uint32_t(in[Field::M]);
+    job.k = uint32_t(in[Field::K]);
+    job.n = uint32_t(in[Field::N]);
+    job.inpAddr = uint32_t(in[Field::InpAddr]);
+    job.inpStride = uint32_t(in[Field::InpStride]);
+    job.wgtAddr = uint32_t(in[Field::WgtAddr]);
+    job.wgtStride = uint32_t(in[Field::WgtStride]);
+    job.accAddr = uint32_t(in[Field::AccAddr]);
+    job.accStride = uint32_t(in[Field::AccStride]);
+    const rtl::Memories mem{memories.scratchpad, memories.scratchpadBytes, memories.accumulator,
+                            memories.accumulatorEntries};
+    auto cycles = array_->run(job, mem, startCycle);
+    if (cycles && job.preload) kept_ = {in[Field::K], in[Field::N]};
+    return cycles;
+  }
+  std::pair<int64_t, int64_t> keptWeights() const override { return kept_; }
+  uint64_t engineCycles() const override { return array_->clockedCycles(); }
+
+ private:
+  bool outputStationary_;
+  std::unique_ptr<rtl::RtlArray> array_;
+  std::pair<int64_t, int64_t> kept_{0, 0};
+};
+#endif
+
+}  // namespace
+
+GemmTiming gemmTiming(const isa::Instruction& in, const NpuConfig& c) {
+  const uint64_t m = uint64_t(in[Field::M]), k = uint64_t(in[Field::K]), n = uint64_t(in[Field::N]);
+  const uint64_t W = uint64_t(c.bankWidthBytes), Wacc = uint64_t(c.accumulatorPortBytes);
+  const uint64_t R = uint64_t(c.rows), C = uint64_t(c.cols);
+  const uint64_t accRow = ceilDiv(4 * n, Wacc);
+  GemmTiming t;
+  // Calibrated against the RTL (docs/npu/rtl.md, "Timing validation"): the
+  // pipeline term is the array's R + C wave plus the instruction-accept cycle,
+  // the SRAM read latency and the accumulator output stage.
+  if (c.dataflow == Dataflow::WeightStationary) {
+    t.preload = in[Field::Preload] ? k * ceilDiv(n, W) : 0;
+    t.stream = m * std::max(ceilDiv(k, W), accRow);
+    t.pipeline = R + C + 3;
+  } else {
+    t.stream = k * ceilDiv(std::max(m, n), W);
+    t.drain = m * accRow;
+    t.pipeline = R + C + 2;
+  }
+  return t;
+}
+
+std::unique_ptr<MatrixEngine> makeFastMatrixEngine(const NpuConfig& config) {
+  return std::make_unique<FastMatrixEngine>(config);
+}
+
+bool rtlMatrixEngineBuilt() { return EMBER_HAVE_RTL != 0; }
+
+Expected<std::unique_ptr<MatrixEngine>> makeRtlMatrixEngine(const NpuConfig& config,
+                                                            const std::string& vcdPath) {
+#if EMBER_HAVE_RTL
+  // The RTL reads one input row (or column), one weight row and one
+  // accumulator row per cycle.
+  const int64_t widest = std::max(config.rows, config.cols);
+  if (config.bankWidthBytes < widest || config.accumulatorPortBytes < 4 * config.cols)
+    return makeError("config '", config.name,
+                     "': matrix_engine.model 'rtl' reads one array row per cycle, which needs "
+                     "scratchpad.bank_width_bytes >= ",
+                     widest, " (has ", config.bankWidthBytes,
+                     ") and accumulator.port_width_bytes >= ", 4 * config.cols, " (has ",
+                     config.accumulatorPortBytes, ")");
+  auto array = rtl::RtlArray::create(int(config.rows), int(config.cols), vcdPath);
+  if (!array)
+    return makeError("config '", config.name, "': matrix_engine.model 'rtl': ", array.error().message());
+  return std::unique_ptr<MatrixEngine>(std::make_unique<RtlMatrixEngine>(config, std::move(*array)));
+#else
+  (void)vcdPath;
+  return makeError(
+      "config '", config.name,
+      "': matrix_engine.model 'rtl' needs the Verilator build of rtl/, which this build does not "
+      "include (Verilator was not found at configure time)");
+#endif
+}
+
+}  // namespace ember::npu
