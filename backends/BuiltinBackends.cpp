@@ -5,13 +5,16 @@
 #include "ember/Runtime.h"
 
 extern "C" const EmberBackendPlugin* ember_backend_plugin_reference();
+extern "C" const EmberBackendPlugin* ember_backend_plugin_cpu();
 
 namespace ember {
 
 void registerBuiltinBackends() {
-  Error e = BackendRegistry::global().add(ember_backend_plugin_reference());
-  assert(!e && "built-in backends are built with this SDK's ABI");
-  (void)e;
+  for (const EmberBackendPlugin* plugin : {ember_backend_plugin_reference(), ember_backend_plugin_cpu()}) {
+    Error e = BackendRegistry::global().add(plugin);
+    assert(!e && "built-in backends are built with this SDK's ABI");
+    (void)e;
+  }
 }
 
 }  // namespace ember

@@ -1,0 +1,73 @@
+#include "ThreadPool.h"
+
+#include <immintrin.h>
+
+namespace ember::cpu {
+
+namespace {
+// About 50-100 microseconds of spinning before a worker sleeps.
+constexpr int kSpinIterations = 20000;
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    state_.fetch_add(uint64_t(1) << 32);
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::work(int thread) {
+  for (int64_t i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < items_;) fn_(ctx_, i, thread);
+}
+
+void ThreadPool::run(int64_t items, Trampoline fn, void* ctx) {
+  // The previous loop is closed and drained: no worker reads these now.
+  const uint64_t generation = (state_.load() >> 32) + 1;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    items_ = items;
+    fn_ = fn;
+    ctx_ = ctx;
+    next_.store(0);
+    state_.store(generation << 32);  // open, nobody inside
+  }
+  wake_.notify_all();
+  work(0);
+  // Close the loop once the workers that joined it are done.
+  for (;;) {
+    uint64_t st = state_.load();
+    if ((st & kInflightMask) == 0 && state_.compare_exchange_weak(st, st | kClosed)) break;
+    _mm_pause();
+  }
+}
+
+void ThreadPool::workerLoop(int index) {
+  uint64_t seen = 0;
+  for (;;) {
+    int spins = 0;
+    while ((state_.load() >> 32) == seen && ++spins < kSpinIterations) _mm_pause();
+    if ((state_.load() >> 32) == seen) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return (state_.load() >> 32) != seen; });
+    }
+    uint64_t st = state_.load();
+    seen = st >> 32;
+    if (stop_) return;
+    // Join the loop `seen` unless the caller has already closed it.
+    bool joined = false;
+    while (!joined && (st >> 32) == seen && !(st & kClosed))
+      joined = state_.compare_exchange_weak(st, st + 1);
+    if (!joined) continue;
+    work(index);
+    state_.fetch_sub(1);
+  }
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,62 @@
+// A small persistent thread pool for the cpu backend's kernels. The caller
+// takes part in every parallel loop and items are claimed dynamically;
+// workers spin briefly between loops (a model runs many short kernels back to
+// back) and then sleep.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ember::cpu {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  /// Calls body(item, thread) for every item in [0, items), items handed out
+  /// dynamically; returns when all are done. Not reentrant.
+  template <typename Body>
+  void parallelFor(int64_t items, Body&& body) {
+    if (items <= 0) return;
+    if (workers_.empty() || items == 1) {
+      for (int64_t i = 0; i < items; ++i) body(i, 0);
+      return;
+    }
+    run(
+        items, [](void* ctx, int64_t item, int thread) { (*static_cast<Body*>(ctx))(item, thread); }, &body);
+  }
+
+ private:
+  using Trampoline = void (*)(void* ctx, int64_t item, int thread);
+  void run(int64_t items, Trampoline fn, void* ctx);
+  void workerLoop(int index);
+  void work(int thread);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  /// [63:32] generation of the current loop, bit 31 closed (no worker may
+  /// join), [30:0] workers inside it. The caller waits only for workers that
+  /// joined: one not yet woken (descheduled on a busy machine) is not waited
+  /// for, the caller takes its items instead. Fields are rewritten only while
+  /// the previous loop is closed and drained.
+  std::atomic<uint64_t> state_{kClosed};
+  static constexpr uint64_t kClosed = uint64_t(1) << 31;
+  static constexpr uint64_t kInflightMask = kClosed - 1;
+  std::atomic<int64_t> next_{0};
+  std::atomic<bool> stop_{false};
+  int64_t items_ = 0;
+  Trampoline fn_ = nullptr;
+  void* ctx_ = nullptr;
+};
+
+}  // namespace ember::cpu

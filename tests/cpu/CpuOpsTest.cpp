@@ -1,0 +1,300 @@
+// Cross-backend operator suite: every case builds a small graph, compiles it
+// for the reference backend (the oracle) and for the cpu backend, runs both on
+// the same random inputs and compares. f32 results must agree within a
+// tolerance relative to the output's magnitude (the cpu backend sums in
+// another order); everything else must be bit-identical.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "backends/BuiltinBackends.h"
+#include "ember/Runtime.h"
+
+namespace {
+
+using namespace ember;
+
+constexpr double kRelativeTolerance = 2e-5;
+
+/// A graph builder: adds nodes to `f` and its outputs.
+using Build = std::function<void(Function& f)>;
+
+struct Case {
+  std::string name;
+  Build build;
+};
+
+Tensor randomTensor(Type type, uint64_t seed) {
+  Tensor t(type);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int64_t i = 0; i < t.type().numElements(); ++i) t.setElementFromDouble(i, dist(rng));
+  return t;
+}
+
+NodeValue input(Function& f, const std::string& name, Dims dims) {
+  return f.createPlaceholder(name, Type(ElemKind::F32, std::move(dims)))->result();
+}
+
+NodeValue constant(Function& f, const std::string& name, Dims dims, uint64_t seed) {
+  return f.createConstant(name, randomTensor(Type(ElemKind::F32, std::move(dims)), seed))->result();
+}
+
+NodeValue op(Function& f, OpKind kind, std::vector<NodeValue> inputs, Attributes attrs = {}) {
+  auto node = f.create(kind, f.uniqueName(std::string(opName(kind))), std::move(inputs), std::move(attrs));
+  EXPECT_TRUE(node) << node.error().message();
+  return node ? (*node)->result() : NodeValue();
+}
+
+Expected<std::map<std::string, Tensor>> runOn(const std::string& backendName, const Build& build) {
+  Module module;
+  Function& f = module.createFunction("test");
+  build(f);
+  EMBER_RETURN_IF_ERROR(f.verify());
+  ExecutionContext context;
+  uint64_t seed = 7;
+  for (Node* in : f.inputs()) context.setInput(in->name(), randomTensor(in->resultType(), seed++));
+  EMBER_ASSIGN_OR_RETURN(auto backend, BackendRegistry::global().create(backendName));
+  EMBER_ASSIGN_OR_RETURN(auto compiled, compileFunction(f, std::move(backend)));
+  EMBER_RETURN_IF_ERROR(compiled.function->execute(context));
+  // Run twice: the second run must not depend on state left by the first.
+  EMBER_RETURN_IF_ERROR(compiled.function->execute(context));
+  return context.outputs();
+}
+
+class CpuOpsTest : public testing::TestWithParam<Case> {
+ protected:
+  static void SetUpTestSuite() { registerBuiltinBackends(); }
+};
+
+TEST_P(CpuOpsTest, MatchesReference) {
+  const Case& c = GetParam();
+  auto expected = runOn("reference", c.build);
+  ASSERT_TRUE(expected) << expected.error().message();
+  auto got = runOn("cpu", c.build);
+  ASSERT_TRUE(got) << got.error().message();
+  ASSERT_EQ(got->size(), expected->size());
+  for (const auto& [name, want] : *expected) {
+    const Tensor& have = got->at(name);
+    ASSERT_EQ(have.type(), want.type()) << name;
+    if (want.type().kind != ElemKind::F32) {
+      EXPECT_TRUE(have.bitwiseEqual(want)) << name << " differs";
+      continue;
+    }
+    double maxRef = 0, maxErr = 0;
+    int64_t worst = 0;
+    for (int64_t i = 0; i < want.type().numElements(); ++i) {
+      double w = want.elementAsDouble(i), h = have.elementAsDouble(i);
+      maxRef = std::max(maxRef, std::fabs(w));
+      double err = std::isnan(w) && std::isnan(h) ? 0 : std::fabs(w - h);
+      if (std::isnan(err)) err = INFINITY;
+      if (err > maxErr) {
+        maxErr = err;
+        worst = i;
+      }
+    }
+    EXPECT_LE(maxErr, kRelativeTolerance * std::max(1.0, maxRef))
+        << name << ": element " << worst << " expected " << want.elementAsDouble(worst) << " got "
+        << have.elementAsDouble(worst);
+  }
+}
+
+Attributes convAttrs(int64_t stride, int64_t pad, int64_t dilation, int64_t group) {
+  return Attributes{{"strides", std::vector<int64_t>{stride, stride}},
+                    {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                    {"dilations", std::vector<int64_t>{dilation, dilation}},
+                    {"group", group}};
+}
+
+/// Conv [n,h,w,c] -> o channels, optionally followed by the epilogue chain
+/// "relu", "clip", "add" (residual) or "add_relu".
+Case convCase(int64_t n, int64_t h, int64_t w, int64_t c, int64_t o, int64_t k, int64_t stride, int64_t pad,
+              int64_t dilation, int64_t group, const std::string& tail = "") {
+  std::string name = "conv_" + std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(w) + "x" +
+                     std::to_string(c) + "_o" + std::to_string(o) + "_k" + std::to_string(k) + "_s" +
+                     std::to_string(stride) + "_p" + std::to_string(pad) + "_d" + std::to_string(dilation) +
+                     "_g" + std::to_string(group) + (tail.empty() ? "" : "_" + tail);
+  return Case{name, [=](Function& f) {
+                NodeValue x = input(f, "x", {n, h, w, c});
+                NodeValue wt = constant(f, "w", {o, k, k, c / group}, 11);
+                NodeValue b = constant(f, "b", {o}, 12);
+                NodeValue y = op(f, OpKind::Conv, {x, wt, b}, convAttrs(stride, pad, dilation, group));
+                if (tail == "add" || tail == "add_relu") {
+                  NodeValue r = input(f, "r", y.type().dims);
+                  y = op(f, OpKind::Add, {y, r});
+                }
+                if (tail == "add_inplace" || tail == "add_inplace_relu") {
+                  // An activation residual: the IR optimizer makes the Add in place on it.
+                  NodeValue r = op(f, OpKind::Neg, {input(f, "r", y.type().dims)});
+                  y = op(f, OpKind::Add, {r, y});
+                }
+                if (tail == "add_inplace_relu") y = op(f, OpKind::Relu, {y});
+                if (tail == "relu" || tail == "add_relu") y = op(f, OpKind::Relu, {y});
+                if (tail == "clip") y = op(f, OpKind::Clip, {y}, {{"min", 0.0}, {"max", 0.5}});
+                f.addOutput("y", y);
+              }};
+}
+
+Case matMulCase(Dims a, Dims b, bool constRhs, const std::string& tail = "") {
+  std::string name = "matmul_" + dimsStr(a) + "_" + dimsStr(b) + (constRhs ? "_const" : "") +
+                     (tail.empty() ? "" : "_" + tail);
+  return Case{name, [=](Function& f) {
+                NodeValue x = input(f, "a", a);
+                NodeValue y = constRhs ? constant(f, "b", b, 21) : input(f, "b", b);
+                NodeValue z = op(f, OpKind::MatMul, {x, y});
+                if (tail == "bias") z = op(f, OpKind::Add, {z, constant(f, "bias", {b.back()}, 22)});
+                if (tail == "relu") z = op(f, OpKind::Relu, {z});
+                f.addOutput("z", z);
+              }};
+}
+
+Case poolCase(OpKind kind, Dims in, int64_t k, int64_t stride, int64_t pad, int64_t ceil,
+              int64_t includePad) {
+  std::string name = std::string(opName(kind)) + "_" + dimsStr(in) + "_k" + std::to_string(k) + "_s" +
+                     std::to_string(stride) + "_p" + std::to_string(pad) + "_c" + std::to_string(ceil) +
+                     "_i" + std::to_string(includePad);
+  return Case{name, [=](Function& f) {
+                Attributes attrs{{"kernel", std::vector<int64_t>{k, k}},
+                                 {"strides", std::vector<int64_t>{stride, stride}},
+                                 {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                                 {"ceil_mode", ceil}};
+                if (kind == OpKind::MaxPool)
+                  attrs.set("dilations", std::vector<int64_t>{1, 1});
+                else
+                  attrs.set("count_include_pad", includePad);
+                f.addOutput("y", op(f, kind, {input(f, "x", in)}, attrs));
+              }};
+}
+
+Case reduceCase(OpKind kind, Dims in, std::vector<int64_t> axes, int64_t keep) {
+  std::string name = std::string(opName(kind)) + "_" + dimsStr(in) + "_axes";
+  for (int64_t a : axes) name += std::to_string(a);
+  name += "_k" + std::to_string(keep);
+  return Case{name, [=](Function& f) {
+                f.addOutput("y", op(f, kind, {input(f, "x", in)}, {{"axes", axes}, {"keepdims", keep}}));
+              }};
+}
+
+Case transposeCase(Dims in, std::vector<int64_t> perm) {
+  std::string name = "transpose_" + dimsStr(in) + "_";
+  for (int64_t p : perm) name += std::to_string(p);
+  return Case{name, [=](Function& f) {
+                f.addOutput("y", op(f, OpKind::Transpose, {input(f, "x", in)}, {{"perm", perm}}));
+              }};
+}
+
+Case binaryCase(OpKind kind, Dims a, Dims b) {
+  std::string name = std::string(opName(kind)) + "_" + dimsStr(a) + "_" + dimsStr(b);
+  return Case{name, [=](Function& f) {
+                NodeValue x = input(f, "a", a), y = input(f, "b", b);
+                if (kind == OpKind::Pow) x = op(f, OpKind::Abs, {x});
+                f.addOutput("y", op(f, kind, {x, y}));
+              }};
+}
+
+Case unaryCase(OpKind kind, Dims in) {
+  std::string name = std::string(opName(kind)) + "_" + dimsStr(in);
+  return Case{name, [=](Function& f) {
+                NodeValue x = input(f, "x", in);
+                if (kind == OpKind::Log || kind == OpKind::Sqrt) x = op(f, OpKind::Abs, {x});
+                Attributes attrs;
+                if (kind == OpKind::Clip) attrs = {{"min", -0.25}, {"max", 0.5}};
+                f.addOutput("y", op(f, kind, {x}, attrs));
+              }};
+}
+
+std::vector<Case> allCases() {
+  std::vector<Case> cases;
+  // Convolutions: pointwise, 3x3, strided, 7x7 stem, dilated, grouped,
+  // depthwise (with and without multiplier), odd sizes for the edge tiles.
+  cases.push_back(convCase(1, 8, 8, 16, 32, 1, 1, 0, 1, 1));
+  cases.push_back(convCase(2, 7, 5, 13, 19, 1, 1, 0, 1, 1));
+  cases.push_back(convCase(1, 9, 9, 8, 24, 3, 1, 1, 1, 1));
+  cases.push_back(convCase(1, 10, 10, 5, 7, 3, 2, 1, 1, 1));
+  cases.push_back(convCase(1, 15, 15, 3, 16, 7, 2, 3, 1, 1));
+  cases.push_back(convCase(1, 12, 12, 4, 6, 3, 1, 2, 2, 1));
+  cases.push_back(convCase(2, 6, 6, 8, 12, 3, 1, 1, 1, 2));
+  cases.push_back(convCase(1, 9, 9, 32, 32, 3, 1, 1, 1, 32));
+  cases.push_back(convCase(1, 10, 10, 40, 40, 3, 2, 1, 1, 40));
+  cases.push_back(convCase(1, 7, 7, 11, 11, 5, 1, 2, 1, 11));
+  cases.push_back(convCase(1, 6, 6, 4, 8, 3, 1, 1, 1, 4));
+  cases.push_back(convCase(1, 8, 8, 16, 16, 1, 2, 0, 1, 1));
+  cases.push_back(convCase(1, 4, 4, 300, 70, 3, 1, 1, 1, 1));  // K > KC, several K blocks
+  cases.push_back(convCase(1, 8, 8, 16, 32, 3, 1, 1, 1, 1, "relu"));
+  cases.push_back(convCase(1, 8, 8, 16, 32, 3, 1, 1, 1, 1, "clip"));
+  cases.push_back(convCase(1, 8, 8, 16, 16, 3, 1, 1, 1, 1, "add"));
+  cases.push_back(convCase(1, 8, 8, 96, 40, 3, 1, 1, 1, 1, "add_relu"));
+  cases.push_back(convCase(1, 8, 8, 24, 24, 3, 1, 1, 1, 24, "clip"));
+  cases.push_back(convCase(1, 5, 5, 64, 64, 1, 1, 0, 1, 1, "add_relu"));
+  cases.push_back(convCase(1, 8, 8, 16, 16, 3, 1, 1, 1, 1, "add_inplace"));
+  cases.push_back(convCase(1, 7, 7, 300, 40, 3, 1, 1, 1, 1, "add_inplace_relu"));
+  cases.push_back(convCase(1, 9, 9, 24, 24, 3, 1, 1, 1, 24, "add_inplace"));
+  cases.push_back(convCase(1, 5, 5, 24, 33, 1, 2, 0, 1, 1, "add_inplace_relu"));
+  // MatMul: constant and computed rhs, batches, broadcasting, epilogues.
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {1, 1, 1}, {1, 64, 10}, {7, 33, 17}, {64, 64, 64}, {50, 300, 70}, {13, 513, 129}})
+    cases.push_back(matMulCase({m, k}, {k, n}, true));
+  cases.push_back(matMulCase({2, 3, 5, 8}, {8, 6}, true));
+  cases.push_back(matMulCase({2, 9, 16}, {2, 16, 12}, false));
+  cases.push_back(matMulCase({1, 9, 16}, {3, 16, 12}, false));
+  cases.push_back(matMulCase({4, 2, 9, 16}, {2, 16, 20}, false));
+  cases.push_back(matMulCase({31, 40}, {40, 24}, false));
+  cases.push_back(matMulCase({8, 64}, {64, 10}, true, "bias"));
+  cases.push_back(matMulCase({2, 8, 64}, {64, 48}, true, "bias"));
+  cases.push_back(matMulCase({8, 64}, {64, 40}, true, "relu"));
+  cases.push_back(matMulCase({2, 64}, {64, 40}, true, "relu"));
+  cases.push_back(matMulCase({3, 100}, {100, 1000}, true, "bias"));
+  // Pools.
+  cases.push_back(poolCase(OpKind::MaxPool, {1, 12, 12, 16}, 3, 2, 1, 0, 0));
+  cases.push_back(poolCase(OpKind::MaxPool, {2, 7, 9, 5}, 2, 2, 0, 1, 0));
+  cases.push_back(poolCase(OpKind::AvgPool, {1, 7, 7, 20}, 7, 1, 0, 0, 0));
+  cases.push_back(poolCase(OpKind::AvgPool, {1, 9, 9, 12}, 3, 2, 1, 0, 0));
+  cases.push_back(poolCase(OpKind::AvgPool, {1, 9, 9, 12}, 3, 2, 1, 1, 1));
+  // Reductions.
+  cases.push_back(reduceCase(OpKind::ReduceSum, {1, 7, 7, 64}, {1, 2}, 1));
+  cases.push_back(reduceCase(OpKind::ReduceSum, {2, 5, 33}, {2}, 0));
+  cases.push_back(reduceCase(OpKind::ReduceMax, {2, 5, 33}, {2}, 1));
+  cases.push_back(reduceCase(OpKind::ReduceMin, {3, 4, 5}, {0}, 0));
+  cases.push_back(reduceCase(OpKind::ReduceProd, {3, 4, 5}, {1}, 1));
+  cases.push_back(reduceCase(OpKind::ReduceSum, {3, 4, 5}, {0, 2}, 1));
+  // Transposes.
+  cases.push_back(transposeCase({1, 3, 8, 8}, {0, 2, 3, 1}));
+  cases.push_back(transposeCase({2, 5, 7}, {2, 0, 1}));
+  cases.push_back(transposeCase({2, 3, 4, 5, 6}, {4, 3, 2, 1, 0}));
+  cases.push_back(transposeCase({17}, {0}));
+  // Elementwise (JIT loops), with broadcasting.
+  for (OpKind kind :
+       {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Max, OpKind::Min, OpKind::Pow}) {
+    cases.push_back(binaryCase(kind, {2, 3, 4, 5}, {2, 3, 4, 5}));
+    cases.push_back(binaryCase(kind, {1, 6, 6, 8}, {8}));
+  }
+  cases.push_back(binaryCase(OpKind::Add, {2, 3, 4, 5}, {3, 1, 1}));
+  cases.push_back(binaryCase(OpKind::Mul, {1, 6, 6, 8}, {1, 1, 1, 8}));
+  cases.push_back(binaryCase(OpKind::Sub, {4, 1, 5}, {1, 3, 1}));
+  cases.push_back(binaryCase(OpKind::Add, {}, {3, 2}));
+  cases.push_back(binaryCase(OpKind::Add, {1000, 37}, {1000, 37}));
+  for (OpKind kind : {OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Reciprocal,
+                      OpKind::Sin, OpKind::Cos, OpKind::Erf, OpKind::Floor, OpKind::Ceil, OpKind::Sign,
+                      OpKind::Tanh, OpKind::Sigmoid, OpKind::Relu, OpKind::Clip})
+    cases.push_back(unaryCase(kind, {3, 50, 7}));
+  // Reference-kernel steps: data movement.
+  cases.push_back(Case{"concat_slice", [](Function& f) {
+                         NodeValue a = input(f, "a", {2, 3, 4}), b = input(f, "b", {2, 5, 4});
+                         NodeValue c = op(f, OpKind::Concat, {a, b}, {{"axis", int64_t(1)}});
+                         f.addOutput("y", op(f, OpKind::Relu, {c}));
+                       }});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, CpuOpsTest, testing::ValuesIn(allCases()),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+}  // namespace
