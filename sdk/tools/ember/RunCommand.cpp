@@ -2,6 +2,7 @@
 // --repeat), write outputs and report.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -27,7 +28,7 @@ int runCommand(const std::vector<std::string>& args) {
   parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
   parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
   parser.addString("--output-dir", "DIR", &outputDir, "write each output to DIR/<name>.npy");
-  parser.addInt("--threads", "N", &threads, "worker threads (default: 1; the reference backend uses 1)", 1,
+  parser.addInt("--threads", "N", &threads, "worker threads of the cpu backend (default: 1)", 1,
                 1024);
   parser.addInt("--repeat", "N", &repeat, "time N runs after one warm-up run; report the median", 1, 1000000);
   parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
@@ -42,6 +43,9 @@ int runCommand(const std::vector<std::string>& args) {
     if (ec) return fail(outputDir + ": cannot create output directory: " + ec.message());
   }
   if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+  // The backend contract has no options channel yet; multi-threaded backends
+  // read EMBER_THREADS (docs/backends/cpu.md), so --threads sets it.
+  ::setenv("EMBER_THREADS", std::to_string(threads).c_str(), 1);
   Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create(pipeline.backend);
   if (!backend) return fail(backend.error());
   std::string backendName = (*backend)->name();
