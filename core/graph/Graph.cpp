@@ -6,8 +6,6 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "ember/Graph.h"
-
 namespace ember {
 
 const Type& NodeValue::type() const { return node->resultType(resNo); }
