@@ -21,7 +21,7 @@ Uses computeUses(const IRFunction& ir) {
   Uses u{std::vector<int64_t>(ir.numValues(), -1), std::vector<int>(ir.numValues(), 0)};
   const auto& instrs = ir.instructions();
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if (instrs[i].kind == OpKind::AllocActivation || instrs[i].kind == OpKind::DeallocActivation) continue;
+    if (isLifetimeMarker(instrs[i])) continue;
     for (const Operand& op : instrs[i].operands) {
       ValueId root = ir.resolve(op.value).first;
       u.last[root] = int64_t(i);

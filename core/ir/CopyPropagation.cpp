@@ -22,10 +22,6 @@ ByteRange rangeOf(const IRFunction& ir, ValueId v) {
   return {root, offset, offset + ir.value(v).type.sizeInBytes()};
 }
 
-bool isMarker(const Instruction& i) {
-  return i.kind == OpKind::AllocActivation || i.kind == OpKind::DeallocActivation;
-}
-
 /// Whether instruction `j` writes (or, with `reads`, reads) bytes of `range`.
 bool touches(const IRFunction& ir, const Instruction& j, const ByteRange& range, bool reads) {
   for (const Operand& op : j.operands) {
@@ -46,7 +42,7 @@ bool tryPropagate(IRFunction& ir, size_t copyIndex) {
   // The single producer of src, and src's last use.
   int64_t producer = -1, lastUse = -1;
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if (isMarker(instrs[i])) continue;
+    if (isLifetimeMarker(instrs[i])) continue;
     for (const Operand& op : instrs[i].operands) {
       if (ir.resolve(op.value).first != src) continue;
       lastUse = int64_t(i);
@@ -66,25 +62,13 @@ bool tryPropagate(IRFunction& ir, size_t copyIndex) {
   ByteRange dstRange = rangeOf(ir, dst);
   if (touches(ir, instrs[size_t(producer)], dstRange, /*reads=*/true)) return false;
   for (int64_t j = producer + 1; j <= std::max(lastUse, int64_t(copyIndex)); ++j) {
-    if (j == int64_t(copyIndex) || isMarker(instrs[size_t(j)])) continue;
+    if (j == int64_t(copyIndex) || isLifetimeMarker(instrs[size_t(j)])) continue;
     bool beforeCopy = j < int64_t(copyIndex);
     if (touches(ir, instrs[size_t(j)], dstRange, /*reads=*/beforeCopy)) return false;
   }
 
-  for (Instruction& inst : instrs) {
-    if (isMarker(inst)) continue;
-    for (Operand& op : inst.operands)
-      if (op.value == src) op.value = dst;
-  }
-  for (ValueId v = 0; v < ir.numValues(); ++v)
-    if (ir.value(v).kind == ValueKind::View && ir.value(v).base == src) ir.value(v).base = dst;
-  // src keeps its id as an orphan view; the copy and src's markers go.
-  IRValue& s = ir.value(src);
-  s.kind = ValueKind::View;
-  s.base = dst;
-  s.viewOffset = 0;
   instrs.erase(instrs.begin() + int64_t(copyIndex));
-  std::erase_if(instrs, [&](const Instruction& i) { return isMarker(i) && i.operands[0].value == src; });
+  mergeValueInto(ir, src, dst);
   return true;
 }
 

@@ -15,7 +15,7 @@ bool eliminateDeadStores(IRFunction& ir) {
   std::vector<bool> remove(instrs.size(), false);
   for (size_t i = instrs.size(); i-- > 0;) {
     const Instruction& inst = instrs[i];
-    if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;
+    if (isLifetimeMarker(inst)) continue;
     size_t numOut = inst.kind == OpKind::Copy ? 1 : opInfo(inst.kind).numResults;
     bool dead = true;
     for (size_t k = 0; k < numOut; ++k) {
@@ -41,7 +41,7 @@ bool eliminateDeadStores(IRFunction& ir) {
     if (inst.kind != OpKind::AllocActivation && inst.kind != OpKind::DeallocActivation)
       for (const Operand& op : inst.operands) ++touches[ir.resolve(op.value).first];
   std::erase_if(instrs, [&](const Instruction& x) {
-    return (x.kind == OpKind::AllocActivation || x.kind == OpKind::DeallocActivation) &&
+    return isLifetimeMarker(x) &&
            touches[x.operands[0].value] == 0;
   });
   return true;

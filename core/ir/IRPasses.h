@@ -6,6 +6,13 @@
 
 namespace ember {
 
+/// AllocActivation or DeallocActivation.
+bool isLifetimeMarker(const Instruction& inst);
+/// Every use of `from` (operands other than lifetime markers, and views)
+/// becomes a use of `to`; from's markers go and `from` becomes an unused view
+/// of `to`. `to` must have from's size.
+void mergeValueInto(IRFunction& ir, ValueId from, ValueId to);
+
 /// Copies from a single-producer activation are removed; the producer writes
 /// the destination (model outputs, Concat parts) directly.
 bool propagateCopies(IRFunction& ir);

@@ -15,7 +15,7 @@ std::vector<int64_t> lastUses(const IRFunction& ir) {
   std::vector<int64_t> last(ir.numValues(), -1);
   const auto& instrs = ir.instructions();
   for (size_t i = 0; i < instrs.size(); ++i) {
-    if (instrs[i].kind == OpKind::DeallocActivation) continue;
+    if (isLifetimeMarker(instrs[i])) continue;
     for (const Operand& op : instrs[i].operands) last[ir.resolve(op.value).first] = int64_t(i);
   }
   return last;
@@ -51,20 +51,7 @@ bool shareBuffersInPlace(IRFunction& ir) {
       ValueId replacement = inValue.type == outValue.type
                                 ? in
                                 : ir.addView(outValue.name + ".inplace", in, outValue.type, 0);
-      for (Instruction& other : instrs) {
-        if (other.kind == OpKind::AllocActivation || other.kind == OpKind::DeallocActivation) continue;
-        for (Operand& op : other.operands)
-          if (op.value == out) op.value = replacement;
-      }
-      for (ValueId v = 0; v < ir.numValues(); ++v)
-        if (ir.value(v).kind == ValueKind::View && ir.value(v).base == out) ir.value(v).base = replacement;
-      std::erase_if(instrs, [&](const Instruction& x) {
-        return (x.kind == OpKind::AllocActivation || x.kind == OpKind::DeallocActivation) &&
-               x.operands[0].value == out;
-      });
-      ir.value(out).kind = ValueKind::View;  // now unused; keeps ids stable
-      ir.value(out).base = in;
-      ir.value(out).viewOffset = 0;
+      mergeValueInto(ir, out, replacement);
       insertDeallocs(ir);
       changed = true;
       --i;  // instructions shifted by the erased alloc

@@ -53,7 +53,7 @@ bool sliceToView(IRFunction& ir) {
   }
   if (!changed) return false;
   std::erase_if(instrs, [&](const Instruction& i) {
-    return (i.kind == OpKind::AllocActivation || i.kind == OpKind::DeallocActivation) &&
+    return isLifetimeMarker(i) &&
            ir.value(i.operands[0].value).kind == ValueKind::View;
   });
   return true;
