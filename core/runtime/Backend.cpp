@@ -1,6 +1,8 @@
 // Defaults of the backend contract and the host device.
 #include "ember/Backend.h"
 
+#include <algorithm>
+
 namespace ember {
 
 NodeInfo NodeInfo::of(const Node& node) {
@@ -34,6 +36,31 @@ Error Device::run(const std::string& id, ExecutionContext& context) {
 Error Device::unload(const std::string& id) {
   if (!loaded_.erase(id)) return makeError("device: function '", id, "' is not loaded");
   return Error::success();
+}
+
+void DeviceReport::merge(const DeviceReport& other) {
+  cycles += other.cycles;
+  macs += other.macs;
+  peakMacsPerCycle = std::max(peakMacsPerCycle, other.peakMacsPerCycle);
+  dramReadBytes += other.dramReadBytes;
+  dramWriteBytes += other.dramWriteBytes;
+  sramPeakBytes = std::max(sramPeakBytes, other.sramPeakBytes);
+  energyPj += other.energyPj;
+  deviceSeconds += other.deviceSeconds;
+  hostSeconds += other.hostSeconds;
+  layers.insert(layers.end(), other.layers.begin(), other.layers.end());
+}
+
+Error CompiledFunction::writeArtifact(const std::string&) const {
+  return makeError("this backend writes no compiled artefact");
+}
+
+Error CompiledFunction::writeTrace(const std::string&) const {
+  return makeError("this backend records no timeline");
+}
+
+Error Backend::setOption(const std::string& key, const std::string&) {
+  return makeError("backend '", name(), "' has no option '", key, "'");
 }
 
 bool Backend::shouldLower(const Node&) const { return true; }

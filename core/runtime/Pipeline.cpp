@@ -2,6 +2,7 @@
 // verifier between stages.
 #include <chrono>
 
+#include "Partitioner.h"
 #include "ember/Pass.h"
 #include "ember/Runtime.h"
 
@@ -40,8 +41,86 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
   EMBER_RETURN_IF_ERROR(pm.run(function));
   EMBER_RETURN_IF_ERROR(backend.transformPostLowering(function).withContext("transformPostLowering"));
   EMBER_RETURN_IF_ERROR(function.verify());
+  // With fallback backends the partitioner places what the target lacks.
+  if (!options.fallbackBackends.empty()) return Error::success();
   return checkSupported(function, backend);
 }
+
+namespace {
+
+struct LoweredToCompiled {
+  std::unique_ptr<CompiledFunction> function;
+  std::unique_ptr<IRFunction> ir;
+};
+
+/// IRGen, the IR optimizer, memory planning and backend.compile for a
+/// function that is already lowered for `backend`.
+Expected<LoweredToCompiled> compileLowered(const Function& function, const Backend& backend,
+                                           const CompileOptions& options) {
+  auto ir = generateIR(function);
+  if (!ir) return ir.error();
+  EMBER_RETURN_IF_ERROR((*ir)->verify());
+  if (options.optimizeIR) EMBER_RETURN_IF_ERROR(optimizeIR(**ir, options.verifyEachPass));
+  EMBER_RETURN_IF_ERROR(planMemory(**ir, options.alignment));
+  EMBER_RETURN_IF_ERROR((*ir)->verifyPlan());
+  const MemoryPlan& plan = (*ir)->plan();
+  const uint64_t total = plan.constantBytes + plan.ioBytes + plan.activationBytes;
+  if (options.memoryLimitBytes && total > options.memoryLimitBytes)
+    return makeError("the model needs ", total, " bytes (constants ", plan.constantBytes, ", inputs/outputs ",
+                     plan.ioBytes, ", activations ", plan.activationBytes, "), above the memory limit of ",
+                     options.memoryLimitBytes, " bytes");
+  auto compiled = backend.compile(**ir);
+  if (!compiled) return compiled.error();
+  return LoweredToCompiled{compiled.take(), ir.take()};
+}
+
+void addToReport(CompileReport& report, const IRFunction& ir, const CompiledFunction& compiled) {
+  const MemoryPlan& plan = ir.plan();
+  report.memory.constantBytes += plan.constantBytes;
+  report.memory.ioBytes += plan.ioBytes;
+  report.memory.activationBytes += plan.activationBytes;
+  report.memory.activationLowerBoundBytes += plan.activationLowerBoundBytes;
+  report.memory.alignment = plan.alignment;
+  report.numInstructions += ir.instructions().size();
+  if (const DeviceReport* device = compiled.deviceReport()) report.device.merge(*device);
+}
+
+/// Compiles each partition for its backend and chains them.
+Error compilePartitioned(Function& function, CompiledModel& model, const CompileOptions& options) {
+  std::vector<std::unique_ptr<Backend>> fallbacks;
+  std::vector<const Backend*> backends{model.backend.get()};
+  for (const std::string& name : options.fallbackBackends) {
+    auto fallback = BackendRegistry::global().create(name);
+    if (!fallback) return fallback.error().withContext("fallback backend");
+    backends.push_back(fallback->get());
+    fallbacks.push_back(fallback.take());
+  }
+  auto plan = partitionFunction(function, backends);
+  if (!plan) return plan.error();
+  model.report.fallbackNodes = plan->fallbackNodes;
+
+  std::vector<PartitionedFunction::Stage> stages;
+  for (Partition& partition : plan->partitions) {
+    const Backend& backend = *backends[partition.backendIndex];
+    auto compiled = compileLowered(*partition.function, backend, options);
+    if (!compiled) return compiled.error().withContext("partition on '" + backend.name() + "'");
+    PartitionedFunction::Stage stage;
+    for (const Node* in : partition.function->inputs()) stage.inputs.push_back(in->name());
+    for (const auto& [name, value] : partition.function->outputs()) stage.outputs.push_back(name);
+    addToReport(model.report, *compiled->ir, *compiled->function);
+    model.report.partitions.push_back(backend.name() + ":" + std::to_string(partition.function->numNodes()) +
+                                      " nodes");
+    stage.function = std::shared_ptr<CompiledFunction>(std::move(compiled->function));
+    if (partition.backendIndex == 0 && !model.ir) model.ir = std::move(compiled->ir);
+    stages.push_back(std::move(stage));
+  }
+  std::vector<std::string> outputs;
+  for (const auto& [name, type] : model.outputs) outputs.push_back(name);
+  model.function = std::make_shared<PartitionedFunction>(std::move(stages), std::move(outputs));
+  return Error::success();
+}
+
+}  // namespace
 
 Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Backend> backend,
                                         const CompileOptions& options) {
@@ -51,22 +130,22 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
   for (const auto& [name, v] : function.outputs()) model.outputs.push_back({name, v.type()});
 
   EMBER_RETURN_IF_ERROR(optimizeAndLower(function, *backend, options));
-  auto ir = generateIR(function);
-  if (!ir) return ir.error();
-  EMBER_RETURN_IF_ERROR((*ir)->verify());
-  if (options.optimizeIR) {
-    EMBER_RETURN_IF_ERROR(optimizeIR(**ir, options.verifyEachPass));
-  }
-  EMBER_RETURN_IF_ERROR(planMemory(**ir, options.alignment));
-  EMBER_RETURN_IF_ERROR((*ir)->verifyPlan());
-  auto compiled = backend->compile(**ir);
-  if (!compiled) return compiled.error();
-
-  model.function = std::shared_ptr<CompiledFunction>(compiled.take());
-  model.ir = ir.take();
   model.backend = std::move(backend);
-  model.report.memory = model.ir->plan();
-  model.report.numInstructions = model.ir->instructions().size();
+  bool needsPartitioning = false;
+  for (const Node* node : function.nodes())
+    if (node->info().category != OpCategory::Storage && !model.backend->supports(NodeInfo::of(*node)))
+      needsPartitioning = true;
+  if (needsPartitioning) {
+    EMBER_RETURN_IF_ERROR(compilePartitioned(function, model, options));
+  } else {
+    auto compiled = compileLowered(function, *model.backend, options);
+    if (!compiled) return compiled.error();
+    addToReport(model.report, *compiled->ir, *compiled->function);
+    model.report.partitions.push_back(model.backend->name() + ":" + std::to_string(function.numNodes()) +
+                                      " nodes");
+    model.function = std::shared_ptr<CompiledFunction>(std::move(compiled->function));
+    model.ir = std::move(compiled->ir);
+  }
   model.report.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return model;
 }

@@ -52,6 +52,19 @@ struct CompileOptions {
   /// A graph rewrite run after the graph optimizer and before lowering, with
   /// the target backend (the quantizer: ember/Quantization.h). Optional.
   std::function<Error(Function&, const Backend&)> beforeLowering;
+  /// Backends (registered names) that run the nodes the target does not
+  /// support, tried in order: the runtime's partitioner splits the graph into
+  /// partitions, each compiled for one backend, with the tensors between them
+  /// passed explicitly. Empty: an unsupported node is an error.
+  std::vector<std::string> fallbackBackends;
+  /// Refuse a model whose planned memory (constants + I/O + activations of
+  /// any partition) exceeds this many bytes (0: no limit).
+  uint64_t memoryLimitBytes = 0;
+};
+
+/// A node the partitioner placed on a fallback backend, and why.
+struct FallbackNode {
+  std::string name, op, backend, reason;
 };
 
 /// What compile() reports (the `memory` keys of --report-json and more).
@@ -59,12 +72,20 @@ struct CompileReport {
   double compileSeconds = 0;
   MemoryPlan memory;
   size_t numInstructions = 0;
+  std::vector<FallbackNode> fallbackNodes;
+  /// Partitions in execution order: "backend:nodes" (one entry when the
+  /// target ran everything).
+  std::vector<std::string> partitions;
+  /// Static per-layer figures of accelerator partitions (tiles, estimates).
+  DeviceReport device;
 };
 
 /// A compiled model: the backend's function plus the I/O signature.
 struct CompiledModel {
   std::unique_ptr<Backend> backend;
   std::shared_ptr<CompiledFunction> function;
+  /// The IR the target compiled (the first target partition's when the model
+  /// was partitioned; null when no node ran on the target).
   std::unique_ptr<IRFunction> ir;
   std::vector<std::pair<std::string, Type>> inputs;
   std::vector<std::pair<std::string, Type>> outputs;

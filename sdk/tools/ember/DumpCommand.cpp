@@ -53,7 +53,7 @@ int dumpCommand(const std::vector<std::string>& args) {
     return parser.usageError("unknown stage '" + stage + "' (expected graph, optimized, lowered or ir)");
 
   if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
-  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create(pipeline.backend);
+  Expected<std::unique_ptr<Backend>> backend = pipeline.createBackend();
   if (!backend) return fail(backend.error());
 
   Expected<LoadedModel> loaded = importModel(pipeline);

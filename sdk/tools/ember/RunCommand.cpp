@@ -15,7 +15,7 @@ namespace ember::cli {
 int runCommand(const std::vector<std::string>& args) {
   PipelineArgs pipeline;
   InputArgs inputArgs;
-  std::string outputDir, reportPath;
+  std::string outputDir, reportPath, tracePath;
   int64_t threads = 1, repeat = 1;
   bool quiet = false;
 
@@ -32,6 +32,8 @@ int runCommand(const std::vector<std::string>& args) {
                 1024);
   parser.addInt("--repeat", "N", &repeat, "time N runs after one warm-up run; report the median", 1, 1000000);
   parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
+  parser.addString("--trace", "FILE.json", &tracePath,
+                   "write the accelerator's timeline of the last run (Chrome trace-event JSON, Perfetto)");
   parser.addFlag("--quiet", &quiet, "print nothing on success");
   if (auto status = parser.parse(args)) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
@@ -46,7 +48,7 @@ int runCommand(const std::vector<std::string>& args) {
   // The backend contract has no options channel yet; multi-threaded backends
   // read EMBER_THREADS (docs/backends/cpu.md), so --threads sets it.
   ::setenv("EMBER_THREADS", std::to_string(threads).c_str(), 1);
-  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create(pipeline.backend);
+  Expected<std::unique_ptr<Backend>> backend = pipeline.createBackend();
   if (!backend) return fail(backend.error());
   std::string backendName = (*backend)->name();
 
@@ -86,6 +88,10 @@ int runCommand(const std::vector<std::string>& args) {
   std::sort(times.begin(), times.end());
   double median = times.size() % 2 ? times[times.size() / 2]
                                    : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+  const DeviceReport* deviceReport = model->function->deviceReport();
+  if (!tracePath.empty()) {
+    if (Error e = model->function->writeTrace(tracePath)) return fail(e.withContext("--trace"));
+  }
   if (Error e = device->unload(id)) return fail(e.withContext(pipeline.model));
 
   std::vector<std::string> written;
@@ -96,7 +102,8 @@ int runCommand(const std::vector<std::string>& args) {
   }
   if (!reportPath.empty()) {
     std::string json =
-        reportJson(backendName, model->report, median, repeat, threads, pipeline.quantizationReport.get());
+        reportJson(backendName, model->report, median, repeat, threads,
+                                  pipeline.quantizationReport.get(), deviceReport);
     if (Error e = writeTextFile(reportPath, json)) return fail(e);
   }
 
@@ -109,7 +116,7 @@ int runCommand(const std::vector<std::string>& args) {
       printTensorSummary(std::cout, name, *tensor);
       if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
     }
-    printReport(std::cout, backendName, model->report, median, repeat);
+    printReport(std::cout, backendName, model->report, median, repeat, deviceReport);
   }
   return kExitSuccess;
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "backends/BuiltinBackends.h"
 
@@ -35,9 +36,19 @@ void PipelineArgs::addTo(OptionParser& parser) {
   parser.addList("--backend-path", "DIR", &backendPaths,
                  "load backend plugins (lib*.so) from DIR; colon-separated list allowed");
   parser.addList("--dim", "NAME=VALUE", &dims, "size of the symbolic input dimension NAME");
-  parser.addString("--config", "NPU.yaml", &config, "NPU hardware config (npu backend; not available yet)");
+  parser.addString("--config", "NPU.yaml", &config,
+                   "NPU hardware config (npu backend; same as --backend-option config=NPU.yaml)");
+  parser.addList("--backend-option", "KEY=VALUE", &backendOptions, "set an option of the backend");
+  parser.addString("--fallback", "B1,B2|none", &fallback,
+                   "backends that run the nodes --backend does not support, tried in order (default:\n"
+                   "reference for every backend but reference; 'none' makes such a node an error)");
   parser.addString("--quantize", "PROFILE.yaml", &quantize,
                    "convert to int8 with a calibration profile from 'ember quantize'");
+  parser.addString("--quantize-for", "BACKEND", &quantizeFor,
+                   "quantize the nodes BACKEND supports rather than --backend's (e.g. run the npu's int8\n"
+                   "graph on the reference backend to compare bit for bit)");
+  parser.addString("--memory-limit", "BYTES", &memoryLimit,
+                   "refuse a model needing more memory than BYTES (suffixes K, M, G: powers of 1024)");
   parser.addFlag("--no-graph-opt", &noGraphOpt, "skip the graph optimizer (lowering still runs)");
   parser.addFlag("--no-ir-opt", &noIROpt, "skip the instruction-IR optimizer");
   parser.addFlag("--verify-each-pass", &verifyEachPass, "run the verifier after every pass");
@@ -61,8 +72,23 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
     profile = std::make_shared<const QuantizationProfile>(loaded.take());
     quantizationReport = std::make_shared<QuantizationReport>();
   }
-  if (!config.empty())
-    return parser.usageError("--config is not available yet (it configures the npu backend)");
+  for (const std::string& option : backendOptions)
+    if (option.find('=') == std::string::npos || option.front() == '=')
+      return parser.usageError("--backend-option expects KEY=VALUE, got '" + option + "'");
+  if (!memoryLimit.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long value = std::strtoull(memoryLimit.c_str(), &end, 10);
+    int shift = 0;
+    if (end && *end) {
+      std::string suffix(end);
+      shift = suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
+    }
+    if (end == memoryLimit.c_str() || errno == ERANGE || shift < 0 || value == 0 || value > (~0ull >> shift))
+      return parser.usageError("--memory-limit expects a positive byte count with an optional K, M or G suffix, got '" +
+                               memoryLimit + "'");
+    memoryLimitBytes = uint64_t(value) << shift;
+  }
   return std::nullopt;
 }
 
@@ -71,13 +97,39 @@ CompileOptions PipelineArgs::compileOptions() const {
   options.optimizeGraph = !noGraphOpt;
   options.optimizeIR = !noIROpt;
   options.verifyEachPass = verifyEachPass;
+  options.memoryLimitBytes = memoryLimitBytes;
   if (profile) {
-    options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize](
-                                 Function& function, const Backend& backend) {
-      return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
+    options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize,
+                              quantizeFor = quantizeFor](Function& function, const Backend& backend) -> Error {
+      if (quantizeFor.empty()) return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
+      auto target = BackendRegistry::global().create(quantizeFor);
+      if (!target) return target.error().withContext("--quantize-for");
+      return quantizeFunction(function, *profile, **target, report.get()).withContext(path);
     };
   }
+  if (fallback.empty()) {
+    if (backend != "reference") options.fallbackBackends = {"reference"};
+  } else if (fallback != "none") {
+    size_t start = 0;
+    while (start <= fallback.size()) {
+      size_t comma = std::min(fallback.find(',', start), fallback.size());
+      if (comma > start) options.fallbackBackends.push_back(fallback.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
   return options;
+}
+
+Expected<std::unique_ptr<Backend>> PipelineArgs::createBackend() const {
+  Expected<std::unique_ptr<Backend>> created = BackendRegistry::global().create(backend);
+  if (!created) return created.error();
+  if (!config.empty()) EMBER_RETURN_IF_ERROR((*created)->setOption("config", config).withContext("--config"));
+  for (const std::string& option : backendOptions) {
+    size_t eq = option.find('=');
+    EMBER_RETURN_IF_ERROR(
+        (*created)->setOption(option.substr(0, eq), option.substr(eq + 1)).withContext("--backend-option"));
+  }
+  return created;
 }
 
 namespace {
@@ -153,7 +205,7 @@ std::string formatSeconds(double seconds) {
 }
 
 void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
-                 std::optional<double> runSecondsMedian, int64_t repeat) {
+                 std::optional<double> runSecondsMedian, int64_t repeat, const DeviceReport* device) {
   const MemoryPlan& m = report.memory;
   os << "backend:      " << backend << "\n";
   os << "compile:      " << formatSeconds(report.compileSeconds) << " (" << report.numInstructions
@@ -164,11 +216,22 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
   os << "memory:       constants " << formatBytes(m.constantBytes) << ", io " << formatBytes(m.ioBytes)
      << ", activations " << formatBytes(m.activationBytes) << " (lower bound "
      << formatBytes(m.activationLowerBoundBytes) << ")\n";
+  if (report.partitions.size() > 1) {
+    os << "partitions:  ";
+    for (const std::string& p : report.partitions) os << " [" << p << "]";
+    os << "\n";
+    os << "fallback:     " << report.fallbackNodes.size() << " node" << (report.fallbackNodes.size() == 1 ? "" : "s");
+    std::map<std::string, int> byOp;
+    for (const FallbackNode& f : report.fallbackNodes) ++byOp[f.op + " -> " + f.backend];
+    for (const auto& [what, count] : byOp) os << "; " << count << " x " << what;
+    os << "\n";
+  }
+  if (device) printDeviceReport(os, *device);
 }
 
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
-                       const QuantizationReport* quantization) {
+                       const QuantizationReport* quantization, const DeviceReport* device) {
   const MemoryPlan& m = report.memory;
   JsonWriter json;
   json.beginObject();
@@ -180,8 +243,18 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   json.key("activation_bytes").value(m.activationBytes);
   json.key("activation_lower_bound_bytes").value(m.activationLowerBoundBytes);
   json.endObject();
-  json.key("fallback_nodes").beginArray().endArray();  // no partitioning yet
+  json.key("fallback_nodes").beginArray();
+  for (const FallbackNode& f : report.fallbackNodes) {
+    json.beginObject();
+    json.key("name").value(f.name).key("op").value(f.op).key("backend").value(f.backend).key("reason").value(f.reason);
+    json.endObject();
+  }
+  json.endArray();
+  json.key("partitions").beginArray();
+  for (const std::string& p : report.partitions) json.value(p);
+  json.endArray();
   json.key("instructions").value(uint64_t(report.numInstructions));
+  if (device) writeDeviceReport(json, *device);
   if (quantization) {
     json.key("quantized_nodes").value(uint64_t(quantization->quantizedNodes));
     json.key("float_nodes").beginArray();

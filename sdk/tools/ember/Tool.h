@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "DeviceReportFormat.h"
 #include "JsonWriter.h"
 #include "Options.h"
 #include "ember/Error.h"
@@ -32,7 +33,11 @@ struct PipelineArgs {
   std::vector<std::string> backendPaths;
   std::vector<std::string> dims;
   std::string config;
+  std::vector<std::string> backendOptions;
+  std::string fallback;  ///< --fallback: comma-separated backends, or "none"
   std::string quantize;
+  std::string quantizeFor;
+  std::string memoryLimit;
   bool noGraphOpt = false;
   bool noIROpt = false;
   bool verifyEachPass = false;
@@ -43,6 +48,10 @@ struct PipelineArgs {
   /// Returns the exit status when the command must stop.
   std::optional<int> validate(const OptionParser& parser);
   CompileOptions compileOptions() const;
+  /// Creates the --backend and applies --config and --backend-option.
+  Expected<std::unique_ptr<Backend>> createBackend() const;
+
+  uint64_t memoryLimitBytes = 0;  ///< parsed --memory-limit
 
   ImportOptions importOptions;  ///< filled by validate()
   /// --quantize: the profile (loaded by validate()) and what conversion did.
@@ -69,14 +78,16 @@ std::string formatBytes(uint64_t bytes);
 /// "12.3 ms", "1.20 s".
 std::string formatSeconds(double seconds);
 
-/// Prints the human-readable compile/run report.
+/// Prints the human-readable compile/run report; `device` (an accelerator's
+/// figures) adds the totals and the per-layer table.
 void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
-                 std::optional<double> runSecondsMedian, int64_t repeat);
+                 std::optional<double> runSecondsMedian, int64_t repeat, const DeviceReport* device = nullptr);
 /// The --report-json document (keys in docs/cli.md).
-/// With --quantize, `quantization` adds `quantized_nodes` and `float_nodes`.
+/// With --quantize, `quantization` adds `quantized_nodes` and `float_nodes`;
+/// `device` adds the NPU keys and `layers`.
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
-                       const QuantizationReport* quantization = nullptr);
+                       const QuantizationReport* quantization = nullptr, const DeviceReport* device = nullptr);
 
 /// Writes `text` to `path`, naming the path on failure.
 Error writeTextFile(const std::string& path, const std::string& text);

@@ -1,0 +1,198 @@
+// Partitioning by backend support, and the function that runs the partitions.
+#include "Partitioner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace ember {
+
+namespace {
+
+std::string valueKey(NodeValue v) {
+  return v.resNo == 0 ? v.node->name() : v.node->name() + ":" + std::to_string(v.resNo);
+}
+
+std::string inputTypesOf(const Node& node) {
+  std::string types;
+  for (const NodeValue& v : node.inputs()) types += (types.empty() ? "" : ", ") + v.type().str();
+  return types;
+}
+
+/// The nodes of each partition, in a topological order that stays on one
+/// backend as long as some ready node allows it (fewer transfers).
+std::vector<std::pair<size_t, std::vector<Node*>>> groupNodes(const Function& function,
+                                                              const std::unordered_map<const Node*, size_t>& placement) {
+  std::vector<Node*> order = function.topologicalOrder();
+  std::unordered_map<const Node*, size_t> position, pending;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  auto uses = function.computeUses();
+  for (Node* node : order) {
+    if (!placement.count(node)) continue;
+    std::set<const Node*> producers;
+    for (const NodeValue& v : node->inputs())
+      if (placement.count(v.node)) producers.insert(v.node);
+    pending[node] = producers.size();
+  }
+  // Ready nodes by topological position, so the result is deterministic.
+  std::set<size_t> ready;
+  for (auto& [node, count] : pending)
+    if (count == 0) ready.insert(position[node]);
+
+  std::vector<std::pair<size_t, std::vector<Node*>>> groups;
+  while (!ready.empty()) {
+    size_t pick = *ready.begin();
+    if (!groups.empty()) {
+      for (size_t candidate : ready)
+        if (placement.at(order[candidate]) == groups.back().first) {
+          pick = candidate;
+          break;
+        }
+    }
+    Node* node = order[pick];
+    ready.erase(pick);
+    size_t backend = placement.at(node);
+    if (groups.empty() || groups.back().first != backend) groups.push_back({backend, {}});
+    groups.back().second.push_back(node);
+    std::set<const Node*> released;
+    for (const Use& use : uses[node]) {
+      if (!placement.count(use.user) || !released.insert(use.user).second) continue;
+      if (--pending[use.user] == 0) ready.insert(position[use.user]);
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+Expected<PartitionPlan> partitionFunction(const Function& function, const std::vector<const Backend*>& backends) {
+  assert(!backends.empty());
+  PartitionPlan plan;
+  std::unordered_map<const Node*, size_t> placement;
+  for (Node* node : function.topologicalOrder()) {
+    if (node->info().category == OpCategory::Storage) continue;
+    NodeInfo info = NodeInfo::of(*node);
+    size_t chosen = backends.size();
+    for (size_t b = 0; b < backends.size() && chosen == backends.size(); ++b)
+      if (backends[b]->supports(info)) chosen = b;
+    if (chosen == backends.size()) {
+      std::string names;
+      for (const Backend* b : backends) names += (names.empty() ? "'" : ", '") + b->name() + "'";
+      return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backends ", names,
+                       " for inputs (", inputTypesOf(*node), ")");
+    }
+    placement[node] = chosen;
+    if (chosen != 0)
+      plan.fallbackNodes.push_back({node->name(), std::string(node->info().name), backends[chosen]->name(),
+                                    "'" + backends[0]->name() + "' does not support " +
+                                        std::string(node->info().name) + " on (" + inputTypesOf(*node) + ")"});
+  }
+  for (const auto& [name, value] : function.outputs())
+    if (!placement.count(value.node))
+      return makeError("model output '", name, "' is a ", value.node->info().name,
+                       " node; a partitioned model needs every output computed");
+
+  auto groups = groupNodes(function, placement);
+  std::unordered_map<const Node*, size_t> partitionOf;
+  for (size_t p = 0; p < groups.size(); ++p)
+    for (Node* node : groups[p].second) partitionOf[node] = p;
+  auto uses = function.computeUses();
+
+  for (size_t p = 0; p < groups.size(); ++p) {
+    auto sub = std::make_unique<Function>(function.name() + "." + std::to_string(p));
+    std::map<std::pair<const Node*, unsigned>, NodeValue> mapped;
+    auto lookup = [&](NodeValue v) -> NodeValue {
+      auto key = std::make_pair(static_cast<const Node*>(v.node), v.resNo);
+      auto it = mapped.find(key);
+      if (it != mapped.end()) return it->second;
+      Node* made = v.node->isConstant() ? sub->createConstant(v.node->name(), v.node->payload())
+                                        : sub->createPlaceholder(valueKey(v), v.type());
+      return mapped[key] = NodeValue(made, made->isConstant() ? v.resNo : 0);
+    };
+    for (Node* node : groups[p].second) {
+      std::vector<NodeValue> inputs;
+      for (const NodeValue& v : node->inputs()) inputs.push_back(lookup(v));
+      Expected<Node*> made = sub->create(node->kind(), node->name(), std::move(inputs), node->attrs());
+      if (!made) return made.error().withContext("partitioning");
+      for (unsigned r = 0; r < node->numResults(); ++r) mapped[{node, r}] = NodeValue(*made, r);
+    }
+    // Results read by a later partition leave under their value key.
+    std::set<std::string> exported;
+    for (Node* node : groups[p].second) {
+      for (const Use& use : uses[node]) {
+        auto other = partitionOf.find(use.user);
+        if (other == partitionOf.end() || other->second == p) continue;
+        NodeValue v = use.user->input(use.operand);
+        if (exported.insert(valueKey(v)).second) sub->addOutput(valueKey(v), mapped.at({v.node, v.resNo}));
+      }
+    }
+    for (const auto& [name, value] : function.outputs())
+      if (partitionOf.at(value.node) == p && !exported.count(name))
+        sub->addOutput(name, mapped.at({value.node, value.resNo}));
+    EMBER_RETURN_IF_ERROR(sub->verify().withContext("partition " + std::to_string(p)));
+    plan.partitions.push_back({groups[p].first, std::move(sub)});
+  }
+  return plan;
+}
+
+Error PartitionedFunction::execute(ExecutionContext& context) {
+  std::map<std::string, const Tensor*> available;
+  for (const auto& [name, tensor] : context.inputs()) available[name] = &tensor;
+  std::vector<ExecutionContext> stageContexts(stages_.size());
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    ExecutionContext& stageContext = stageContexts[s];
+    for (const std::string& name : stages_[s].inputs) {
+      auto it = available.find(name);
+      if (it == available.end()) return makeError("partition ", s, ": tensor '", name, "' was not produced");
+      stageContext.setInput(name, *it->second);
+    }
+    EMBER_RETURN_IF_ERROR(stages_[s].function->execute(stageContext).withContext("partition " + std::to_string(s)));
+    for (const std::string& name : stages_[s].outputs) {
+      const Tensor* out = stageContext.output(name);
+      if (!out) return makeError("partition ", s, ": produced no tensor '", name, "'");
+      available[name] = out;
+    }
+  }
+  for (const std::string& name : modelOutputs_) {
+    auto it = available.find(name);
+    if (it == available.end()) return makeError("no partition produced model output '", name, "'");
+    context.setOutput(name, *it->second);
+  }
+  return Error::success();
+}
+
+const DeviceReport* PartitionedFunction::deviceReport() const {
+  bool any = false;
+  merged_ = DeviceReport();
+  for (const Stage& stage : stages_) {
+    if (const DeviceReport* r = stage.function->deviceReport()) {
+      merged_.merge(*r);
+      any = true;
+    }
+  }
+  return any ? &merged_ : nullptr;
+}
+
+Error PartitionedFunction::writeEach(const std::string& path,
+                                     Error (CompiledFunction::*write)(const std::string&) const) const {
+  size_t written = 0;
+  for (const Stage& stage : stages_) {
+    if (!stage.function->deviceReport()) continue;  // host partitions have no artefact
+    std::string target = written == 0 ? path : path + "." + std::to_string(written + 1);
+    EMBER_RETURN_IF_ERROR(((*stage.function).*write)(target));
+    ++written;
+  }
+  if (written == 0) return makeError("no partition of this model ran on a backend with artefacts");
+  return Error::success();
+}
+
+Error PartitionedFunction::writeArtifact(const std::string& path) const {
+  return writeEach(path, &CompiledFunction::writeArtifact);
+}
+
+Error PartitionedFunction::writeTrace(const std::string& path) const {
+  return writeEach(path, &CompiledFunction::writeTrace);
+}
+
+}  // namespace ember

@@ -1,0 +1,62 @@
+// The runtime's partitioner (DESIGN.md, "Scale"): splits a lowered function
+// into partitions, each run by one backend, with the tensors that cross a
+// partition boundary passed explicitly as partition inputs and outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/Backend.h"
+#include "ember/Error.h"
+#include "ember/Graph.h"
+#include "ember/Runtime.h"
+
+namespace ember {
+
+/// One partition: a self-contained function whose placeholders are either
+/// model inputs or tensors produced by earlier partitions (by name), and whose
+/// outputs are model outputs or tensors later partitions read.
+struct Partition {
+  size_t backendIndex = 0;  ///< into the backend list given to partitionFunction
+  std::unique_ptr<Function> function;
+};
+
+struct PartitionPlan {
+  std::vector<Partition> partitions;  ///< in execution order
+  std::vector<FallbackNode> fallbackNodes;
+};
+
+/// Places every non-storage node of `function` on the first backend of
+/// `backends` that supports it (backends[0] is the target), then groups the
+/// nodes into as few partitions as a topological order allows. Fails, naming
+/// the node, when no backend supports a node.
+Expected<PartitionPlan> partitionFunction(const Function& function, const std::vector<const Backend*>& backends);
+
+/// Runs partitions in order, passing tensors between them by name.
+class PartitionedFunction : public CompiledFunction {
+ public:
+  struct Stage {
+    std::shared_ptr<CompiledFunction> function;
+    std::vector<std::string> inputs;   ///< names read from earlier stages or the model inputs
+    std::vector<std::string> outputs;  ///< names it produces
+  };
+  PartitionedFunction(std::vector<Stage> stages, std::vector<std::string> modelOutputs)
+      : stages_(std::move(stages)), modelOutputs_(std::move(modelOutputs)) {}
+
+  Error execute(ExecutionContext& context) override;
+  const DeviceReport* deviceReport() const override;
+  /// Writes each stage's artefact: PATH for the first that has one, PATH.2,
+  /// PATH.3... for the next ones. Fails when no stage has an artefact.
+  Error writeArtifact(const std::string& path) const override;
+  Error writeTrace(const std::string& path) const override;
+
+ private:
+  Error writeEach(const std::string& path, Error (CompiledFunction::*write)(const std::string&) const) const;
+
+  std::vector<Stage> stages_;
+  std::vector<std::string> modelOutputs_;
+  mutable DeviceReport merged_;
+};
+
+}  // namespace ember

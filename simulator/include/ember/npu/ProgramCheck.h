@@ -1,0 +1,47 @@
+// Static checks of an NPU program, run by the compiler on every program it
+// emits and by `ember sim --check` (docs/npu/architecture.md "Static program
+// checks", docs/npu/compiler.md). They are written
+// independently of the compiler's allocator and scheduler, so a bug in either
+// is caught before a program runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/Error.h"
+#include "ember/npu/Config.h"
+#include "ember/npu/Isa.h"
+
+namespace ember::npu {
+
+/// Dependency tokens: executes the program abstractly (fetch in program order
+/// into queues of the config's depths, each queue in order, counting
+/// semaphores as in isa.md, no timing). Fails on a deadlock (naming the blocked
+/// instruction of each queue and the token it waits for, and fetch blocked on a
+/// full queue) and on unbalanced tokens: data-ready tokens (load->compute,
+/// compute->store) never popped, naming the pushing instruction. Buffer-free
+/// credits (compute->load, store->compute) may remain at the end, as double
+/// buffering returns them after each buffer's last use.
+Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config);
+
+/// SRAM races: every pair of instructions on different queues that touch
+/// overlapping scratchpad or accumulator bytes, one of them writing, must be
+/// ordered by program order within a queue plus the token edges. Also checks
+/// every SRAM access lies inside the configured scratchpad/accumulator. Errors
+/// name both instruction indices and the address range.
+Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config);
+
+/// One SRAM buffer of the compiler's static allocation.
+struct SramBuffer {
+  std::string name;          ///< e.g. "conv1.input[1]" (layer and role)
+  bool accumulator = false;  ///< accumulator (int32 entries) or scratchpad (bytes)
+  uint64_t address = 0, size = 0;  ///< bytes (scratchpad) or entries (accumulator)
+  uint64_t firstInstruction = 0, lastInstruction = 0;  ///< live range, inclusive
+};
+
+/// The allocation overlap check: no two buffers live at the same time share
+/// an address, and every buffer fits in its memory. Errors name both buffers.
+Error checkAllocation(const std::vector<SramBuffer>& buffers, const NpuConfig& config);
+
+}  // namespace ember::npu

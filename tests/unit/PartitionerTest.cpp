@@ -1,0 +1,101 @@
+// The runtime's partitioner: nodes the target lacks run on a fallback backend,
+// in as few partitions as the graph allows, with the same results.
+#include <gtest/gtest.h>
+
+#include "backends/BuiltinBackends.h"
+#include "ember/Runtime.h"
+
+namespace ember {
+namespace {
+
+/// The reference backend restricted to Add: everything else must fall back.
+class AddOnlyBackend : public Backend {
+ public:
+  AddOnlyBackend() : inner_(BackendRegistry::global().create("reference").take()) {}
+  std::string name() const override { return "add-only"; }
+  bool supports(const NodeInfo& info) const override { return info.kind == OpKind::Add; }
+  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
+    for (const Instruction& instr : ir.instructions())
+      if (instr.kind != OpKind::Add && opInfo(instr.kind).category != OpCategory::IROnly)
+        return makeError("add-only was given '", instr.name, "' (", opInfo(instr.kind).name, ")");
+    return inner_->compile(ir);
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+};
+
+Tensor filled(Type type, float start) {
+  Tensor t(type);
+  for (int64_t i = 0; i < type.numElements(); ++i) t.as<float>()[i] = start + 0.25f * float(i);
+  return t;
+}
+
+/// out = ((x + y) * y + x) with a second output tapping x + y.
+void buildGraph(Function& f) {
+  Type type = Type(ElemKind::F32, {2, 3});
+  Node* x = f.createPlaceholder("x", type);
+  Node* y = f.createPlaceholder("y", type);
+  Node* sum = *f.create(OpKind::Add, "sum", {x->result(), y->result()});
+  Node* product = *f.create(OpKind::Mul, "product", {sum->result(), y->result()});
+  Node* result = *f.create(OpKind::Add, "result", {product->result(), x->result()});
+  f.addOutput("out", result->result());
+  f.addOutput("tap", sum->result());
+}
+
+TEST(PartitionerTest, FallsBackAndMatchesReference) {
+  registerBuiltinBackends();
+  Type type = Type(ElemKind::F32, {2, 3});
+  std::map<std::string, Tensor> inputs{{"x", filled(type, -1)}, {"y", filled(type, 0.5f)}};
+
+  Function expectedFn("expected");
+  buildGraph(expectedFn);
+  auto expected = compileAndRun(expectedFn, "reference", inputs);
+  ASSERT_TRUE(expected) << expected.error().message();
+
+  Function f("partitioned");
+  buildGraph(f);
+  CompileOptions options;
+  options.fallbackBackends = {"reference"};
+  auto model = compileFunction(f, std::make_unique<AddOnlyBackend>(), options);
+  ASSERT_TRUE(model) << model.error().message();
+  ASSERT_EQ(model->report.fallbackNodes.size(), 1u);
+  EXPECT_EQ(model->report.fallbackNodes[0].name, "product");
+  EXPECT_EQ(model->report.fallbackNodes[0].backend, "reference");
+  EXPECT_NE(model->report.fallbackNodes[0].reason.find("Mul"), std::string::npos);
+  ASSERT_EQ(model->report.partitions.size(), 3u);
+  EXPECT_EQ(model->report.partitions[0].rfind("add-only:", 0), 0u);
+  EXPECT_EQ(model->report.partitions[1].rfind("reference:", 0), 0u);
+
+  ExecutionContext context;
+  for (auto& [name, tensor] : inputs) context.setInput(name, tensor);
+  ASSERT_FALSE(model->function->execute(context));
+  for (const char* name : {"out", "tap"}) {
+    ASSERT_NE(context.output(name), nullptr) << name;
+    EXPECT_TRUE(context.output(name)->bitwiseEqual(expected->at(name))) << name;
+  }
+}
+
+TEST(PartitionerTest, WithoutFallbackAnUnsupportedNodeIsAnError) {
+  registerBuiltinBackends();
+  Function f("strict");
+  buildGraph(f);
+  auto model = compileFunction(f, std::make_unique<AddOnlyBackend>(), CompileOptions{});
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.error().message().find("node 'product' (Mul)"), std::string::npos) << model.error().message();
+}
+
+TEST(PartitionerTest, MemoryLimitIsEnforced) {
+  registerBuiltinBackends();
+  Function f("limited");
+  buildGraph(f);
+  CompileOptions options;
+  options.memoryLimitBytes = 16;
+  auto model = compileFunction(f, BackendRegistry::global().create("reference").take(), options);
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.error().message().find("above the memory limit of 16 bytes"), std::string::npos)
+      << model.error().message();
+}
+
+}  // namespace
+}  // namespace ember
