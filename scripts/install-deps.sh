@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git clang-format
+  build-essential cmake ninja-build ccache pkg-config git clang-format clang-14 libclang-rt-14-dev
   llvm-16-dev llvm-16-tools libzstd-dev
   libsystemc-dev verilator
   libyaml-cpp-dev libboost-dev libboost-program-options-dev
@@ -12,6 +12,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
   libopenblas-dev nodejs
+  chromium libpng-dev
 )
 
 missing=()

@@ -10,6 +10,7 @@
 
 #include "ember/Importer.h"
 #include "ember/Kernels.h"
+#include "ember/TextEscape.h"
 
 namespace ember {
 namespace onnx_import {
@@ -28,6 +29,8 @@ int64_t intElement(const Tensor& t, int64_t i) {
 // ---- NodeBuilder: inputs ------------------------------------------------------
 
 int64_t NodeBuilder::maxElements() const { return importer_.options().maxElements; }
+
+Error NodeBuilder::reserveConstant(const Type& type) { return importer_.chargeConstant(type); }
 
 bool NodeBuilder::hasInput(size_t i) const { return i < numInputs() && !proto_.input(int(i)).empty(); }
 
@@ -144,6 +147,8 @@ Expected<Tensor> NodeBuilder::attrTensor(std::string_view name) const {
   if (!attrIs(*a, AP::TENSOR, a->has_t())) return attrTypeError(*a, "a tensor");
   auto t = tensorFromProto(a->t(), importer_.source());
   if (!t) return t.error().withContext("attribute '" + std::string(name) + "'");
+  if (Error e = importer_.chargeConstant(t->type()))
+    return e.withContext("attribute '" + std::string(name) + "'");
   return t;
 }
 
@@ -160,14 +165,18 @@ Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, std::vector<Value
   const std::string base = suffix.empty() ? name_ : name_ + "/" + std::string(suffix);
   // The type rule's message has no node context; the caller adds the ONNX one.
   EMBER_TRY(std::vector<Type> resultTypes, inferResultTypes(kind, inputTypes, attrs));
-  for (const Type& t : resultTypes)
+  for (const Type& t : resultTypes) {
     if (Error e = checkDims(t.dims, maxElements()))
       return e.withContext(std::string(opName(kind)) + " result");
+    if (Error e = importer_.checkValueSize(t)) return e.withContext(std::string(opName(kind)) + " result");
+  }
 
   // Constant inputs: evaluate primitives now, so that shape subgraphs and
   // weight transposes leave only constants behind.
   if (allConstant && opInfo(kind).category == OpCategory::Primitive &&
       kernelSupports(kind, inputTypes, resultTypes)) {
+    for (const Type& t : resultTypes)
+      if (Error e = reserveConstant(t)) return e.withContext("folding " + std::string(opName(kind)));
     std::vector<Tensor> results;
     for (const Type& t : resultTypes) results.emplace_back(t);
     std::vector<ConstTensorRef> inRefs;
@@ -247,6 +256,22 @@ Error GraphImporter::define(const std::string& name, Value v) {
   return Error::success();
 }
 
+Error GraphImporter::checkValueSize(const Type& type) const {
+  if (Error e = checkTensorBytes(type, options_.maxTensorBytes))
+    return e.withContext("the per-tensor limit (ImportOptions::maxTensorBytes) is exceeded");
+  return Error::success();
+}
+
+Error GraphImporter::chargeConstant(const Type& type) {
+  EMBER_RETURN_IF_ERROR(checkValueSize(type));
+  const int64_t bytes = int64_t(type.sizeInBytes());
+  if (bytes > options_.maxConstantBytes - constantBytes_)
+    return makeError("the model's constants need more than the limit of ", options_.maxConstantBytes,
+                     " bytes (ImportOptions::maxConstantBytes)");
+  constantBytes_ += bytes;
+  return Error::success();
+}
+
 NodeValue GraphImporter::materialize(const Value& v) {
   if (!v.isConstant()) return v.node;
   auto it = materialized_.find(v.constant.get());
@@ -263,6 +288,7 @@ Error GraphImporter::importInitializers(const onnx::GraphProto& graph) {
     auto tensor = tensorFromProto(init, source_);
     if (!tensor) return tensor.error().withContext("initializer '" + init.name() + "'");
     if (init.name().empty()) return makeError("an initializer has no name");
+    if (Error e = chargeConstant(tensor->type())) return e.withContext("initializer '" + init.name() + "'");
     if (Error e = define(init.name(), Value::ofTensor(tensor.take(), init.name()))) return e;
   }
   return Error::success();
@@ -299,6 +325,7 @@ Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
     if (Error e = checkDims(dims, options_.maxElements)) return e.withContext(what);
     auto type = typeFromOnnx(tensorType.elem_type(), dims);
     if (!type) return type.error().withContext(what);
+    if (Error e = checkValueSize(*type)) return e.withContext(what);
     if (name.empty()) return makeError("a graph input has no name");
     Node* placeholder = function_.createPlaceholder(name, type.take());
     if (Error e = define(name, Value::ofNode(placeholder->result()))) return e;
@@ -354,7 +381,7 @@ namespace {
 
 Expected<Function*> importModel(const std::string& bytes, const std::string& origin,
                                 const std::string& baseDir, Module& module, const ImportOptions& options) {
-  auto fail = [&](const Error& e) -> Expected<Function*> { return e.withContext(origin); };
+  auto fail = [&](const Error& e) -> Expected<Function*> { return oneLineError(e.withContext(origin)); };
   if (bytes.empty()) return fail(makeError("empty file"));
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) return fail(makeError("not a valid ONNX model (protobuf parse failed)"));
@@ -368,7 +395,8 @@ Expected<Function*> importModel(const std::string& bytes, const std::string& ori
   if (module.function("main")) return fail(makeError("the module already has a function 'main'"));
 
   Function& function = module.createFunction("main");
-  GraphImporter importer(function, options, TensorSource{baseDir, options.maxElements}, opset);
+  GraphImporter importer(function, options,
+                         TensorSource{baseDir, options.maxElements, options.maxTensorBytes}, opset);
   if (Error e = importer.importGraph(model.graph())) return fail(e);
   return &function;
 }

@@ -55,6 +55,7 @@ struct Value {
 struct TensorSource {
   std::string baseDir;  ///< directory of the model file ("" for bytes: no external data)
   int64_t maxElements = int64_t(1) << 32;
+  int64_t maxTensorBytes = int64_t(16) << 30;
 };
 
 /// "FLOAT", "DOUBLE", ... for messages.
@@ -80,6 +81,9 @@ class NodeBuilder {
   const std::string& name() const { return name_; }
   int64_t opset() const { return opset_; }
   int64_t maxElements() const;
+  /// Checks that an import-time constant of `type` may be allocated: within
+  /// the per-tensor and total limits of ImportOptions. Call before allocating.
+  Error reserveConstant(const Type& type);
 
   // ---- inputs --------------------------------------------------------------
   /// Number of inputs listed (absent optional inputs included).
@@ -172,6 +176,11 @@ class GraphImporter {
   bool isUsed(const std::string& name) const { return used_.count(name) != 0; }
   /// The graph value for `v`, creating (once) a Constant node for a constant.
   NodeValue materialize(const Value& v);
+  /// Counts a constant of `type` against ImportOptions' limits (per tensor and
+  /// in total), or fails naming the limit.
+  Error chargeConstant(const Type& type);
+  /// Checks a graph value's size against ImportOptions::maxTensorBytes.
+  Error checkValueSize(const Type& type) const;
 
  private:
   Error importInitializers(const onnx::GraphProto& graph);
@@ -185,6 +194,7 @@ class GraphImporter {
   int64_t opset_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<std::string> used_;
+  int64_t constantBytes_ = 0;
   /// Constant nodes already created, by Value::constant. The map shares
   /// ownership so that a freed tensor's address cannot be reused by another
   /// constant and alias its node.

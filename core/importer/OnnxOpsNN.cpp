@@ -75,6 +75,19 @@ struct Window {
   std::vector<int64_t> pads;  ///< ONNX order: all begins, then all ends
 };
 
+/// Bound on strides, dilations, pads, output padding and group. Far above any
+/// real model, it keeps the window arithmetic below (stride x extent, (kernel
+/// - 1) x dilation) well inside int64 for any dims checkDims accepts.
+constexpr int64_t kMaxWindowAttribute = int64_t(1) << 24;
+
+Error checkWindowAttribute(std::string_view name, const std::vector<int64_t>& values) {
+  for (int64_t v : values)
+    if (v > kMaxWindowAttribute || v < -kMaxWindowAttribute)
+      return makeError("attribute '", name, "' value ", v, " is out of range [", -kMaxWindowAttribute, ", ",
+                       kMaxWindowAttribute, "]");
+  return Error::success();
+}
+
 /// Reads strides/dilations/pads/auto_pad for `spatial` (the input's spatial
 /// dims) and a kernel of known size.
 Expected<Window> readWindow(NodeBuilder& b, const Dims& spatial, std::vector<int64_t> kernel,
@@ -94,6 +107,9 @@ Expected<Window> readWindow(NodeBuilder& b, const Dims& spatial, std::vector<int
   EMBER_TRY(w.pads, b.attrInts("pads", std::vector<int64_t>(2 * n, 0)));
   if (w.kernel.size() != n || w.strides.size() != n || w.dilations.size() != n || w.pads.size() != 2 * n)
     return makeError("kernel_shape, strides, dilations and pads must match ", n, " spatial dimensions");
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("strides", w.strides));
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("dilations", w.dilations));
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("pads", w.pads));
   for (size_t i = 0; i < n; ++i)
     if (w.kernel[i] <= 0 || w.strides[i] <= 0 || w.dilations[i] <= 0)
       return makeError("kernel_shape, strides and dilations must be positive");
@@ -208,6 +224,11 @@ Error importConvTranspose(NodeBuilder& b) {
   EMBER_TRY(win.pads, b.attrInts("pads", std::vector<int64_t>(2 * n, 0)));
   if (win.strides.size() != n || win.dilations.size() != n || win.pads.size() != 2 * n)
     return makeError("strides, dilations and pads must match ", n, " spatial dimensions");
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("strides", win.strides));
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("dilations", win.dilations));
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("pads", win.pads));
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("output_padding", outputPadding));
+  EMBER_RETURN_IF_ERROR(checkWindowAttribute("group", {group}));
   for (size_t i = 0; i < n; ++i)
     if (win.strides[i] <= 0 || win.dilations[i] <= 0)
       return makeError("strides and dilations must be positive");
@@ -216,6 +237,7 @@ Error importConvTranspose(NodeBuilder& b) {
     EMBER_TRY(outputShape, b.attrInts("output_shape"));
     if (outputShape->size() == n + 2) outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
     if (outputShape->size() != n) return makeError("output_shape must have ", n, " values");
+    if (Error e = checkDims(*outputShape, b.maxElements())) return e.withContext("attribute 'output_shape'");
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     outputShape = std::vector<int64_t>(n);
     for (size_t i = 0; i < n; ++i) (*outputShape)[i] = spatial[i] * win.strides[i];

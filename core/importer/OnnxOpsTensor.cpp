@@ -53,6 +53,7 @@ Error importConstantOfShape(NodeBuilder& b) {
     EMBER_TRY(fill, b.attrTensor("value"));
     if (fill.type().numElements() != 1) return makeError("attribute 'value' must hold one element");
   }
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(fill.type().withDims(dims)));
   Tensor out(fill.type().withDims(dims));
   const size_t size = elemSize(out.type().kind);
   auto* dst = static_cast<std::byte*>(out.data());
@@ -95,6 +96,7 @@ Error importRange(NodeBuilder& b) {
   if (count > double(b.maxElements())) return makeError("range has more than ", b.maxElements(), " elements");
   int64_t n = count > 0 ? int64_t(count) : 0;
   if (kind == ElemKind::F32) {
+    EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n})));
     Tensor t(Type(kind, {n}));
     // ONNX accumulates start + i * delta in the element type.
     for (int64_t i = 0; i < n; ++i) t.as<float>()[i] = float(s[0]) + float(i) * float(d[0]);
@@ -109,6 +111,7 @@ Error importRange(NodeBuilder& b) {
   if (exact * di[0] != span) ++exact;  // ceil when the signs agree; negative otherwise
   if (exact > b.maxElements()) return makeError("range has more than ", b.maxElements(), " elements");
   n = int64_t(std::max<__int128>(exact, 0));
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n})));
   Tensor t(Type(kind, {n}));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t v = int64_t(si[0] + __int128(i) * di[0]);
@@ -423,7 +426,8 @@ OpHandler depthSpace(bool toSpace) {
     EMBER_TRY(Value x, b.input(0));
     if (x.rank() != 4) return makeError("input must have rank 4, not ", x.rank());
     EMBER_TRY(int64_t bs, b.attrInt("blocksize"));
-    if (bs <= 0) return makeError("blocksize must be positive");
+    // Bounded so that bs * bs and c * bs * bs cannot overflow.
+    if (bs <= 0 || bs > 4096) return makeError("blocksize ", bs, " is out of range [1, 4096]");
     const int64_t n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
     Dims split, out;
     std::vector<int64_t> perm;

@@ -46,7 +46,7 @@ void copyRaw(const char* bytes, int32_t dataType, Tensor& out) {
   for (int64_t i = 0; i < n; ++i) out.setElementFromDouble(i, bytes[i] != 0 ? 1.0 : 0.0);
 }
 
-Error readExternal(const TensorProto& proto, const TensorSource& source, Tensor& out) {
+Expected<Tensor> readExternal(const TensorProto& proto, const TensorSource& source, const Type& type) {
   if (source.baseDir.empty())
     return makeError(
         "tensor data is stored in an external file; load the model from a file, "
@@ -73,7 +73,7 @@ Error readExternal(const TensorProto& proto, const TensorSource& source, Tensor&
   for (const auto& part : relative)
     if (part == "..") return makeError("external data location '", location, "' must not contain '..'");
   const fs::path path = fs::path(source.baseDir) / relative;
-  const size_t needed = out.sizeInBytes();
+  const size_t needed = type.sizeInBytes();
   if (offset < 0) return makeError("negative external data offset in '", location, "'");
   if (length && uint64_t(*length) != needed)
     return makeError("external data length ", *length, " does not match the tensor's ", needed, " bytes");
@@ -88,8 +88,9 @@ Error readExternal(const TensorProto& proto, const TensorSource& source, Tensor&
   in.seekg(offset);
   if (needed > 0 && !in.read(bytes.data(), std::streamsize(needed)))
     return makeError("cannot read external data file '", path.string(), "'");
+  Tensor out(type);
   copyRaw(bytes.data(), proto.data_type(), out);
-  return Error::success();
+  return out;
 }
 
 template <typename Field>
@@ -140,49 +141,56 @@ Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& s
   }
   if (Error e = checkDims(dims, source.maxElements)) return e;
   EMBER_TRY(Type type, typeFromOnnx(proto.data_type(), dims));
+  if (Error e = checkTensorBytes(type, source.maxTensorBytes)) return e;
   if (proto.has_segment()) return makeError("segmented tensors are unsupported");
-  Tensor out(type);
   const int64_t n = type.numElements();
   const int32_t dataType = proto.data_type();
 
-  if (proto.data_location() == TensorProto::EXTERNAL) {
-    if (Error e = readExternal(proto, source, out)) return e;
-    return out;
-  }
+  // Sizes are checked against the data actually present before the tensor is
+  // allocated: a few bytes claiming a huge shape must not allocate it.
+  if (proto.data_location() == TensorProto::EXTERNAL) return readExternal(proto, source, type);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
     const uint64_t expected = uint64_t(n) * onnxElemSize(dataType);
     if (raw.size() != expected)
       return makeError("raw_data has ", raw.size(), " bytes but the shape ", dimsStr(dims), " needs ",
                        expected);
+    Tensor out(type);
     copyRaw(raw.data(), dataType, out);
     return out;
   }
   switch (dataType) {
     case TensorProto::FLOAT:
-      if (Error e = checkCount(proto.float_data(), n, "float_data")) return e;
+      EMBER_RETURN_IF_ERROR(checkCount(proto.float_data(), n, "float_data"));
+      break;
+    case TensorProto::INT64:
+      EMBER_RETURN_IF_ERROR(checkCount(proto.int64_data(), n, "int64_data"));
+      break;
+    default:
+      EMBER_RETURN_IF_ERROR(checkCount(proto.int32_data(), n, "int32_data"));
+      break;
+  }
+  Tensor out(type);
+  switch (dataType) {
+    case TensorProto::FLOAT:
       if (n > 0) std::memcpy(out.data(), proto.float_data().data(), size_t(n) * sizeof(float));
       break;
     case TensorProto::INT64:
-      if (Error e = checkCount(proto.int64_data(), n, "int64_data")) return e;
       if (n > 0) std::memcpy(out.data(), proto.int64_data().data(), size_t(n) * sizeof(int64_t));
       break;
     case TensorProto::FLOAT16:
     case TensorProto::BFLOAT16: {
       // int32_data holds the 16-bit patterns.
-      if (Error e = checkCount(proto.int32_data(), n, "int32_data")) return e;
       auto* bits = out.as<uint16_t>();
       for (int64_t i = 0; i < n; ++i) bits[i] = uint16_t(proto.int32_data(int(i)));
       break;
     }
     case TensorProto::INT32:
-      if (Error e = checkCount(proto.int32_data(), n, "int32_data")) return e;
       if (n > 0) std::memcpy(out.data(), proto.int32_data().data(), size_t(n) * sizeof(int32_t));
       break;
     case TensorProto::INT8:
     case TensorProto::UINT8:
     case TensorProto::BOOL: {
-      if (Error e = checkCount(proto.int32_data(), n, "int32_data")) return e;
       for (int64_t i = 0; i < n; ++i) {
         const int32_t v = proto.int32_data(int(i));
         if (dataType == TensorProto::BOOL)

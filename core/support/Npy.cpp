@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "ember/TextEscape.h"
+
 namespace ember {
 namespace {
 
@@ -293,7 +295,7 @@ WriteFormat writeFormat(ElemKind kind) {
 
 Expected<Tensor> parseNpy(const std::string& bytes, const std::string& origin) {
   Expected<Tensor> result = parseNpyImpl(bytes);
-  if (!result) return result.error().withContext(origin);
+  if (!result) return oneLineError(result.error().withContext(origin));
   return result;
 }
 

@@ -1,21 +1,31 @@
 #include "ember/Type.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace ember {
 
 size_t elemSize(ElemKind kind) {
   switch (kind) {
-    case ElemKind::F32: return 4;
-    case ElemKind::F16: return 2;
-    case ElemKind::BF16: return 2;
-    case ElemKind::Int8Q: return 1;
-    case ElemKind::UInt8Q: return 1;
-    case ElemKind::Int32Q: return 4;
-    case ElemKind::I32: return 4;
-    case ElemKind::I64: return 8;
-    case ElemKind::Bool: return 1;
+    case ElemKind::F32:
+      return 4;
+    case ElemKind::F16:
+      return 2;
+    case ElemKind::BF16:
+      return 2;
+    case ElemKind::Int8Q:
+      return 1;
+    case ElemKind::UInt8Q:
+      return 1;
+    case ElemKind::Int32Q:
+      return 4;
+    case ElemKind::I32:
+      return 4;
+    case ElemKind::I64:
+      return 8;
+    case ElemKind::Bool:
+      return 1;
   }
   return 1;
 }
@@ -26,9 +36,9 @@ struct KindName {
   std::string_view name;
 };
 constexpr KindName kKindNames[] = {
-    {ElemKind::F32, "f32"},   {ElemKind::F16, "f16"}, {ElemKind::BF16, "bf16"},
+    {ElemKind::F32, "f32"},   {ElemKind::F16, "f16"},    {ElemKind::BF16, "bf16"},
     {ElemKind::Int8Q, "i8q"}, {ElemKind::UInt8Q, "u8q"}, {ElemKind::Int32Q, "i32q"},
-    {ElemKind::I32, "i32"},   {ElemKind::I64, "i64"}, {ElemKind::Bool, "bool"},
+    {ElemKind::I32, "i32"},   {ElemKind::I64, "i64"},    {ElemKind::Bool, "bool"},
 };
 }  // namespace
 
@@ -48,7 +58,9 @@ bool isQuantized(ElemKind kind) {
   return kind == ElemKind::Int8Q || kind == ElemKind::UInt8Q || kind == ElemKind::Int32Q;
 }
 
-bool isFloat(ElemKind kind) { return kind == ElemKind::F32 || kind == ElemKind::F16 || kind == ElemKind::BF16; }
+bool isFloat(ElemKind kind) {
+  return kind == ElemKind::F32 || kind == ElemKind::F16 || kind == ElemKind::BF16;
+}
 
 int64_t Type::numElements() const {
   int64_t n = 1;
@@ -87,8 +99,7 @@ bool Type::operator==(const Type& other) const {
 }
 
 Error checkDims(const Dims& dims, int64_t maxElements) {
-  if (dims.size() > kMaxRank)
-    return makeError("rank ", dims.size(), " exceeds the maximum rank ", kMaxRank);
+  if (dims.size() > kMaxRank) return makeError("rank ", dims.size(), " exceeds the maximum rank ", kMaxRank);
   int64_t product = 1;
   for (int64_t d : dims) {
     if (d < 0) return makeError("negative dimension ", d, " in shape [", dimsStr(dims), "]");
@@ -96,6 +107,16 @@ Error checkDims(const Dims& dims, int64_t maxElements) {
       return makeError("shape [", dimsStr(dims), "] has more than ", maxElements, " elements");
     product *= d;
   }
+  return Error::success();
+}
+
+Error checkTensorBytes(const Type& type, int64_t maxBytes) {
+  const int64_t size = int64_t(elemSize(type.kind));
+  EMBER_RETURN_IF_ERROR(checkDims(type.dims, std::numeric_limits<int64_t>::max() / size));
+  const int64_t bytes = type.numElements() * size;
+  if (bytes > maxBytes)
+    return makeError("tensor ", type.str(), " needs ", bytes, " bytes, more than the limit of ", maxBytes,
+                     " bytes");
   return Error::success();
 }
 

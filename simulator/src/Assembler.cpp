@@ -10,10 +10,15 @@
 #include <sstream>
 #include <vector>
 
+#include "ember/TextEscape.h"
+
 namespace ember::npu {
 namespace {
 
 using namespace isa;
+
+/// The weight image lives in the NPU's DRAM, at most 4 GiB.
+constexpr uint64_t kMaxIncbinBytes = uint64_t(1) << 32;
 
 std::vector<std::string> splitWords(const std::string& line) {
   std::vector<std::string> words;
@@ -94,8 +99,14 @@ class Assembler {
       if (e) return makeError(origin_, ":", lineNo_, ": ", e.message());
     }
     if (!dramSet_) {
-      uint64_t extent = bundle_.weightsOffset + bundle_.weights.size();
-      for (const auto& s : bundle_.symbols) extent = std::max(extent, s.dramOffset + s.sizeInBytes());
+      // Saturating: offsets and shapes are unchecked here, validate() reports them.
+      auto add = [](uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; };
+      uint64_t extent = add(bundle_.weightsOffset, bundle_.weights.size());
+      for (const auto& s : bundle_.symbols) {
+        const int64_t n = s.numElements();
+        const uint64_t bytes = n < 0 || uint64_t(n) > UINT64_MAX / 4 ? UINT64_MAX : s.sizeInBytes();
+        extent = std::max(extent, add(s.dramOffset, bytes));
+      }
       bundle_.dramBytes = extent;
     }
     if (Error e = bundle_.validate()) return e.withContext(origin_);
@@ -152,7 +163,16 @@ class Assembler {
       std::string name = w[1];
       if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
         name = name.substr(1, name.size() - 2);
+      if (baseDir_.empty()) return makeError(".incbin is not allowed when assembling text without a file");
       const std::filesystem::path path = std::filesystem::path(baseDir_) / name;
+      // A device or pipe (/dev/zero) would never end; the DRAM is 4 GiB at most.
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec))
+        return makeError(".incbin: '", path.string(), "' is not a regular file");
+      const auto size = std::filesystem::file_size(path, ec);
+      if (ec || size > kMaxIncbinBytes - bundle_.weights.size())
+        return makeError(".incbin: '", path.string(), "' would make the weight image larger than ",
+                         kMaxIncbinBytes, " bytes");
       std::ifstream f(path, std::ios::binary);
       if (!f) return makeError(".incbin: cannot open '", path.string(), "'");
       bundle_.weights.insert(bundle_.weights.end(), std::istreambuf_iterator<char>(f),
@@ -277,7 +297,9 @@ class Assembler {
 }  // namespace
 
 Expected<Bundle> assemble(const std::string& text, const std::string& origin, const std::string& baseDir) {
-  return Assembler(origin, baseDir).run(text);
+  Expected<Bundle> b = Assembler(origin, baseDir).run(text);
+  if (!b) return oneLineError(b.error());
+  return b;
 }
 
 Expected<Bundle> assembleFile(const std::string& path) {

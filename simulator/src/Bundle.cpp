@@ -1,9 +1,13 @@
 // Bundle serialisation and the untrusted-input loader (docs/npu/bundle.md).
 #include "ember/npu/Bundle.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <set>
+
+#include "ember/TextEscape.h"
 
 namespace ember::npu {
 namespace {
@@ -57,10 +61,15 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// '#' starts a comment in assembly, so a name holding it could not be
+// disassembled and assembled back.
+/// DRAM addresses are 32 bits (docs/npu/isa.md).
+constexpr uint64_t kMaxDramBytes = uint64_t(1) << 32;
+
 bool validName(const std::string& name) {
   if (name.empty() || name.size() > kMaxNameBytes) return false;
   for (unsigned char c : name)
-    if (c <= ' ' || c >= 127) return false;
+    if (c <= ' ' || c >= 127 || c == '#') return false;
   return true;
 }
 
@@ -81,8 +90,14 @@ std::string_view symbolTypeName(SymbolType t) {
 size_t symbolTypeBytes(SymbolType t) { return t == SymbolType::I32 ? 4 : 1; }
 
 int64_t Symbol::numElements() const {
+  // Shapes come from files: saturate instead of overflowing (validate() rejects
+  // anything near this bound).
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    if (d != 0 && n > INT64_MAX / d) return INT64_MAX;
+    n *= d;
+  }
   return n;
 }
 
@@ -103,24 +118,34 @@ Error Bundle::validate() const {
   }
   if (!finished) return makeError("the program has no FINISH instruction");
   std::set<std::string> names;
-  for (const auto& layer : layers)
-    if (!validName(layer)) return makeError("invalid layer name '", layer, "'");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!validName(layers[i])) return makeError("layer ", i, ": invalid name '", layers[i], "'");
+    if (!names.insert(layers[i]).second) return makeError("layer ", i, ": duplicate name '", layers[i], "'");
+  }
+  names.clear();
   for (const auto& s : symbols) {
     if (!validName(s.name)) return makeError("invalid symbol name '", s.name, "'");
     if (!names.insert(s.name).second) return makeError("duplicate symbol '", s.name, "'");
     if (s.shape.size() > 6) return makeError("symbol '", s.name, "': rank ", s.shape.size(), " exceeds 6");
+    // Checked before multiplying: 2^32 * 2^32 would wrap to 0 and pass.
+    constexpr uint64_t kMaxElements = uint64_t(1) << 34;
     uint64_t elements = 1;
     for (int64_t d : s.shape) {
       if (d <= 0 || uint64_t(d) > (uint64_t(1) << 32))
         return makeError("symbol '", s.name, "': bad dimension ", d);
+      if (elements > kMaxElements / uint64_t(d))
+        return makeError("symbol '", s.name, "': more than ", kMaxElements, " elements");
       elements *= uint64_t(d);
-      if (elements > (uint64_t(1) << 34)) return makeError("symbol '", s.name, "': too many elements");
     }
+    if (!std::isfinite(s.scale) || !(s.scale > 0))
+      return makeError("symbol '", s.name, "': scale ", s.scale, " is not a positive finite number");
     const uint64_t bytes = elements * symbolTypeBytes(s.type);
     if (s.dramOffset > dramBytes || bytes > dramBytes - s.dramOffset)
       return makeError("symbol '", s.name, "': DRAM range [", s.dramOffset, ", ", s.dramOffset + bytes,
                        ") exceeds the bundle's DRAM size ", dramBytes);
   }
+  if (dramBytes > kMaxDramBytes)
+    return makeError("DRAM size ", dramBytes, " exceeds the 4 GiB address space");
   if (weightsOffset > dramBytes || weights.size() > dramBytes - weightsOffset)
     return makeError("weight image [", weightsOffset, ", ", weightsOffset + weights.size(),
                      ") exceeds the bundle's DRAM size ", dramBytes);
@@ -163,7 +188,8 @@ std::vector<uint8_t> serializeBundle(const Bundle& b) {
   return std::move(w.out);
 }
 
-Expected<Bundle> parseBundle(const std::vector<uint8_t>& bytes, const std::string& origin) {
+namespace {
+Expected<Bundle> parseBundleImpl(const std::vector<uint8_t>& bytes, const std::string& origin) {
   Reader r(bytes, origin);
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kBundleMagic, 8) != 0)
     return makeError(origin, ": not an Ember NPU bundle (bad magic number)");
@@ -184,7 +210,7 @@ Expected<Bundle> parseBundle(const std::vector<uint8_t>& bytes, const std::strin
   if (r.le(4) != 0) return makeError(origin, ": reserved header field is not zero");
   b.weightsOffset = r.le(8);
   const uint64_t weightBytes = r.le(8);
-  if (b.dramBytes > (uint64_t(1) << 32))
+  if (b.dramBytes > kMaxDramBytes)
     return makeError(origin, ": DRAM size ", b.dramBytes, " exceeds the 4 GiB address space");
   if (numInstructions > kMaxInstructions)
     return makeError(origin, ": instruction count ", numInstructions, " too large");
@@ -224,6 +250,13 @@ Expected<Bundle> parseBundle(const std::vector<uint8_t>& bytes, const std::strin
   b.weights.assign(w, w + weightBytes);
   if (r.remaining() != 0) return makeError(origin, ": ", r.remaining(), " unexpected trailing bytes");
   if (Error e = b.validate()) return e.withContext(origin);
+  return b;
+}
+}  // namespace
+
+Expected<Bundle> parseBundle(const std::vector<uint8_t>& bytes, const std::string& origin) {
+  Expected<Bundle> b = parseBundleImpl(bytes, origin);
+  if (!b) return oneLineError(b.error());
   return b;
 }
 

@@ -2,8 +2,12 @@
 // kKeys with its type, range and target field.
 #include "ember/npu/Config.h"
 
+#include "ember/TextEscape.h"
+
 // yaml-cpp 0.7's inline node code trips GCC 12's -Wdangling-pointer.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -95,9 +99,11 @@ class Reader {
   }
 
   Error readMap(const YAML::Node& map, const std::string& prefix, NpuConfig& config) {
+    // Copies, not references: yaml-cpp's iterator returns a temporary pair,
+    // and references into it dangle (ASan: stack-use-after-scope).
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& keyNode = it->first;
-      const YAML::Node& value = it->second;
+      const YAML::Node keyNode = it->first;
+      const YAML::Node value = it->second;
       if (!keyNode.IsScalar()) return fail(keyNode, prefix + "?", "keys must be plain names");
       const std::string path = prefix.empty() ? keyNode.Scalar() : prefix + "." + keyNode.Scalar();
       if (!seen_.insert(path).second) return fail(keyNode, path, "duplicate key");
@@ -160,6 +166,24 @@ class Reader {
   std::set<std::string> seen_;
 };
 
+/// yaml-cpp 0.7 parses nested collections recursively with no depth limit, so
+/// "[[[[..." overflows the stack. Every nesting level needs at least one
+/// collection indicator ('[', '{', or '-', '?', ':' before a space), and a
+/// JSON-like "key":value pair inside a flow sequence adds at most one more
+/// level, so counting indicators bounds the depth. NPU configs have ~40.
+constexpr size_t kMaxCollectionIndicators = 1024;
+
+size_t countCollectionIndicators(const std::string& text) {
+  size_t count = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool spaceAfter = i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\t' ||
+                            text[i + 1] == '\n' || text[i + 1] == '\r';
+    if (c == '[' || c == '{' || ((c == '-' || c == '?' || c == ':') && spaceAfter)) ++count;
+  }
+  return count;
+}
+
 void mix(uint64_t& h, int64_t v) {
   for (int i = 0; i < 8; ++i) {
     h ^= uint64_t(v >> (8 * i)) & 0xff;
@@ -177,7 +201,11 @@ uint64_t NpuConfig::hash() const {
   return h == 0 ? 1 : h;  // 0 means "any config" in a bundle
 }
 
-Expected<NpuConfig> parseConfig(const std::string& yamlText, const std::string& origin) {
+namespace {
+Expected<NpuConfig> parseConfigImpl(const std::string& yamlText, const std::string& origin) {
+  if (countCollectionIndicators(yamlText) > kMaxCollectionIndicators)
+    return makeError(origin, ": the config has more than ", kMaxCollectionIndicators,
+                     " YAML collections; an NPU config is a small mapping (docs/npu/config.md)");
   YAML::Node root;
   try {
     root = YAML::Load(yamlText);
@@ -198,6 +226,13 @@ Expected<NpuConfig> parseConfig(const std::string& yamlText, const std::string& 
   if (config.scratchpadBytes % config.scratchpadBanks != 0)
     return makeError(origin, ": key 'scratchpad.banks': ", config.scratchpadBanks,
                      " banks do not divide the scratchpad size ", config.scratchpadBytes, " bytes");
+  return config;
+}
+}  // namespace
+
+Expected<NpuConfig> parseConfig(const std::string& yamlText, const std::string& origin) {
+  Expected<NpuConfig> config = parseConfigImpl(yamlText, origin);
+  if (!config) return oneLineError(config.error());
   return config;
 }
 

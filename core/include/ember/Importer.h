@@ -14,11 +14,18 @@ struct ImportOptions {
   std::map<std::string, int64_t> dimValues;
   /// Refuse tensors bigger than this many elements.
   int64_t maxElements = int64_t(1) << 32;
+  /// Refuse any one tensor (initializer, input, folded constant or node
+  /// result) whose storage exceeds this many bytes.
+  int64_t maxTensorBytes = int64_t(16) << 30;
+  /// Refuse a model whose import-time constants (initializers, Constant nodes
+  /// and folded values) exceed this many bytes in total.
+  int64_t maxConstantBytes = int64_t(32) << 30;
 };
 
 /// Imports an ONNX model file (opsets 7-17) into `module` as one Function
 /// named "main". Errors name the file and, where it applies, the node and op.
-Expected<Function*> importOnnxFile(const std::string& path, Module& module, const ImportOptions& options = {});
+Expected<Function*> importOnnxFile(const std::string& path, Module& module,
+                                   const ImportOptions& options = {});
 /// Same, from serialized bytes (`origin` names them in errors).
 Expected<Function*> importOnnxBytes(const std::string& bytes, const std::string& origin, Module& module,
                                     const ImportOptions& options = {});

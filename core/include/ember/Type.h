@@ -73,6 +73,11 @@ struct Type {
 /// below `maxElements`. Used by the importer and every shape rule.
 Error checkDims(const Dims& dims, int64_t maxElements = int64_t(1) << 40);
 
+/// Validates dims as checkDims does (no element limit) and that the tensor's
+/// storage fits in `maxBytes`; the product is overflow-checked, so any shape
+/// from a file may be passed. The message names the type and the limit.
+Error checkTensorBytes(const Type& type, int64_t maxBytes);
+
 /// Numpy broadcast of two shapes, or an error naming both.
 Expected<Dims> broadcastDims(const Dims& a, const Dims& b);
 

@@ -10,7 +10,8 @@
 namespace ember::npu {
 
 /// Assembles a program. `origin` names the source in errors ("gemm.s:12: ...");
-/// `.incbin` paths are relative to `baseDir`.
+/// `.incbin` paths are relative to `baseDir`; an empty `baseDir` refuses
+/// `.incbin` (text that does not come from a file, such as a fuzzer's).
 Expected<Bundle> assemble(const std::string& text, const std::string& origin,
                           const std::string& baseDir = ".");
 Expected<Bundle> assembleFile(const std::string& path);

@@ -1,0 +1,29 @@
+// Shared helpers of the fuzz targets (docs/testing.md, "Fuzzing"). A target
+// returns normally for any input that is handled correctly: accepted, or
+// refused with an Error that names its origin. Anything else aborts, which
+// libFuzzer and the replay test both report as a failure.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace ember::fuzz {
+
+[[noreturn]] inline void fail(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "fuzz check failed: %s: %s\n", what, detail.c_str());
+  std::abort();
+}
+
+/// Every error message must name the file it concerns.
+inline void checkNamesOrigin(const std::string& message, const std::string& origin) {
+  if (message.rfind(origin, 0) != 0) fail("the error message does not start with the file name", message);
+  if (message.find('\n') != std::string::npos) fail("the error message is not one line", message);
+}
+
+}  // namespace ember::fuzz
+
+#define EMBER_FUZZ_CHECK(cond, detail)                 \
+  do {                                                 \
+    if (!(cond)) ::ember::fuzz::fail(#cond, (detail)); \
+  } while (0)

@@ -1,0 +1,4 @@
+.layer a
+sync q=load
+.layer b
+finish

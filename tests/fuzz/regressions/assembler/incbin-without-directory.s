@@ -1,0 +1,2 @@
+.incbin /dev/zero
+finish
