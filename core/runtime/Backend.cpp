@@ -6,8 +6,11 @@
 namespace ember {
 
 NodeInfo NodeInfo::of(const Node& node) {
-  NodeInfo info{node.kind(), {}, node.resultTypes()};
-  for (const NodeValue& v : node.inputs()) info.inputTypes.push_back(v.type());
+  NodeInfo info{node.kind(), {}, node.resultTypes(), {}};
+  for (const NodeValue& v : node.inputs()) {
+    info.inputTypes.push_back(v.type());
+    info.constantInputs.push_back(v.node->isConstant());
+  }
   return info;
 }
 

@@ -22,8 +22,8 @@ std::string inputTypesOf(const Node& node) {
 
 /// The nodes of each partition, in a topological order that stays on one
 /// backend as long as some ready node allows it (fewer transfers).
-std::vector<std::pair<size_t, std::vector<Node*>>> groupNodes(const Function& function,
-                                                              const std::unordered_map<const Node*, size_t>& placement) {
+std::vector<std::pair<size_t, std::vector<Node*>>> groupNodes(
+    const Function& function, const std::unordered_map<const Node*, size_t>& placement) {
   std::vector<Node*> order = function.topologicalOrder();
   std::unordered_map<const Node*, size_t> position, pending;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
@@ -66,7 +66,8 @@ std::vector<std::pair<size_t, std::vector<Node*>>> groupNodes(const Function& fu
 
 }  // namespace
 
-Expected<PartitionPlan> partitionFunction(const Function& function, const std::vector<const Backend*>& backends) {
+Expected<PartitionPlan> partitionFunction(const Function& function,
+                                          const std::vector<const Backend*>& backends) {
   assert(!backends.empty());
   PartitionPlan plan;
   std::unordered_map<const Node*, size_t> placement;
@@ -86,7 +87,8 @@ Expected<PartitionPlan> partitionFunction(const Function& function, const std::v
     if (chosen != 0)
       plan.fallbackNodes.push_back({node->name(), std::string(node->info().name), backends[chosen]->name(),
                                     "'" + backends[0]->name() + "' does not support " +
-                                        std::string(node->info().name) + " on (" + inputTypesOf(*node) + ")"});
+                                        std::string(node->info().name) + " on (" + inputTypesOf(*node) +
+                                        ")"});
   }
   for (const auto& [name, value] : function.outputs())
     if (!placement.count(value.node))
@@ -147,7 +149,8 @@ Error PartitionedFunction::execute(ExecutionContext& context) {
       if (it == available.end()) return makeError("partition ", s, ": tensor '", name, "' was not produced");
       stageContext.setInput(name, *it->second);
     }
-    EMBER_RETURN_IF_ERROR(stages_[s].function->execute(stageContext).withContext("partition " + std::to_string(s)));
+    EMBER_RETURN_IF_ERROR(
+        stages_[s].function->execute(stageContext).withContext("partition " + std::to_string(s)));
     for (const std::string& name : stages_[s].outputs) {
       const Tensor* out = stageContext.output(name);
       if (!out) return makeError("partition ", s, ": produced no tensor '", name, "'");

@@ -31,7 +31,8 @@ struct PartitionPlan {
 /// `backends` that supports it (backends[0] is the target), then groups the
 /// nodes into as few partitions as a topological order allows. Fails, naming
 /// the node, when no backend supports a node.
-Expected<PartitionPlan> partitionFunction(const Function& function, const std::vector<const Backend*>& backends);
+Expected<PartitionPlan> partitionFunction(const Function& function,
+                                          const std::vector<const Backend*>& backends);
 
 /// Runs partitions in order, passing tensors between them by name.
 class PartitionedFunction : public CompiledFunction {

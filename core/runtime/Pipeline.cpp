@@ -21,6 +21,41 @@ Error checkSupported(const Function& function, const Backend& backend) {
   }
   return Error::success();
 }
+/// What the target and its fallback backends support together: the graph
+/// rewrites before lowering (the quantizer) convert a node when some backend
+/// of the chain can run the result; the partitioner then places it.
+class SupportUnion : public Backend {
+ public:
+  SupportUnion(const Backend& target, std::vector<std::unique_ptr<Backend>> fallbacks)
+      : target_(target), fallbacks_(std::move(fallbacks)) {}
+  std::string name() const override { return target_.name(); }
+  bool supports(const NodeInfo& info) const override {
+    if (target_.supports(info)) return true;
+    for (const auto& fallback : fallbacks_)
+      if (fallback->supports(info)) return true;
+    return false;
+  }
+  bool shouldLower(const Node& node) const override { return target_.shouldLower(node); }
+  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction&) const override {
+    return makeError("internal: the support union of '", target_.name(), "' does not compile");
+  }
+
+ private:
+  const Backend& target_;
+  std::vector<std::unique_ptr<Backend>> fallbacks_;
+};
+
+Error runBeforeLowering(Function& function, const Backend& backend, const CompileOptions& options) {
+  if (options.fallbackBackends.empty()) return options.beforeLowering(function, backend);
+  std::vector<std::unique_ptr<Backend>> fallbacks;
+  for (const std::string& name : options.fallbackBackends) {
+    auto fallback = BackendRegistry::global().create(name);
+    if (!fallback) return fallback.error().withContext("fallback backend");
+    fallbacks.push_back(fallback.take());
+  }
+  return options.beforeLowering(function, SupportUnion(backend, std::move(fallbacks)));
+}
+
 }  // namespace
 
 Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options) {
@@ -31,7 +66,7 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
   if (options.optimizeGraph) addGraphOptimizationPasses(pm);
   if (options.beforeLowering) {
     EMBER_RETURN_IF_ERROR(pm.run(function));
-    EMBER_RETURN_IF_ERROR(options.beforeLowering(function, backend));
+    EMBER_RETURN_IF_ERROR(runBeforeLowering(function, backend, options));
     pm = PassManager(pmOptions);
   }
   pm.add(createLoweringPass(backend));
@@ -146,7 +181,8 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
     model.function = std::shared_ptr<CompiledFunction>(std::move(compiled->function));
     model.ir = std::move(compiled->ir);
   }
-  model.report.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  model.report.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return model;
 }
 

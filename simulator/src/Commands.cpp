@@ -10,6 +10,7 @@
 
 #include "ember/Npy.h"
 #include "ember/npu/Assembler.h"
+#include "ember/npu/ProgramCheck.h"
 #include "ember/npu/Simulator.h"
 
 namespace ember::npu {
@@ -18,7 +19,7 @@ namespace {
 constexpr const char* kSimUsage =
     "usage: ember sim BUNDLE --config NPU.yaml [--matrix-engine fast|rtl] [--input NAME=FILE.npy]...\n"
     "                 [--random-inputs] [--seed N] [--output-dir DIR] [--stats FILE.json]\n"
-    "                 [--per-instruction] [--trace FILE.json] [--vcd FILE] [--quiet]\n"
+    "                 [--per-instruction] [--trace FILE.json] [--vcd FILE] [--check] [--quiet]\n"
     "Runs an NPU bundle (or an assembly file ending in .s) on the cycle-approximate simulator.\n"
     "  --config FILE        NPU configuration (default: the built-in npu-16x16 parameters)\n"
     "  --input NAME=FILE    .npy data for input symbol NAME (dtype and shape must match)\n"
@@ -26,6 +27,8 @@ constexpr const char* kSimUsage =
     "  --output-dir DIR     write each output symbol as DIR/<name>.npy\n"
     "  --stats FILE         write statistics as JSON (--per-instruction adds one record per instruction)\n"
     "  --trace FILE         write a Chrome trace-event timeline (open it in Perfetto)\n"
+    "  --check              first run the static program checks (token deadlock and balance, SRAM races\n"
+    "                       and bounds; docs/npu/architecture.md) and refuse a program that fails them\n"
     "  --quiet              no summary on stdout and no progress on stderr\n";
 
 constexpr const char* kAsmUsage =
@@ -71,6 +74,19 @@ bool kindMatches(SymbolType t, ElemKind k) {
       return k == ElemKind::I32 || k == ElemKind::Int32Q;
   }
   return false;
+}
+
+/// The static checks of `ember sim --check`, on the decoded program.
+Error checkProgram(const Bundle& bundle, const NpuConfig& config) {
+  std::vector<isa::Instruction> program;
+  program.reserve(bundle.program.size());
+  for (size_t i = 0; i < bundle.program.size(); ++i) {
+    auto instr = isa::decode(bundle.program[i]);
+    if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
+    program.push_back(*instr);
+  }
+  EMBER_RETURN_IF_ERROR(checkTokens(program, config));
+  return checkSramRaces(program, config);
 }
 
 Expected<Bundle> loadProgram(const std::string& path) {
@@ -142,7 +158,7 @@ int runDisasmCommand(const std::vector<std::string>& args) {
 int runSimCommand(const std::vector<std::string>& args) {
   std::string bundlePath, configPath, outputDir, statsPath, tracePath, vcdPath, engine;
   std::map<std::string, std::string> inputFiles;
-  bool randomInputs = false, perInstruction = false, quiet = false;
+  bool randomInputs = false, perInstruction = false, quiet = false, check = false;
   uint64_t seed = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -161,6 +177,8 @@ int runSimCommand(const std::vector<std::string>& args) {
       perInstruction = true;
     else if (a == "--quiet")
       quiet = true;
+    else if (a == "--check")
+      check = true;
     else if (a == "--config" || a == "--output-dir" || a == "--stats" || a == "--trace" ||
              a == "--matrix-engine" || a == "--seed" || a == "--input" || a == "--vcd") {
       std::string v;
@@ -212,6 +230,8 @@ int runSimCommand(const std::vector<std::string>& args) {
   if (engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
   auto bundle = loadProgram(bundlePath);
   if (!bundle) return fail("sim", bundle.error().message());
+  if (check)
+    if (Error e = checkProgram(*bundle, config)) return fail("sim", bundlePath + ": --check: " + e.message());
   if (bundle->dramBytes > uint64_t(config.dramBytes))  // checked before allocating the image
     return fail("sim", bundlePath + ": the bundle uses " + std::to_string(bundle->dramBytes) +
                            " bytes of DRAM but config '" + config.name + "' has " +

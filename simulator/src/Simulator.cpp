@@ -384,7 +384,9 @@ class NpuTop : public sc_module {
       if (in.deps.popNext && !acquire(q, index, *popNextToken(q))) continue;
       r.blocked[int(q)] = {false, index, kLoadToCompute, true};
       rec.startCycle = now();
-      Error e = q == Queue::Compute ? executeCompute(in, rec) : executeDma(q == Queue::Load, in, rec);
+      // A sync may sit on any queue (its `q` field); it only moves tokens.
+      Error e = q == Queue::Compute || in.opcode == Opcode::Sync ? executeCompute(in, rec)
+                                                                 : executeDma(q == Queue::Load, in, rec);
       if (r.aborted) continue;
       if (e) {
         fail(index, e);

@@ -148,7 +148,7 @@ TEST_F(CliTest, Version) {
 TEST_F(CliTest, HelpForEverySubcommandExitsZero) {
   Result top = ember({"--help"});
   expectSuccess(top);
-  EXPECT_NE(top.out.find("upcoming"), std::string::npos);
+  EXPECT_NE(top.out.find("  sweep "), std::string::npos);
   for (const char* command : {"run", "compile", "dump", "backends", "sim", "asm", "disasm"}) {
     Result r = ember({command, "--help"});
     expectSuccess(r);
@@ -160,11 +160,8 @@ TEST_F(CliTest, HelpForEverySubcommandExitsZero) {
   EXPECT_NE(viaHelp.out.find("--random-inputs"), std::string::npos);
 }
 
-TEST_F(CliTest, UpcomingSubcommandsSayNotAvailable) {
-  for (const char* command : {"sweep"}) {
-    Result r = ember({command});
-    expectFailure(r, {std::string("ember: '") + command + "' is not available yet"}, 2);
-  }
+TEST_F(CliTest, SweepWithoutSpecIsAUsageError) {
+  expectFailure(ember({"sweep"}), {"ember sweep: missing SPEC.yaml"}, 2);
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) { expectFailure(ember({}), {"ember: missing command"}, 2); }
@@ -342,8 +339,9 @@ TEST_F(CliTest, CompileReportsAndRefusesOutputForReference) {
   std::string json = readFile(path("c.json"));
   EXPECT_NE(json.find("\"activation_lower_bound_bytes\""), std::string::npos) << json;
   EXPECT_EQ(json.find("run_seconds_median"), std::string::npos) << json;
-  expectFailure(ember({"compile", model("add_relu.onnx"), "-o", path("out.bin")}),
-                {"not yet supported for backend 'reference'"}, 2);
+  expectFailure(
+      ember({"compile", model("add_relu.onnx"), "-o", path("out.bin")}),
+      {"-o " + path("out.bin") + " (backend 'reference'): this backend writes no compiled artefact"}, 1);
 }
 
 TEST_F(CliTest, DumpEveryStage) {
@@ -375,6 +373,95 @@ TEST_F(CliTest, UnwritableOutputs) {
   expectFailure(
       ember({"run", model("add_relu.onnx"), "--random-inputs", "--report-json", path("nodir/r.json")}),
       {"nodir/r.json"});
+}
+
+// ---- The npu backend through the tool (docs/cli.md; docs/npu/compiler.md) ----
+
+std::string digits() { return std::string(EMBER_EXAMPLES_DIR) + "/models/digits.onnx"; }
+std::string npuConfig(const std::string& name) { return std::string(EMBER_NPU_CONFIG_DIR) + "/" + name; }
+
+class NpuCliTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    expectSuccess(ember({"quantize", digits(), "--dim", "N=1", "--calibrate",
+                         std::string(EMBER_EXAMPLES_DIR) + "/models/digits.calibration.npy", "-o",
+                         path("digits.yaml")}));
+  }
+  std::vector<std::string> compileArgs(const std::string& command, const std::string& config) {
+    return {command, digits(),   "--dim", "N=1",        "--backend",
+            "npu",   "--config", config,  "--quantize", path("digits.yaml")};
+  }
+};
+
+TEST_F(NpuCliTest, CompileWritesABundleThatSimRuns) {
+  std::vector<std::string> args = compileArgs("compile", npuConfig("npu-16x16.yaml"));
+  for (std::string extra :
+       std::vector<std::string>{"-o", path("digits.bundle"), "--report-json", path("c.json")})
+    args.push_back(extra);
+  Result compiled = ember(args);
+  expectSuccess(compiled);
+  EXPECT_NE(compiled.out.find("est. cycles"), std::string::npos) << compiled.out;
+  std::string json = readFile(path("c.json"));
+  for (const char* key : {"\"layers\"", "\"tiles\"", "\"estimated_cycles\"", "\"/conv2/Conv\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+
+  Result simulated = ember({"sim", path("digits.bundle"), "--config", npuConfig("npu-16x16.yaml"), "--check",
+                            "--random-inputs", "--stats", path("s.json")});
+  expectSuccess(simulated);
+  EXPECT_NE(readFile(path("s.json")).find("\"cycles\""), std::string::npos);
+}
+
+TEST_F(NpuCliTest, RunReportsCyclesLayersAndFallback) {
+  std::vector<std::string> args = compileArgs("run", npuConfig("npu-16x16.yaml"));
+  for (std::string extra : std::vector<std::string>{
+           "--input", std::string(EMBER_EXAMPLES_DIR) + "/models/digits.input.npy", "--report-json",
+           path("r.json"), "--trace", path("t.json"), "--output-dir", path("npu")})
+    args.push_back(extra);
+  Result r = ember(args);
+  expectSuccess(r);
+  EXPECT_NE(r.out.find("utilisation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/fc1/Gemm"), std::string::npos) << r.out;
+  std::string json = readFile(path("r.json"));
+  for (const char* key :
+       {"\"cycles\"", "\"macs\"", "\"mac_utilization\"", "\"dram_read_bytes\"", "\"dram_write_bytes\"",
+        "\"energy_pj\"", "\"stall_cycles\"", "\"op\": \"Quantize\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+  EXPECT_NE(readFile(path("t.json")).find("traceEvents"), std::string::npos);
+
+  // The same int8 graph on the reference backend gives the same bits.
+  Result reference = ember({"run", digits(), "--dim", "N=1", "--quantize", path("digits.yaml"), "--input",
+                            std::string(EMBER_EXAMPLES_DIR) + "/models/digits.input.npy", "--output-dir",
+                            path("ref"), "--quiet"});
+  expectSuccess(reference);
+  EXPECT_EQ(readFile(path("npu/logits.npy")), readFile(path("ref/logits.npy")));
+}
+
+TEST_F(NpuCliTest, LayerThatCannotFitNamesTheLayer) {
+  std::string config = readFile(npuConfig("npu-16x16.yaml"));
+  config.replace(config.find("size_kib: 256"), 13, "size_kib: 1");
+  config.replace(config.find("banks: 4"), 8, "banks: 1");
+  writeFile(path("tiny.yaml"), config);
+  expectFailure(ember(compileArgs("compile", path("tiny.yaml"))),
+                {"layer '/conv2/Conv': no tiling fits the SRAMs"});
+}
+
+TEST_F(NpuCliTest, InconsistentConfigNamesTheKey) {
+  std::string config = readFile(npuConfig("npu-16x16.yaml"));
+  config.replace(config.find("banks: 4"), 8, "banks: 3");
+  writeFile(path("bad.yaml"), config);
+  expectFailure(ember(compileArgs("compile", path("bad.yaml"))), {"--config", "key 'scratchpad.banks'"});
+}
+
+TEST_F(NpuCliTest, UnknownBackendOptionAndHostTraceAreErrors) {
+  expectFailure(ember({"run", digits(), "--dim", "N=1", "--backend", "npu", "--backend-option", "foo=1",
+                       "--random-inputs"}),
+                {"unknown backend option 'foo'"});
+  expectFailure(ember({"run", digits(), "--dim", "N=1", "--random-inputs", "--trace", path("t.json")}),
+                {"--trace: this backend records no timeline"});
+  expectFailure(
+      ember({"run", digits(), "--dim", "N=1", "--backend", "npu", "--fallback", "none", "--random-inputs"}),
+      {"node '", "unsupported by backend 'npu'"});
 }
 
 }  // namespace

@@ -82,7 +82,8 @@ TEST(PartitionerTest, WithoutFallbackAnUnsupportedNodeIsAnError) {
   buildGraph(f);
   auto model = compileFunction(f, std::make_unique<AddOnlyBackend>(), CompileOptions{});
   ASSERT_FALSE(model);
-  EXPECT_NE(model.error().message().find("node 'product' (Mul)"), std::string::npos) << model.error().message();
+  EXPECT_NE(model.error().message().find("node 'product' (Mul)"), std::string::npos)
+      << model.error().message();
 }
 
 TEST(PartitionerTest, MemoryLimitIsEnforced) {

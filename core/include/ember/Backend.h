@@ -18,11 +18,15 @@
 
 namespace ember {
 
-/// What supports() is asked: an op kind with its input and result types.
+/// What supports() is asked: an op kind with its input and result types,
+/// and which inputs are compile-time constants (weights a backend may re-lay).
 struct NodeInfo {
   OpKind kind;
   std::vector<Type> inputTypes;
   std::vector<Type> resultTypes;
+  std::vector<bool> constantInputs;  ///< one per input; empty means unknown
+
+  bool isConstantInput(size_t i) const { return i < constantInputs.size() && constantInputs[i]; }
 
   static NodeInfo of(const Node& node);
 };
@@ -47,11 +51,11 @@ class ExecutionContext {
 /// One layer of an accelerator's report (DESIGN.md, the NPU keys of
 /// --report-json). A layer is one instruction of the IR, or a fused group.
 struct LayerReport {
-  std::string name;   ///< the graph node (the IR instruction's name)
-  std::string op;     ///< its op kind, e.g. "QuantizedConv"
-  std::string shape;  ///< what was computed, e.g. "1x56x56x64 <- 3x3x64 s1"
-  std::string tiles;  ///< the tiling chosen, e.g. "m=196 k=16 n=16, order=nk"
-  uint64_t estimatedCycles = 0;  ///< the compiler's estimate (timing formulas)
+  std::string name;                              ///< the graph node (the IR instruction's name)
+  std::string op;                                ///< its op kind, e.g. "QuantizedConv"
+  std::string shape;                             ///< what was computed, e.g. "1x56x56x64 <- 3x3x64 s1"
+  std::string tiles;                             ///< the tiling chosen, e.g. "m=196 k=16 n=16, order=nk"
+  uint64_t estimatedCycles = 0;                  ///< the compiler's estimate (timing formulas)
   uint64_t cycles = 0, macs = 0, dramBytes = 0;  ///< measured by the last run
   double macUtilization = 0;
   std::map<std::string, uint64_t> stallCycles;  ///< reason -> cycles

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,12 +45,15 @@ class BackendRegistry {
 };
 
 struct CompileOptions {
-  bool optimizeGraph = true;   ///< graph optimizer (folding, DCE, CSE, ...)
-  bool optimizeIR = true;      ///< instruction-IR optimizer (--no-ir-opt turns it off)
-  bool verifyEachPass = false; ///< run the verifier after every pass
+  bool optimizeGraph = true;    ///< graph optimizer (folding, DCE, CSE, ...)
+  bool optimizeIR = true;       ///< instruction-IR optimizer (--no-ir-opt turns it off)
+  bool verifyEachPass = false;  ///< run the verifier after every pass
   uint64_t alignment = 64;
   /// A graph rewrite run after the graph optimizer and before lowering, with
-  /// the target backend (the quantizer: ember/Quantization.h). Optional.
+  /// the target backend (the quantizer: ember/Quantization.h). With fallback
+  /// backends it is given a backend whose supports() is the union of the
+  /// target's and the fallbacks', so the quantizer converts every node some
+  /// backend can run in int8 and the partitioner places it. Optional.
   std::function<Error(Function&, const Backend&)> beforeLowering;
   /// Backends (registered names) that run the nodes the target does not
   /// support, tried in order: the runtime's partitioner splits the graph into

@@ -16,7 +16,8 @@ int compileCommand(const std::vector<std::string>& args) {
                       "Compiles MODEL.onnx for a backend and prints the compile report (time and the\n"
                       "three memory regions).");
   pipeline.addTo(parser);
-  parser.addString("--output", "OUT", &outputPath, "write the compiled artefact (npu: the bundle 'ember sim' runs;\n"
+  parser.addString("--output", "OUT", &outputPath,
+                   "write the compiled artefact (npu: the bundle 'ember sim' runs;\n"
                    "a model with several npu partitions writes OUT, OUT.2, ...)");
   parser.addAlias("-o", "--output");
   parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");

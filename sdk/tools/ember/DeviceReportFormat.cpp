@@ -31,20 +31,33 @@ std::string dominantStall(const LayerReport& layer) {
 }  // namespace
 
 void printDeviceReport(std::ostream& os, const DeviceReport& device) {
-  os << "cycles:       " << device.cycles << " (" << fixed(device.deviceSeconds * 1e6, 1) << " us on the device, "
-     << fixed(device.hostSeconds, 2) << " s to simulate)\n";
-  os << "MACs:         " << device.macs << ", utilisation " << fixed(100 * device.macUtilization(), 1) << "% of "
-     << device.peakMacsPerCycle << " MAC/cycle\n";
-  os << "DRAM:         read " << device.dramReadBytes << " B, written " << device.dramWriteBytes << " B; SRAM peak "
-     << device.sramPeakBytes << " B; energy " << fixed(device.energyPj / 1e6, 3) << " uJ\n";
+  const bool simulated = device.cycles > 0;
+  if (simulated) {
+    os << "cycles:       " << device.cycles << " (" << fixed(device.deviceSeconds * 1e6, 1)
+       << " us on the device, " << fixed(device.hostSeconds, 2) << " s to simulate)\n";
+    os << "MACs:         " << device.macs << ", utilisation " << fixed(100 * device.macUtilization(), 1)
+       << "% of " << device.peakMacsPerCycle << " MAC/cycle\n";
+    os << "DRAM:         read " << device.dramReadBytes << " B, written " << device.dramWriteBytes
+       << " B; SRAM peak " << device.sramPeakBytes << " B; energy " << fixed(device.energyPj / 1e6, 3)
+       << " uJ\n";
+  } else {
+    uint64_t estimate = 0;
+    for (const LayerReport& layer : device.layers) estimate += layer.estimatedCycles;
+    os << "cycles:       not simulated; the compiler estimates " << estimate
+       << " (sum over layers, without overlap between layers)\n";
+  }
   if (device.layers.empty()) return;
-  os << "\n" << padded("layer", 28) << padded("op", 16) << padded("shape", 30) << padded("tiles", 26)
-     << padded("cycles", 11, true) << padded("util", 7, true) << padded("DRAM B", 11, true) << "  stall (max)\n";
+  // Measured columns first; the shape and tiling close each line untruncated.
+  os << "\n"
+     << padded("layer", 30) << padded("op", 16) << padded(simulated ? "cycles" : "est. cycles", 12, true)
+     << padded("util", 7, true) << padded("DRAM B", 11, true) << "  " << padded("stall (max)", 22)
+     << "shape | tiles\n";
   for (const LayerReport& layer : device.layers) {
-    os << padded(layer.name, 28) << padded(layer.op, 16) << padded(layer.shape, 30) << padded(layer.tiles, 26)
-       << padded(std::to_string(layer.cycles), 11, true)
-       << padded(fixed(100 * layer.macUtilization, 1) + "%", 7, true)
-       << padded(std::to_string(layer.dramBytes), 11, true) << "  " << dominantStall(layer) << "\n";
+    os << padded(layer.name, 30) << padded(layer.op, 16)
+       << padded(std::to_string(simulated ? layer.cycles : layer.estimatedCycles), 12, true)
+       << padded(simulated ? fixed(100 * layer.macUtilization, 1) + "%" : "-", 7, true)
+       << padded(simulated ? std::to_string(layer.dramBytes) : "-", 11, true) << "  "
+       << padded(dominantStall(layer), 22) << layer.shape << " | " << layer.tiles << "\n";
   }
 }
 

@@ -28,8 +28,7 @@ int runCommand(const std::vector<std::string>& args) {
   parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
   parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
   parser.addString("--output-dir", "DIR", &outputDir, "write each output to DIR/<name>.npy");
-  parser.addInt("--threads", "N", &threads, "worker threads of the cpu backend (default: 1)", 1,
-                1024);
+  parser.addInt("--threads", "N", &threads, "worker threads of the cpu backend (default: 1)", 1, 1024);
   parser.addInt("--repeat", "N", &repeat, "time N runs after one warm-up run; report the median", 1, 1000000);
   parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
   parser.addString("--trace", "FILE.json", &tracePath,
@@ -101,8 +100,7 @@ int runCommand(const std::vector<std::string>& args) {
     written = paths.take();
   }
   if (!reportPath.empty()) {
-    std::string json =
-        reportJson(backendName, model->report, median, repeat, threads,
+    std::string json = reportJson(backendName, model->report, median, repeat, threads,
                                   pipeline.quantizationReport.get(), deviceReport);
     if (Error e = writeTextFile(reportPath, json)) return fail(e);
   }

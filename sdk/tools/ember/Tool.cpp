@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,9 +86,14 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
       shift = suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : -1;
     }
     if (end == memoryLimit.c_str() || errno == ERANGE || shift < 0 || value == 0 || value > (~0ull >> shift))
-      return parser.usageError("--memory-limit expects a positive byte count with an optional K, M or G suffix, got '" +
-                               memoryLimit + "'");
+      return parser.usageError(
+          "--memory-limit expects a positive byte count with an optional K, M or G suffix, got '" +
+          memoryLimit + "'");
     memoryLimitBytes = uint64_t(value) << shift;
+    // The same limit bounds what the importer may allocate (one tensor, all constants).
+    const int64_t importLimit = int64_t(std::min<uint64_t>(memoryLimitBytes, uint64_t(INT64_MAX)));
+    importOptions.maxTensorBytes = std::min(importOptions.maxTensorBytes, importLimit);
+    importOptions.maxConstantBytes = std::min(importOptions.maxConstantBytes, importLimit);
   }
   return std::nullopt;
 }
@@ -100,8 +106,10 @@ CompileOptions PipelineArgs::compileOptions() const {
   options.memoryLimitBytes = memoryLimitBytes;
   if (profile) {
     options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize,
-                              quantizeFor = quantizeFor](Function& function, const Backend& backend) -> Error {
-      if (quantizeFor.empty()) return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
+                              quantizeFor = quantizeFor](Function& function,
+                                                         const Backend& backend) -> Error {
+      if (quantizeFor.empty())
+        return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
       auto target = BackendRegistry::global().create(quantizeFor);
       if (!target) return target.error().withContext("--quantize-for");
       return quantizeFunction(function, *profile, **target, report.get()).withContext(path);
@@ -220,7 +228,8 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
     os << "partitions:  ";
     for (const std::string& p : report.partitions) os << " [" << p << "]";
     os << "\n";
-    os << "fallback:     " << report.fallbackNodes.size() << " node" << (report.fallbackNodes.size() == 1 ? "" : "s");
+    os << "fallback:     " << report.fallbackNodes.size() << " node"
+       << (report.fallbackNodes.size() == 1 ? "" : "s");
     std::map<std::string, int> byOp;
     for (const FallbackNode& f : report.fallbackNodes) ++byOp[f.op + " -> " + f.backend];
     for (const auto& [what, count] : byOp) os << "; " << count << " x " << what;
@@ -246,7 +255,8 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   json.key("fallback_nodes").beginArray();
   for (const FallbackNode& f : report.fallbackNodes) {
     json.beginObject();
-    json.key("name").value(f.name).key("op").value(f.op).key("backend").value(f.backend).key("reason").value(f.reason);
+    json.key("name").value(f.name).key("op").value(f.op).key("backend").value(f.backend).key("reason").value(
+        f.reason);
     json.endObject();
   }
   json.endArray();

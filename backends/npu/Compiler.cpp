@@ -1,0 +1,179 @@
+#include "Compiler.h"
+
+#include <algorithm>
+
+#include "CompileContext.h"
+#include "Lowering.h"
+#include "ember/npu/ProgramCheck.h"
+
+namespace ember::npu_backend {
+
+bool addBroadcastSupported(const Dims& out, const Dims& a, const Dims& b);  // LowerVector.cpp
+bool requantizeSupported(const Type& in, const Type& out);                  // LowerVector.cpp
+
+namespace {
+
+bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
+bool allI8(const std::vector<Type>& types) { return std::all_of(types.begin(), types.end(), isI8); }
+
+/// Weights, bias and scales are folded into the weight image at compile time,
+/// so a claimed conv/matmul must have them as compile-time constants.
+bool constantParameters(const NodeInfo& info) {
+  return info.isConstantInput(1) && info.isConstantInput(2) && info.isConstantInput(3);
+}
+
+}  // namespace
+
+bool npuSupports(const NodeInfo& info) {
+  const auto& in = info.inputTypes;
+  const auto& out = info.resultTypes;
+  if (out.size() != 1 || !isI8(out[0])) return false;
+  switch (info.kind) {
+    case OpKind::QuantizedConv:
+      return in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
+             constantParameters(info);
+    case OpKind::QuantizedMatMul: {
+      if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return false;
+      if (!constantParameters(info)) return false;  // an activation rhs (Q.K^T) falls back
+      // The weights are one [K, N] matrix (no batch of right operands).
+      return in[1].rank() >= 2 && in[1].numElements() == in[1].dims[in[1].rank() - 2] * in[1].dims.back();
+    }
+    case OpKind::MaxPool:
+    case OpKind::QuantizedAvgPool:
+      return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
+    case OpKind::QuantizedAdd:
+      return allI8(in) && addBroadcastSupported(out[0].dims, in[0].dims, in[1].dims);
+    case OpKind::Lookup:
+      return in.size() == 2 && isI8(in[0]) && isI8(in[1]);
+    case OpKind::Requantize:
+      return in.size() == 1 && isI8(in[0]) && requantizeSupported(in[0], out[0]);
+    case OpKind::Transpose:
+    case OpKind::Slice:
+    case OpKind::Concat:
+    case OpKind::Reshape:
+    case OpKind::Copy:
+      return allI8(in);
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& inst) {
+  switch (inst.kind) {
+    case OpKind::QuantizedConv:
+      return lowerConv(ctx, inst);
+    case OpKind::QuantizedMatMul:
+      return lowerMatMul(ctx, inst);
+    case OpKind::QuantizedAvgPool:
+      return lowerAvgPool(ctx, inst);
+    case OpKind::MaxPool:
+      return lowerMaxPool(ctx, inst);
+    case OpKind::QuantizedAdd:
+      return lowerAdd(ctx, inst);
+    case OpKind::Lookup:
+      return lowerLookup(ctx, inst);
+    case OpKind::Requantize:
+      return lowerRequantize(ctx, inst);
+    case OpKind::Copy:
+    case OpKind::Reshape:
+    case OpKind::Transpose:
+    case OpKind::Slice:
+    case OpKind::Concat: {
+      if (inst.kind == OpKind::Reshape) {
+        Instruction copy = inst;
+        copy.kind = OpKind::Copy;
+        return lowerDataMovement(ctx, copy);
+      }
+      return lowerDataMovement(ctx, inst);
+    }
+    default:
+      return makeError("layer '", inst.name, "' (", opName(inst.kind), "): not supported by the npu backend");
+  }
+}
+
+Expected<npu::Symbol> symbolOf(const CompileContext& ctx, ValueId id, npu::Symbol::Direction direction) {
+  const IRValue& v = ctx.ir().value(id);
+  if (v.type.kind != ElemKind::Int8Q)
+    return makeError("npu: ", direction == npu::Symbol::Direction::Input ? "input" : "output", " '", v.name,
+                     "' has type ", v.type.str(), "; the npu takes and produces i8q tensors");
+  npu::Symbol s;
+  s.direction = direction;
+  s.name = v.name;
+  s.type = npu::SymbolType::I8;
+  s.shape = v.type.dims.empty() ? std::vector<int64_t>{1} : v.type.dims;
+  s.dramOffset = ctx.ioBase() + v.offset;
+  s.scale = v.type.scale;
+  s.zeroPoint = v.type.offset;
+  return s;
+}
+
+}  // namespace
+
+Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuConfig& config) {
+  if (config.rows < 1 || config.cols < 1 || config.scratchpadBanks < 1 || config.bankWidthBytes < 1)
+    return makeError("npu config '", config.name,
+                     "': matrix_engine.rows/cols and scratchpad.banks must be positive");
+  CompileContext ctx(ir, config);
+  CompiledProgram result;
+  for (const Instruction& inst : ir.instructions()) {
+    if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;
+    ctx.program().beginLayer(inst.name.empty() ? "layer" + std::to_string(result.layers.size()) : inst.name);
+    ctx.sram().beginLayer();
+    auto info = lowerInstruction(ctx, inst);
+    if (!info) return info.error();
+    const auto [first, last] = ctx.program().endLayer();
+    ctx.sram().endLayer(first, last);
+    LayerReport layer;
+    layer.name = ctx.program().layers().back();
+    layer.op = std::string(opName(inst.kind));
+    layer.shape = info->shape;
+    layer.tiles = info->tiles;
+    layer.estimatedCycles = info->estimatedCycles;
+    result.layers.push_back(std::move(layer));
+  }
+  ctx.program().finish();
+  const auto& program = ctx.program().program();
+
+  // The independent checks, on every program (ProgramCheck.h).
+  if (Error e = npu::checkTokens(program, config))
+    return e.withContext("npu: token check of '" + ir.name() + "'");
+  if (Error e = npu::checkSramRaces(program, config))
+    return e.withContext("npu: SRAM race check of '" + ir.name() + "'");
+  if (Error e = npu::checkAllocation(ctx.sram().buffers(), config))
+    return e.withContext("npu: SRAM allocation check of '" + ir.name() + "'");
+
+  npu::Bundle& bundle = result.bundle;
+  bundle.configHash = config.hash();
+  for (size_t i = 0; i < program.size(); ++i) {
+    auto encoded = npu::isa::encode(program[i]);
+    if (!encoded) {
+      const std::string layer = program[i].layer ? ctx.program().layers()[program[i].layer - 1] : "program";
+      return encoded.error().withContext("npu: layer '" + layer + "', instruction " + std::to_string(i));
+    }
+    bundle.program.push_back(*encoded);
+  }
+  bundle.layers = ctx.program().layers();
+  for (ValueId id : ir.inputs()) {
+    auto s = symbolOf(ctx, id, npu::Symbol::Direction::Input);
+    if (!s) return s.error();
+    bundle.symbols.push_back(*s);
+  }
+  for (ValueId id : ir.outputs()) {
+    auto s = symbolOf(ctx, id, npu::Symbol::Direction::Output);
+    if (!s) return s.error();
+    bundle.symbols.push_back(*s);
+  }
+  bundle.weightsOffset = ctx.weightsOffset();
+  bundle.weights = ctx.weightImage();
+  bundle.dramBytes = std::max<uint64_t>(ctx.dramBytes(), 64);
+  if (bundle.dramBytes > uint64_t(config.dramBytes))
+    return makeError("npu: the program needs ", bundle.dramBytes,
+                     " bytes of DRAM; config key 'dram.size_mib' gives ", config.dramBytes);
+  if (Error e = bundle.validate()) return e.withContext("npu: bundle of '" + ir.name() + "'");
+  result.sramPeakBytes = ctx.sram().peakScratchpadBytes();
+  return result;
+}
+
+}  // namespace ember::npu_backend

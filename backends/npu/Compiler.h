@@ -1,0 +1,25 @@
+// IR -> NPU bundle: lowers every instruction to one bundle layer, then runs
+// the static program checks (tokens, SRAM races, allocation) on the result.
+#pragma once
+
+#include <vector>
+
+#include "ember/Backend.h"
+#include "ember/IR.h"
+#include "ember/npu/Bundle.h"
+#include "ember/npu/Config.h"
+
+namespace ember::npu_backend {
+
+struct CompiledProgram {
+  npu::Bundle bundle;
+  std::vector<LayerReport> layers;  ///< compile-time fields, one per bundle layer
+  uint64_t sramPeakBytes = 0;
+};
+
+/// Whether the NPU runs `info` natively (Backend::supports).
+bool npuSupports(const NodeInfo& info);
+
+Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuConfig& config);
+
+}  // namespace ember::npu_backend

@@ -1,0 +1,654 @@
+// Convolution-shaped layers on the matrix engine: conv (grouped, depthwise),
+// matmul with constant weights and average pooling (a depthwise conv of ones).
+// docs/npu/compiler.md, "Convolution".
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+#include "Instructions.h"
+#include "Lowering.h"
+
+namespace ember::npu_backend {
+namespace {
+
+using quant::FixedPointMultiplier;
+
+bool sameMultiplier(FixedPointMultiplier a, FixedPointMultiplier b) {
+  return a.multiplier == b.multiplier && a.shift == b.shift;
+}
+
+struct Band {
+  int64_t image, oy0, rows;
+};
+
+/// The weight image of a job: per n-tile a slab of weightRows x width bytes
+/// (k-step rows in order), n-tiles back to back, so every block of
+/// consecutive n-tiles is one contiguous DMA.
+std::vector<int8_t> packWeights(const ConvJob& job, const std::vector<NTile>& tiles,
+                                std::vector<int64_t>& slabOffsets) {
+  const ConvGeometry& g = job.g;
+  const int64_t cg = g.cg(), og = g.og();
+  std::vector<int8_t> bytes;
+  for (const NTile& tile : tiles) {
+    slabOffsets.push_back(int64_t(bytes.size()));
+    for (const KStep& s : tile.steps)
+      for (int64_t t = 0; t < s.k; ++t) {
+        const int64_t kx = s.merged ? (s.f0 + t) / g.c : s.kx;
+        const int64_t c = s.merged ? (s.f0 + t) % g.c : s.f0 + t;
+        for (int64_t j = 0; j < tile.width; ++j) {
+          const int64_t o = tile.o0 + j, group = o / og;
+          bytes.push_back(c / cg == group ? int8_t(job.filter(o, s.ky, kx, c - group * cg)) : int8_t(0));
+        }
+      }
+  }
+  return bytes;
+}
+
+std::string describe(const ConvGeometry& g) {
+  std::ostringstream os;
+  os << g.n << "x" << g.h << "x" << g.w << "x" << g.c << " -> " << g.n << "x" << g.oh << "x" << g.ow << "x"
+     << g.o << " <- " << g.kh << "x" << g.kw << " s" << g.sh << "," << g.sw;
+  if (g.group > 1) os << " g" << g.group;
+  return os.str();
+}
+
+/// Runs [begin, end) of equal values of f over [0, count).
+template <typename F>
+std::vector<std::pair<int64_t, int64_t>> equalRuns(int64_t count, F&& same) {
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  int64_t start = 0;
+  for (int64_t i = 1; i <= count; ++i)
+    if (i == count || !same(start, i)) {
+      runs.push_back({start, i});
+      start = i;
+    }
+  return runs;
+}
+
+}  // namespace
+
+Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
+  const ConvGeometry& g = job.g;
+  const npu::NpuConfig& cfg = ctx.config();
+  const auto layerError = [&](auto&&... parts) { return makeError("layer '", job.name, "': ", parts...); };
+  if (g.rowBytes() > 65535 || g.w * g.c > 65535)
+    return layerError("a padded input row of ", g.rowBytes(), " bytes exceeds the DMA's 16-bit row size");
+  if (g.sw * g.c > 65535) return layerError("the gemm input stride ", g.sw * g.c, " exceeds 16 bits");
+  if (g.o > 65535) return layerError(g.o, " output channels exceed the DMA's 16-bit row size");
+
+  const std::vector<NTile> tiles = makeNTiles(g, cfg.rows, cfg.cols);
+  const auto tiling = searchConvTiling(g, tiles, ctx.cost());
+  if (!tiling)
+    return layerError("no tiling fits the SRAMs (scratchpad ", cfg.scratchpadBytes, " bytes, accumulator ",
+                      cfg.accumulatorEntries(), " entries) even with one output row and one ", cfg.cols,
+                      "-channel tile per step: ", describe(g));
+  const ConvTiling& t = *tiling;
+  const ConvSramNeeds needs = sramNeeds(g, tiles, t, cfg);
+
+  // DRAM: the weight slabs and the folded bias.
+  std::vector<int64_t> slabOffsets;
+  const std::vector<int8_t> packed = packWeights(job, tiles, slabOffsets);
+  const uint64_t weightsAddr = ctx.addWeights(packed.data(), packed.size());
+  const uint64_t biasAddr = ctx.addWeights(job.bias.data(), job.bias.size() * 4);
+
+  // SRAM: input slots in banks 0 and 1, weights in bank 2, outputs in bank 3
+  // when they fit there (fewer bank conflicts between the DMA and the engine);
+  // otherwise packed densely (the search checked the total).
+  SramAllocator& sram = ctx.sram();
+  std::vector<uint64_t> inSlots, wSlots, outSlots, accTiles;
+  std::optional<uint64_t> biasAcc;
+  auto allocate = [&](bool bankHints) {
+    inSlots.clear(), wSlots.clear(), outSlots.clear();
+    bool ok = true;
+    auto take = [&](std::vector<uint64_t>& slots, const std::string& role, int64_t count, int64_t bytes,
+                    int bank) {
+      for (int64_t i = 0; i < count && ok; ++i) {
+        auto a = sram.allocScratchpad(job.name + "." + role + "[" + std::to_string(i) + "]", uint64_t(bytes),
+                                      bankHints ? bank + int(i) : -1);
+        if (a) slots.push_back(*a);
+        ok = ok && a.has_value();
+      }
+    };
+    take(inSlots, "input", needs.inputSlots, needs.bandBytes, 0);
+    take(wSlots, "weights", needs.weightSlots, needs.blockWeightBytes, 2);
+    take(outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3);
+    accTiles.clear();
+    for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
+      auto a =
+          sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries));
+      if (a) accTiles.push_back(*a);
+      ok = ok && a.has_value();
+    }
+    if (!t.biasByDma) biasAcc = sram.allocAccumulator(job.name + ".bias", uint64_t(needs.biasEntries));
+    return ok && (t.biasByDma || biasAcc);
+  };
+  if (!allocate(true)) {
+    sram.rollbackLayer();
+    if (!allocate(false)) return layerError("SRAM allocation failed for the chosen tiling (", t.str(), ")");
+  }
+
+  // The step sequence.
+  std::vector<Band> bands;
+  for (int64_t img = 0; img < g.n; ++img)
+    for (int64_t oy = 0; oy < g.oh; oy += t.bandRows)
+      bands.push_back({img, oy, std::min(t.bandRows, g.oh - oy)});
+  const int64_t numBlocks = ceilDiv(int64_t(tiles.size()), t.tilesPerBlock);
+  struct StepPlan {
+    size_t band;
+    int64_t block, part;
+  };
+  std::vector<StepPlan> order;
+  if (t.order == LoopOrder::BandOuter) {
+    for (size_t b = 0; b < bands.size(); ++b)
+      for (int64_t q = 0; q < numBlocks; ++q)
+        for (int64_t p = 0; p < t.kParts; ++p) order.push_back({b, q, p});
+  } else {
+    for (int64_t q = 0; q < numBlocks; ++q)
+      for (size_t b = 0; b < bands.size(); ++b)
+        for (int64_t p = 0; p < t.kParts; ++p) order.push_back({b, q, p});
+  }
+
+  const bool ws = cfg.dataflow == npu::Dataflow::WeightStationary;
+  const int64_t maxM = ws ? 65535 : cfg.rows;
+  const int64_t rowBytes = g.rowBytes(), wv = g.virtualWidth();
+  const int64_t allocRows = g.bandInputRows(t.bandRows);
+  const int64_t rightPad = g.padW() - g.pl - g.w;
+  const bool uniformChannels = job.channelMultipliers.size() == 1;
+  const int64_t inPixelBytes = job.inPixelBytes ? job.inPixelBytes : g.c;
+  const int64_t inRowBytes = job.inRowBytes ? job.inRowBytes : g.w * g.c;
+  const int64_t inImageBytes = job.inImageBytes ? job.inImageBytes : g.h * g.w * g.c;
+  if (inRowBytes >= (int64_t(1) << 24) || inPixelBytes >= (int64_t(1) << 24))
+    return layerError("an input row stride of ", inRowBytes, " bytes exceeds the DMA's stride fields");
+  size_t curBand = SIZE_MAX;
+  int64_t curBlock = -1, curPart = -1;
+  int inLoads = 0, wLoads = 0;
+  uint64_t inSlot = 0, wSlot = 0;
+  for (size_t s = 0; s < order.size(); ++s) {
+    const auto [bandIndex, block, part] = order[s];
+    const bool lastPart = part + 1 == t.kParts;
+    const Band& band = bands[bandIndex];
+    Step step;
+    if (s == 0 && !t.biasByDma) {
+      Dma bias;
+      bias.accumulator = true;
+      bias.dram = biasAddr;
+      bias.sram = *biasAcc;
+      bias.x = g.o;
+      bias.y = 1;
+      bias.sramStride = g.o;
+      step.loads.push_back(makeLoad(bias));
+    }
+    if (bandIndex != curBand) {
+      const int slot = inLoads++ % int(inSlots.size());
+      inSlot = inSlots[size_t(slot)];
+      curBand = bandIndex;
+      if (inLoads <= int(inSlots.size())) {  // first use of this slot: its padding columns
+        for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g.pl}, {g.pl + g.w, rightPad}}) {
+          if (width <= 0) continue;
+          Dma fill;
+          fill.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(width * g.c));
+          fill.sram = inSlot + uint64_t(col * g.c);
+          fill.x = width * g.c;
+          fill.y = allocRows;
+          fill.sramStride = rowBytes;
+          step.loads.push_back(makeLoad(fill));
+        }
+      }
+      const int64_t inRows = g.bandInputRows(band.rows), py0 = band.oy0 * g.sh;
+      const int64_t top = std::clamp<int64_t>(g.pt - py0, 0, inRows);
+      const int64_t realStart = std::max<int64_t>(py0 - g.pt, 0);
+      const int64_t realEnd = std::min<int64_t>(py0 + inRows - g.pt, g.h);
+      const int64_t realRows = std::max<int64_t>(realEnd - realStart, 0);
+      Dma data;
+      data.sram = inSlot + uint64_t(g.pl * g.c);
+      data.x = g.w * g.c;
+      data.sramStride = rowBytes;
+      if (realRows > 0 && inPixelBytes != g.c) {  // subsampled pixels: one DMA row per pixel
+        data.dram = job.input + uint64_t(band.image * inImageBytes + realStart * inRowBytes);
+        data.x = g.c;
+        data.y = g.w;
+        data.z = realRows;
+        data.dramYStride = inPixelBytes;
+        data.dramZStride = inRowBytes;
+        data.sramStride = g.c;
+      } else if (realRows > 0) {
+        const int64_t bottom = inRows - top - realRows;
+        if (top > 255 || bottom > 255) return layerError("padding of more than 255 rows");
+        data.dram = job.input + uint64_t(band.image * inImageBytes + realStart * inRowBytes);
+        data.y = realRows;
+        data.dramYStride = inRowBytes;
+        data.padTop = top;
+        data.padBottom = bottom;
+        data.padValue = job.inZero;
+      } else {
+        data.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(g.w * g.c));
+        data.y = inRows;
+      }
+      step.loads.push_back(makeLoad(data));
+    }
+    const size_t firstTile = size_t(block) * size_t(t.tilesPerBlock);
+    const size_t lastTile = std::min(tiles.size(), firstTile + size_t(t.tilesPerBlock));
+    // k-steps of this part: all of them, or one slice of a one-tile block.
+    const auto [stepBegin, stepEnd] = kPartSteps(tiles[firstTile], t.kParts, part);
+    if (block != curBlock || part != curPart) {
+      wSlot = wSlots[size_t(wLoads++ % int(wSlots.size()))];
+      curBlock = block, curPart = part;
+      int64_t begin = slabOffsets[firstTile];
+      int64_t end = lastTile < tiles.size() ? slabOffsets[lastTile] : int64_t(packed.size());
+      if (t.kParts > 1) {
+        end = begin + kPartRows(tiles[firstTile], 0, stepEnd) * tiles[firstTile].width;
+        begin += kPartRows(tiles[firstTile], 0, stepBegin) * tiles[firstTile].width;
+      }
+      const int64_t bytes = end - begin, chunk = 1024;
+      if (bytes / chunk > 0) {
+        Dma w;
+        w.dram = weightsAddr + uint64_t(begin);
+        w.sram = wSlot;
+        w.x = chunk;
+        w.y = bytes / chunk;
+        w.dramYStride = chunk;
+        w.sramStride = chunk;
+        step.loads.push_back(makeLoad(w));
+      }
+      if (bytes % chunk) {
+        Dma w;
+        w.dram = weightsAddr + uint64_t(begin + bytes / chunk * chunk);
+        w.sram = wSlot + uint64_t(bytes / chunk * chunk);
+        w.x = bytes % chunk;
+        w.y = 1;
+        w.sramStride = bytes % chunk;
+        step.loads.push_back(makeLoad(w));
+      }
+    }
+
+    // Computes: gemms per n-tile and k-step, bias, requantization.
+    int64_t blockWidth = 0;
+    for (size_t j = firstTile; j < lastTile; ++j) blockWidth += tiles[j].width;
+    const int64_t blockC0 = tiles[firstTile].o0;
+    const int64_t b = band.rows;
+    const int64_t accRowCount = t.multiRow ? (b - 1) * wv + g.ow : b * g.ow;
+    const uint64_t accTile = accTiles[s % accTiles.size()];
+    if (t.biasByDma) {  // the bias row replicated over the tile; the gemms accumulate onto it
+      Dma bias;
+      bias.accumulator = true;
+      bias.dram = biasAddr + uint64_t(blockC0) * 4;
+      bias.sram = accTile;
+      bias.x = blockWidth;
+      bias.y = accRowCount;
+      bias.dramYStride = 0;
+      bias.sramStride = blockWidth;
+      step.loads.push_back(makeLoad(bias));
+    }
+    int64_t col = 0;
+    for (size_t j = firstTile; j < lastTile; ++j) {
+      const NTile& tile = tiles[j];
+      const uint64_t slab = wSlot + uint64_t(slabOffsets[j] - slabOffsets[firstTile]);
+      const size_t s0 = t.kParts > 1 ? stepBegin : 0, s1 = t.kParts > 1 ? stepEnd : tile.steps.size();
+      int64_t weightRow = 0;  // within the loaded part
+      for (size_t si = s0; si < s1; ++si) {
+        const KStep& ks = tile.steps[si];
+        Gemm gm;
+        gm.k = ks.k;
+        gm.n = tile.width;
+        gm.wgt = slab + uint64_t(weightRow * tile.width);
+        gm.wgtStride = tile.width;
+        gm.inpStride = g.sw * g.c;
+        gm.accStride = blockWidth;
+        gm.accumulate = si > 0 || t.biasByDma;
+        const int64_t passes = t.multiRow ? 1 : b;
+        const int64_t mTotal = t.multiRow ? accRowCount : g.ow;
+        bool first = true;
+        for (int64_t r = 0; r < passes; ++r)
+          for (int64_t m0 = 0; m0 < mTotal; m0 += maxM) {
+            gm.m = std::min(maxM, mTotal - m0);
+            gm.inp = inSlot + uint64_t(r * g.sh * rowBytes + ks.offset + m0 * g.sw * g.c);
+            gm.acc = accTile + uint64_t((r * g.ow + m0) * blockWidth + col);
+            gm.preload = !ws || first;
+            first = false;
+            step.computes.push_back(makeGemm(gm));
+          }
+        weightRow += ks.k;
+      }
+      col += tile.width;
+    }
+    if (!lastPart) {  // the next part accumulates onto this tile
+      ctx.program().addStep(std::move(step));
+      continue;
+    }
+    if (!t.biasByDma)
+      step.computes.push_back(
+          makeVAdd(accTile, blockWidth, *biasAcc + uint64_t(blockC0), 0, accRowCount, blockWidth));
+    const uint64_t outSlot = outSlots[s % outSlots.size()];
+    const auto channelRuns = equalRuns(blockWidth, [&](int64_t a, int64_t c) {
+      return uniformChannels || sameMultiplier(job.channelMultipliers[size_t(blockC0 + a)],
+                                               job.channelMultipliers[size_t(blockC0 + c)]);
+    });
+    auto channelMultiplier = [&](int64_t c) {
+      return job.channelMultipliers[uniformChannels ? 0 : size_t(blockC0 + c)];
+    };
+    const bool dense = !t.multiRow || wv == g.ow;
+    if (dense && !job.positionMultiplier) {
+      for (auto [c0, c1] : channelRuns) {
+        const FixedPointMultiplier m = channelMultiplier(c0);
+        step.computes.push_back(makeRequant(accTile + uint64_t(c0), blockWidth, outSlot + uint64_t(c0),
+                                            blockWidth, b * g.ow, c1 - c0, m.multiplier, m.shift, job.outZero,
+                                            job.lo, job.hi));
+      }
+    } else {
+      for (int64_t r = 0; r < b; ++r) {
+        const int64_t accRow = t.multiRow ? r * wv : r * g.ow;
+        std::vector<std::pair<int64_t, int64_t>> positionRuns{{0, g.ow}};
+        if (job.positionMultiplier)
+          positionRuns = equalRuns(g.ow, [&](int64_t a, int64_t c) {
+            return sameMultiplier(job.positionMultiplier(band.oy0 + r, a),
+                                  job.positionMultiplier(band.oy0 + r, c));
+          });
+        for (auto [x0, x1] : positionRuns)
+          for (auto [c0, c1] : channelRuns) {
+            const FixedPointMultiplier m =
+                job.positionMultiplier ? job.positionMultiplier(band.oy0 + r, x0) : channelMultiplier(c0);
+            step.computes.push_back(
+                makeRequant(accTile + uint64_t((accRow + x0) * blockWidth + c0), blockWidth,
+                            outSlot + uint64_t((r * g.ow + x0) * blockWidth + c0), blockWidth, x1 - x0,
+                            c1 - c0, m.multiplier, m.shift, job.outZero, job.lo, job.hi));
+          }
+      }
+    }
+    // Store the band's rows of this block.
+    Dma st;
+    st.sram = outSlot;
+    st.dram = job.output + uint64_t(((band.image * g.oh + band.oy0) * g.ow) * g.o + blockC0);
+    if (blockWidth == g.o && g.ow * g.o <= 65535) {
+      st.x = g.ow * g.o;
+      st.y = b;
+      st.dramYStride = g.ow * g.o;
+      st.sramStride = g.ow * g.o;
+    } else {
+      st.x = blockWidth;
+      st.y = g.ow;
+      st.z = b;
+      st.sramStride = blockWidth;
+      st.dramYStride = g.o;
+      st.dramZStride = g.ow * g.o;
+    }
+    step.stores.push_back(makeStore(st));
+    ctx.program().addStep(std::move(step));
+  }
+  const std::string shape = describe(g) + (job.inPixelBytes ? " (strided 1x1, input gathered by DMA)" : "");
+  return LayerInfo{shape, t.str(), t.estimatedCycles};
+}
+
+namespace {
+
+quant::QuantRange clipRange(const Instruction& inst, const Type& out) {
+  return quant::activationRange(quant::int8Range(), out.scale, out.offset,
+                                float(inst.attrs.getFloat("clip_min", -INFINITY)),
+                                float(inst.attrs.getFloat("clip_max", INFINITY)));
+}
+
+/// Multipliers per output channel, collapsed to one when all are equal.
+std::vector<FixedPointMultiplier> channelMultipliers(float inScale, const float* scales, int64_t count,
+                                                     float outScale) {
+  std::vector<FixedPointMultiplier> m;
+  for (int64_t i = 0; i < count; ++i) m.push_back(quant::outputMultiplier(inScale, scales[i], outScale));
+  if (std::all_of(m.begin(), m.end(), [&](FixedPointMultiplier x) { return sameMultiplier(x, m[0]); }))
+    m.resize(1);
+  return m;
+}
+
+Error requireConstant(const CompileContext& ctx, const Instruction& inst, size_t operand, const char* what) {
+  if (ctx.ir().regionOf(ctx.ir().resolve(inst.operands[operand].value).first) != Region::Constants)
+    return makeError("layer '", inst.name, "' (", opName(inst.kind), "): the ", what,
+                     " must be a constant for the NPU (it is folded at compile time)");
+  return Error::success();
+}
+
+template <typename T>
+const T* constantData(const CompileContext& ctx, const Instruction& inst, size_t operand) {
+  auto [root, offset] = ctx.ir().resolve(inst.operands[operand].value);
+  return reinterpret_cast<const T*>(static_cast<const uint8_t*>(ctx.ir().value(root).payload->data()) +
+                                    offset);
+}
+
+}  // namespace
+
+Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst) {
+  const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
+  const Type& filterType = operandValue(ctx, inst, 2).type;
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "filter"));
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 3, "bias"));
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 4, "filter scales"));
+  const auto& strides = inst.attrs.getInts("strides");
+  const auto& pads = inst.attrs.getInts("pads");
+  const auto& dil = inst.attrs.getInts("dilations");
+  ConvJob job;
+  job.name = inst.name;
+  ConvGeometry& g = job.g;
+  g.n = in.dims[0], g.h = in.dims[1], g.w = in.dims[2], g.c = in.dims[3];
+  g.oh = out.dims[1], g.ow = out.dims[2], g.o = out.dims[3];
+  g.kh = filterType.dims[1], g.kw = filterType.dims[2];
+  g.sh = strides[0], g.sw = strides[1], g.dh = dil[0], g.dw = dil[1];
+  g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
+  g.group = inst.attrs.getInt("group");
+  const int8_t* filter = constantData<int8_t>(ctx, inst, 2);
+  const int32_t* bias = constantData<int32_t>(ctx, inst, 3);
+  const float* scales = constantData<float>(ctx, inst, 4);
+  const int64_t cg = g.cg(), kh = g.kh, kw = g.kw;
+  job.filter = [=](int64_t o, int64_t ky, int64_t kx, int64_t c) {
+    return filter[((o * kh + ky) * kw + kx) * cg + c];
+  };
+  job.inZero = in.offset;
+  // Zero-point folding: sum (x - zx) w = sum x w - zx sum w (int32 wrapping).
+  for (int64_t o = 0; o < g.o; ++o) {
+    uint32_t sum = 0;
+    for (int64_t i = 0; i < kh * kw * cg; ++i) sum += uint32_t(int32_t(filter[o * kh * kw * cg + i]));
+    job.bias.push_back(int32_t(uint32_t(bias[o]) - uint32_t(in.offset) * sum));
+  }
+  job.channelMultipliers = channelMultipliers(in.scale, scales, g.o, out.scale);
+  g.perChannelRequant = job.channelMultipliers.size() > 1;
+  const quant::QuantRange range = clipRange(inst, out);
+  job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
+  job.input = ctx.addressOf(inst.operands[1].value);
+  job.output = ctx.addressOf(inst.operands[0].value);
+  if (g.kh == 1 && g.kw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 && (g.sh > 1 || g.sw > 1)) {
+    // A strided 1x1 conv uses only every sh-th row and sw-th pixel: the DMA
+    // gathers those, and the matrix engine sees a dense stride-1 conv (no
+    // junk columns, no per-row gemms).
+    job.inImageBytes = g.h * g.w * g.c;
+    job.inRowBytes = g.sh * g.w * g.c;
+    job.inPixelBytes = g.sw * g.c;
+    g.h = g.oh, g.w = g.ow, g.sh = g.sw = 1;
+  }
+  return emitConvJob(ctx, job);
+}
+
+Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst) {
+  const Type &out = operandValue(ctx, inst, 0).type, &lhs = operandValue(ctx, inst, 1).type;
+  const Type& rhs = operandValue(ctx, inst, 2).type;
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "right operand"));
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 3, "bias"));
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 4, "column scales"));
+  const int64_t k = lhs.dims.back(), n = rhs.dims.back();
+  if (rhs.numElements() != k * n)
+    return makeError("layer '", inst.name, "' (QuantizedMatMul): a batched right operand is not supported");
+  ConvJob job;
+  job.name = inst.name;
+  ConvGeometry& g = job.g;
+  g.h = g.oh = lhs.numElements() / k;
+  g.c = k;
+  g.o = n;
+  const int8_t* w = constantData<int8_t>(ctx, inst, 2);
+  const int32_t* bias = constantData<int32_t>(ctx, inst, 3);
+  const float* scales = constantData<float>(ctx, inst, 4);
+  job.filter = [=](int64_t o, int64_t, int64_t, int64_t c) { return int32_t(w[c * n + o]) - rhs.offset; };
+  job.inZero = lhs.offset;
+  for (int64_t o = 0; o < n; ++o) {
+    uint32_t sum = 0;
+    for (int64_t c = 0; c < k; ++c) sum += uint32_t(job.filter(o, 0, 0, c));
+    job.bias.push_back(int32_t(uint32_t(bias[o]) - uint32_t(lhs.offset) * sum));
+  }
+  job.channelMultipliers = channelMultipliers(lhs.scale, scales, n, out.scale);
+  g.perChannelRequant = job.channelMultipliers.size() > 1;
+  const quant::QuantRange range = clipRange(inst, out);
+  job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
+  job.input = ctx.addressOf(inst.operands[1].value);
+  job.output = ctx.addressOf(inst.operands[0].value);
+  return emitConvJob(ctx, job);
+}
+
+namespace {
+
+/// Global average pooling (the window is the whole unpadded image): the
+/// image's pixels are the *stationary* operand (k = pixels, n = channels,
+/// weight rows strided by the channel block) and a row of ones streams
+/// through it (m = 1), so one gemm sums up to rows x cols pixels x channels;
+/// the depthwise formulation needs one gemm per pixel and channel tile.
+/// Returns nullopt when the image is too large for the scratchpad.
+std::optional<Expected<LayerInfo>> emitGlobalAvgPool(CompileContext& ctx, const Instruction& inst) {
+  const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
+  const npu::NpuConfig& cfg = ctx.config();
+  const int64_t n = in.dims[0], pixels = in.dims[1] * in.dims[2], c = in.dims[3];
+  // Channel block: two input slots take at most half the scratchpad.
+  const int64_t perSlot = cfg.scratchpadBytes / 4 / pixels;
+  const int64_t block = std::min({c, perSlot / cfg.cols * cfg.cols, int64_t(65535)});
+  if (block < 1) return std::nullopt;
+  const int64_t chunk = cfg.rows;  // pixels per gemm
+  SramAllocator& sram = ctx.sram();
+  std::vector<uint64_t> inSlots, outSlots, accSlots;
+  for (int i = 0; i < 2; ++i) {
+    auto a =
+        sram.allocScratchpad(inst.name + ".input[" + std::to_string(i) + "]", uint64_t(pixels * block), i);
+    auto o = sram.allocScratchpad(inst.name + ".output[" + std::to_string(i) + "]", uint64_t(block), 3);
+    auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(block));
+    if (!a || !o || !acc) {
+      sram.rollbackLayer();
+      return std::nullopt;
+    }
+    inSlots.push_back(*a), outSlots.push_back(*o), accSlots.push_back(*acc);
+  }
+  auto ones = sram.allocScratchpad(inst.name + ".ones", uint64_t(chunk), 2);
+  if (!ones) {
+    sram.rollbackLayer();
+    return std::nullopt;
+  }
+  // Zero-point folding: sum(x - z) = sum(x) - pixels * z, the accumulator's initial value.
+  const std::vector<int32_t> bias(size_t(block), int32_t(uint32_t(-int64_t(in.offset)) * uint32_t(pixels)));
+  const uint64_t biasAddr = ctx.addWeights(bias.data(), bias.size() * 4);
+  const FixedPointMultiplier m = quant::averageMultiplier(in.scale, out.scale, pixels);
+  const uint64_t input = ctx.addressOf(inst.operands[1].value),
+                 output = ctx.addressOf(inst.operands[0].value);
+  uint64_t cycles = 0;
+  size_t s = 0;
+  for (int64_t img = 0; img < n; ++img)
+    for (int64_t c0 = 0; c0 < c; c0 += block, ++s) {
+      const int64_t width = std::min(block, c - c0);
+      const uint64_t inSlot = inSlots[s % 2], acc = accSlots[s % 2], outSlot = outSlots[s % 2];
+      Step step;
+      if (s == 0) {
+        Dma one;
+        one.dram = ctx.fillRegion(1, uint64_t(chunk));
+        one.sram = *ones;
+        one.x = chunk;
+        one.sramStride = chunk;
+        step.loads.push_back(makeLoad(one));
+      }
+      Dma data;
+      data.dram = input + uint64_t(img * pixels * c + c0);
+      data.sram = inSlot;
+      data.x = width;
+      data.y = pixels;
+      data.dramYStride = c;
+      data.sramStride = width;
+      step.loads.push_back(makeLoad(data));
+      Dma init;
+      init.accumulator = true;
+      init.dram = biasAddr;
+      init.sram = acc;
+      init.x = width;
+      init.sramStride = width;
+      step.loads.push_back(makeLoad(init));
+      uint64_t compute = 0;
+      for (int64_t j0 = 0; j0 < width; j0 += cfg.cols)
+        for (int64_t p0 = 0; p0 < pixels; p0 += chunk) {
+          Gemm gm;
+          gm.accumulate = true;
+          gm.preload = true;
+          gm.m = 1;
+          gm.k = std::min(chunk, pixels - p0);
+          gm.n = std::min(cfg.cols, width - j0);
+          gm.inp = *ones;
+          gm.inpStride = gm.k;
+          gm.wgt = inSlot + uint64_t(p0 * width + j0);
+          gm.wgtStride = width;
+          gm.acc = acc + uint64_t(j0);
+          gm.accStride = width;
+          step.computes.push_back(makeGemm(gm));
+          compute += ctx.cost().gemm(1, gm.k, gm.n, true);
+        }
+      step.computes.push_back(
+          makeRequant(acc, width, outSlot, width, 1, width, m.multiplier, m.shift, out.offset, -128, 127));
+      compute += ctx.cost().requant(1, width);
+      Dma st;
+      st.sram = outSlot;
+      st.dram = output + uint64_t(img * c + c0);
+      st.x = width;
+      st.sramStride = width;
+      step.stores.push_back(makeStore(st));
+      cycles += std::max({ctx.cost().load(width, pixels) + ctx.cost().load(width, 1, 1, 4), compute,
+                          ctx.cost().store(width, 1)});
+      ctx.program().addStep(std::move(step));
+    }
+  std::ostringstream shape, tiles;
+  shape << n << "x" << in.dims[1] << "x" << in.dims[2] << "x" << c << " -> " << n << "x1x1x" << c
+        << " global average";
+  tiles << "pixels stationary (k=" << std::min(chunk, pixels) << "), " << block << "-channel blocks";
+  return Expected<LayerInfo>(LayerInfo{shape.str(), tiles.str(), cycles});
+}
+
+}  // namespace
+
+Expected<LayerInfo> lowerAvgPool(CompileContext& ctx, const Instruction& inst) {
+  const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
+  const auto& kernel = inst.attrs.getInts("kernel");
+  const auto& strides = inst.attrs.getInts("strides");
+  const auto& pads = inst.attrs.getInts("pads");
+  const bool includePad = inst.attrs.getInt("count_include_pad") != 0;
+  const bool global = out.dims[1] == 1 && out.dims[2] == 1 && kernel[0] == in.dims[1] &&
+                      kernel[1] == in.dims[2] &&
+                      std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });
+  if (global)
+    if (auto layer = emitGlobalAvgPool(ctx, inst)) return std::move(*layer);
+  ConvJob job;
+  job.name = inst.name;
+  ConvGeometry& g = job.g;
+  g.n = in.dims[0], g.h = in.dims[1], g.w = in.dims[2], g.c = in.dims[3];
+  g.oh = out.dims[1], g.ow = out.dims[2], g.o = g.c, g.group = g.c;
+  g.kh = kernel[0], g.kw = kernel[1], g.sh = strides[0], g.sw = strides[1];
+  g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
+  g.perPositionRequant = true;
+  job.filter = [](int64_t, int64_t, int64_t, int64_t) { return 1; };
+  job.inZero = in.offset;
+  job.bias.assign(size_t(g.o), int32_t(uint32_t(-int64_t(in.offset)) * uint32_t(g.kh * g.kw)));
+  const int64_t h = g.h, w = g.w, kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, pt = g.pt, pl = g.pl, pb = g.pb,
+                pr = g.pr;
+  const float inScale = in.scale, outScale = out.scale;
+  job.positionMultiplier = [=](int64_t oy, int64_t ox) {
+    // AvgPool's divisor (core/kernels/Quantized.cpp): the same expression.
+    const int64_t y0 = oy * sh - pt, x0 = ox * sw - pl;
+    const int64_t y1 = std::min(y0 + kh, h + pb), x1 = std::min(x0 + kw, w + pr);
+    const int64_t iy0 = std::max<int64_t>(y0, 0), ix0 = std::max<int64_t>(x0, 0);
+    const int64_t iy1 = std::min(y1, h), ix1 = std::min(x1, w);
+    const int64_t count = includePad ? (y1 - y0) * (x1 - x0)
+                                     : std::max<int64_t>(iy1 - iy0, 0) * std::max<int64_t>(ix1 - ix0, 0);
+    return count > 0 ? quant::averageMultiplier(inScale, outScale, count) : FixedPointMultiplier{0, 0};
+  };
+  job.channelMultipliers = {FixedPointMultiplier{}};
+  job.outZero = out.offset;
+  job.input = ctx.addressOf(inst.operands[1].value);
+  job.output = ctx.addressOf(inst.operands[0].value);
+  return emitConvJob(ctx, job);
+}
+
+}  // namespace ember::npu_backend

@@ -1,0 +1,56 @@
+// Per-op lowerings of IR instructions to NPU layers. Each appends its steps to
+// the context's program between beginLayer/endLayer (done by the compiler).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "CompileContext.h"
+#include "Tiling.h"
+#include "ember/Error.h"
+#include "ember/IR.h"
+#include "ember/QuantMath.h"
+
+namespace ember::npu_backend {
+
+/// A convolution-shaped layer for the matrix engine (conv, matmul, average
+/// pooling): geometry, weights (already with the zero point folded into the
+/// bias) and the requantization.
+struct ConvJob {
+  std::string name;
+  ConvGeometry g;
+  uint64_t input = 0, output = 0;  ///< DRAM addresses (NHWC)
+  /// DRAM byte strides of the input's images, rows and pixels when they are
+  /// not the dense NHWC ones of `g` (0: dense): a strided 1x1 conv reads only
+  /// the pixels it uses and runs as a stride-1 conv on them.
+  int64_t inImageBytes = 0, inRowBytes = 0, inPixelBytes = 0;
+  int32_t inZero = 0;  ///< padding value: padded taps contribute 0
+  /// filter(o, ky, kx, cInGroup) as int8.
+  std::function<int32_t(int64_t, int64_t, int64_t, int64_t)> filter;
+  std::vector<int32_t> bias;                                    ///< per output channel, folded
+  std::vector<quant::FixedPointMultiplier> channelMultipliers;  ///< per channel (or one for all)
+  /// Per output position (average pooling), or empty.
+  std::function<quant::FixedPointMultiplier(int64_t, int64_t)> positionMultiplier;
+  int32_t outZero = 0, lo = -128, hi = 127;
+};
+
+Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job);
+
+Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerAvgPool(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerAdd(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerLookup(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerRequantize(CompileContext& ctx, const Instruction& inst);
+/// Copy, Transpose, Slice, Concat: DMA through the scratchpad.
+Expected<LayerInfo> lowerDataMovement(CompileContext& ctx, const Instruction& inst);
+
+/// The instruction's operand values: results first, then inputs (IR.h).
+inline const IRValue& operandValue(const CompileContext& ctx, const Instruction& inst, size_t i) {
+  return ctx.ir().value(inst.operands[i].value);
+}
+
+}  // namespace ember::npu_backend

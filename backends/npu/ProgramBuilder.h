@@ -1,0 +1,56 @@
+// Assembles the program layer by layer from pipeline steps and sets the
+// dependency tokens (docs/npu/isa.md; the protocol is in docs/npu/compiler.md,
+// "Scheduling and tokens").
+//
+// A layer is a sequence of steps; a step is the loads, computes and stores of
+// one tile. Every SRAM resource a step loads is double buffered (its slot
+// alternates on every new load), so a step's loads may start once the compute
+// of the step two before has finished, and a step's compute may overwrite its
+// output slot once the store of the step two before has finished. Program
+// order is L0, then L(s+1) C(s) S(s): the loads of the next tile are fetched
+// before the computes of this one, so a full compute queue never keeps the
+// next load from being fetched. A layer ends with a barrier: every store has
+// reached DRAM before the next layer's first load starts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/Error.h"
+#include "ember/npu/Isa.h"
+
+namespace ember::npu_backend {
+
+struct Step {
+  std::vector<npu::isa::Instruction> loads, computes, stores;
+};
+
+class ProgramBuilder {
+ public:
+  /// Slots per double-buffered resource (the pipeline depth).
+  static constexpr int kDepth = 2;
+
+  /// Starts a layer; its instructions carry the new layer tag.
+  void beginLayer(const std::string& name);
+  void addStep(Step step) { steps_.push_back(std::move(step)); }
+  /// Emits the buffered steps with their tokens and the layer barrier.
+  /// Returns the [first, last] program indices of the layer.
+  std::pair<uint64_t, uint64_t> endLayer();
+  /// Pops the tokens still owed to the load queue and appends FINISH.
+  void finish();
+
+  const std::vector<npu::isa::Instruction>& program() const { return program_; }
+  const std::vector<std::string>& layers() const { return layers_; }
+
+ private:
+  void emit(npu::isa::Instruction in);
+
+  std::vector<npu::isa::Instruction> program_;
+  std::vector<std::string> layers_;
+  std::vector<Step> steps_;
+  uint16_t tag_ = 0;
+  int pendingLoadPops_ = 0;  ///< compute->load tokens the load queue has not popped yet
+};
+
+}  // namespace ember::npu_backend

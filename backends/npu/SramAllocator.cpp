@@ -1,0 +1,73 @@
+#include "SramAllocator.h"
+
+#include <algorithm>
+
+namespace ember::npu_backend {
+
+SramAllocator::SramAllocator(const npu::NpuConfig& config) : config_(config) {}
+
+void SramAllocator::beginLayer() {
+  spadUsed_.clear();
+  accUsed_.clear();
+  layerFirstBuffer_ = buffers_.size();
+}
+
+std::optional<uint64_t> SramAllocator::fit(std::vector<Range>& used, uint64_t capacity, uint64_t size,
+                                           uint64_t align, uint64_t start) {
+  if (size == 0) size = 1;
+  std::sort(used.begin(), used.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  // Candidate addresses: `start`, then the end of every used range, then 0.
+  std::vector<uint64_t> candidates{start};
+  for (const Range& r : used) candidates.push_back(r.end);
+  candidates.push_back(0);
+  std::vector<uint64_t> ordered;
+  for (uint64_t c : candidates) ordered.push_back((c + align - 1) / align * align);
+  std::stable_sort(ordered.begin() + 1, ordered.end(), [&](uint64_t a, uint64_t b) {
+    // Prefer addresses at or after `start`, then the lowest.
+    bool aAfter = a >= start, bAfter = b >= start;
+    if (aAfter != bAfter) return aAfter;
+    return a < b;
+  });
+  for (uint64_t addr : ordered) {
+    if (addr + size > capacity) continue;
+    bool clash = std::any_of(used.begin(), used.end(),
+                             [&](const Range& r) { return addr < r.end && r.begin < addr + size; });
+    if (clash) continue;
+    used.push_back({addr, addr + size});
+    return addr;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> SramAllocator::allocScratchpad(const std::string& name, uint64_t bytes, int bank) {
+  const uint64_t start =
+      bank >= 0 ? uint64_t(bank % config_.scratchpadBanks) * uint64_t(config_.bankBytes()) : 0;
+  auto addr = fit(spadUsed_, uint64_t(config_.scratchpadBytes), bytes, 64, start);
+  if (!addr) return std::nullopt;
+  buffers_.push_back({name, false, *addr, std::max<uint64_t>(bytes, 1), 0, 0});
+  peakSpad_ = std::max(peakSpad_, *addr + bytes);
+  return addr;
+}
+
+std::optional<uint64_t> SramAllocator::allocAccumulator(const std::string& name, uint64_t entries) {
+  auto addr = fit(accUsed_, uint64_t(config_.accumulatorEntries()), entries, 16, 0);
+  if (!addr) return std::nullopt;
+  buffers_.push_back({name, true, *addr, std::max<uint64_t>(entries, 1), 0, 0});
+  return addr;
+}
+
+void SramAllocator::rollbackLayer() {
+  spadUsed_.clear();
+  accUsed_.clear();
+  buffers_.resize(layerFirstBuffer_);
+}
+
+void SramAllocator::endLayer(uint64_t first, uint64_t last) {
+  for (size_t i = layerFirstBuffer_; i < buffers_.size(); ++i) {
+    buffers_[i].firstInstruction = first;
+    buffers_[i].lastInstruction = last;
+  }
+  layerFirstBuffer_ = buffers_.size();
+}
+
+}  // namespace ember::npu_backend

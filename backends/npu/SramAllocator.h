@@ -1,0 +1,51 @@
+// Static SRAM allocation of one layer's buffers (scratchpad bytes and
+// accumulator entries). Buffers live for their layer's instruction range: the
+// layer barrier (ProgramBuilder) orders every access of one layer before the
+// next layer's, so each layer starts from an empty SRAM. Every buffer is
+// recorded with its live range for npu::checkAllocation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/npu/Config.h"
+#include "ember/npu/ProgramCheck.h"
+
+namespace ember::npu_backend {
+
+class SramAllocator {
+ public:
+  explicit SramAllocator(const npu::NpuConfig& config);
+
+  /// Starts a layer: everything is free again.
+  void beginLayer();
+  /// Scratchpad bytes (64-byte aligned). `bank` (if >= 0) is where the search
+  /// starts, so that buffers used at the same time land in different banks.
+  std::optional<uint64_t> allocScratchpad(const std::string& name, uint64_t bytes, int bank = -1);
+  /// Accumulator entries.
+  std::optional<uint64_t> allocAccumulator(const std::string& name, uint64_t entries);
+  /// Forgets every buffer of the current layer (to retry another placement).
+  void rollbackLayer();
+  /// Closes the layer: its buffers live over program indices [first, last].
+  void endLayer(uint64_t first, uint64_t last);
+
+  const std::vector<npu::SramBuffer>& buffers() const { return buffers_; }
+  uint64_t peakScratchpadBytes() const { return peakSpad_; }
+
+ private:
+  struct Range {
+    uint64_t begin, end;
+  };
+  std::optional<uint64_t> fit(std::vector<Range>& used, uint64_t capacity, uint64_t size, uint64_t align,
+                              uint64_t start);
+
+  npu::NpuConfig config_;
+  std::vector<Range> spadUsed_, accUsed_;
+  std::vector<npu::SramBuffer> buffers_;
+  size_t layerFirstBuffer_ = 0;
+  uint64_t peakSpad_ = 0;
+};
+
+}  // namespace ember::npu_backend

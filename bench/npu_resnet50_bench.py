@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Helpers of bench/npu_resnet50_bench.sh (benchmark data and reporting only).
+
+  npu_resnet50_bench.py calibration OUT.npy [SAMPLES]
+      writes SAMPLES (default 4) image-like f32 inputs [SAMPLES,3,224,224]:
+      smooth random colour fields plus texture, normalised like ImageNet inputs
+      (mean 0, std about 1 per channel), from a fixed seed.
+  npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS
+      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}/{compile,run,sim}.json.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+
+def calibration(out, samples):
+    rng = np.random.default_rng(5001)
+    images = []
+    for _ in range(samples):
+        # Low-frequency colour field (upsampled 7x7 noise) + fine texture.
+        coarse = rng.normal(size=(3, 7, 7)).astype(np.float32)
+        field = np.kron(coarse, np.ones((32, 32), dtype=np.float32))
+        texture = rng.normal(scale=0.35, size=(3, 224, 224)).astype(np.float32)
+        image = field + texture
+        image = (image - image.mean(axis=(1, 2), keepdims=True)) / image.std(axis=(1, 2), keepdims=True)
+        images.append(image)
+    np.save(out, np.stack(images).astype(np.float32))
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def report(bench_dir, ort_seconds, fma_gflops):
+    rows = {}
+    for name in ("16x16", "64x64"):
+        d = os.path.join(bench_dir, name)
+        rows[name] = {"compile": load(os.path.join(d, "compile.json")), "run": load(os.path.join(d, "run.json")),
+                      "sim": load(os.path.join(d, "sim.json"))}
+    for name, r in rows.items():
+        if "cycles" not in r["run"]:
+            sys.exit(f"npu-{name}: the model did not run on the NPU (partitions {r['run'].get('partitions')}, "
+                     f"{len(r['run'].get('fallback_nodes', []))} fallback nodes)")
+    print("| config | cycles | latency @ clock | MAC utilisation | MACs | DRAM MB | compile s | host simulation s |"
+          " fallback nodes |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    latency = {}
+    for name, r in rows.items():
+        run, sim, comp = r["run"], r["sim"], r["compile"]
+        clock = sim.get("clock_ghz", 1.0)
+        latency[name] = run["cycles"] / (clock * 1e9)
+        dram = (run.get("dram_read_bytes", 0) + run.get("dram_write_bytes", 0)) / 1e6
+        print(f"| npu-{name} | {run['cycles']} | {latency[name] * 1e3:.2f} ms @ {clock:g} GHz "
+              f"| {100 * run['mac_utilization']:.1f}% | {run['macs'] / 1e9:.2f} G | {dram:.1f} "
+              f"| {comp['compile_seconds']:.2f} | {sim['host_seconds']:.2f} | {len(run.get('fallback_nodes', []))} |")
+    speedup = latency["16x16"] / latency["64x64"]
+    print(f"\nspeed-up of npu-64x64 over npu-16x16: {speedup:.2f}x (cycles, same clock)")
+    macs = rows["16x16"]["run"]["macs"]
+    fma_seconds = 2 * macs / (fma_gflops * 1e9)
+    for name in rows:
+        print(f"npu-{name} vs the CPU's FMA peak ({fma_gflops:g} GFLOP/s, {fma_seconds * 1e3:.1f} ms for the same "
+              f"MACs): {fma_seconds / latency[name]:.2f}x")
+        if ort_seconds > 0:
+            print(f"npu-{name} vs ONNX Runtime f32 on this CPU (2 threads, {ort_seconds * 1e3:.1f} ms, measured now): "
+                  f"{ort_seconds / latency[name]:.2f}x")
+    for name, r in rows.items():
+        layers = sorted(r["run"].get("layers", []), key=lambda l: -l["cycles"])
+        total = max(1, r["run"]["cycles"])
+        print(f"\nnpu-{name}: top layers by cycles ({len(layers)} layers)")
+        print("| layer | op | shape | cycles | share | MAC util | DRAM KB | dominant stall |")
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | --- |")
+        for l in layers[:10]:
+            stalls = l.get("stall_cycles", {})
+            stall = max(stalls, key=stalls.get) if stalls and max(stalls.values()) > 0 else "-"
+            print(f"| {l['name']} | {l['op']} | {l.get('shape', '')} | {l['cycles']} | {100 * l['cycles'] / total:.1f}% "
+                  f"| {100 * l['mac_utilization']:.1f}% | {l['dram_bytes'] / 1e3:.0f} | {stall} |")
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "calibration":
+        calibration(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 4)
+        return 0
+    if len(sys.argv) == 5 and sys.argv[1] == "report":
+        report(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

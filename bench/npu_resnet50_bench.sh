@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# ResNet-50, batch 1, int8 on the simulated NPU: npu-16x16 and npu-64x64.
+# Prints whole-network cycles, MAC utilisation, the 64x64 speed-up, compile
+# time (`ember compile`'s compile_seconds), host simulation time (`ember sim`'s
+# host_seconds), the top layers by cycles, and ratios against peers measured
+# in this run: ONNX Runtime's f32 CPU latency (2 threads; bench/cpu_ort_bench.js)
+# and the CPU's FMA peak for the same MACs. The NPU latency is simulated cycles
+# at the config's clock (1 GHz).
+#
+# Usage: bench/npu_resnet50_bench.sh BUILD_DIR [FMA_GFLOPS]
+# Needs: BUILD_DIR/bin/ember with the npu backend, /usr/bin/python3 with numpy
+# (and torch + torchvision to export resnet50.onnx once). ONNX Runtime is
+# optional: node + npm (onnxruntime-node goes to BUILD_DIR/bench/node, as in
+# cpu_model_bench.sh); without it only the FMA-peak ratio is printed.
+# Writes only into BUILD_DIR/bench.
+set -euo pipefail
+build=$(cd "${1:?usage: npu_resnet50_bench.sh BUILD_DIR [FMA_GFLOPS]}" && pwd)
+fma_gflops=${2:-200}  # DESIGN.md: ~200 GFLOP/s on this machine's 2 Zen 3 cores
+here=$(cd "$(dirname "$0")" && pwd)
+configs=$here/../simulator/configs
+ember=$build/bin/ember
+out=$build/bench/npu_resnet50
+models=$build/bench/models
+model=$models/resnet50.onnx
+mkdir -p "$out" "$models"
+
+[ -x "$ember" ] || { echo "npu_resnet50_bench: $ember not found (build the 'ember' target)" >&2; exit 1; }
+[ -f "$model" ] || /usr/bin/python3 "$here/gen_bench_models.py" "$models" >&2
+
+# Calibration: a few image-like samples, then the int8 profile.
+[ -f "$out/calibration.npy" ] || /usr/bin/python3 "$here/npu_resnet50_bench.py" calibration "$out/calibration.npy" 4
+if [ ! -f "$out/profile.yaml" ]; then
+  "$ember" quantize "$model" --calibrate "$out/calibration.npy" -o "$out/profile.yaml" >&2
+fi
+
+for size in 16x16 64x64; do
+  cfg=$configs/npu-$size.yaml
+  dir=$out/$size
+  mkdir -p "$dir"
+  echo "== npu-$size: compile" >&2
+  "$ember" compile "$model" --backend npu --config "$cfg" --quantize "$out/profile.yaml" -o "$dir/resnet50.bundle" \
+    --report-json "$dir/compile.json" >&2
+  echo "== npu-$size: run (compile + simulate, per-layer report)" >&2
+  "$ember" run "$model" --backend npu --config "$cfg" --quantize "$out/profile.yaml" --random-inputs \
+    --report-json "$dir/run.json" --quiet
+  # Host simulation time of the bundle alone; --check also runs the static
+  # program checks (tokens, SRAM races) on the whole network's program.
+  echo "== npu-$size: ember sim --check" >&2
+  "$ember" sim "$dir/resnet50.bundle" --config "$cfg" --random-inputs --check --stats "$dir/sim.json" --quiet
+done
+
+ort=0
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  node_dir=$build/bench/node
+  mkdir -p "$node_dir"
+  if [ ! -d "$node_dir/node_modules/onnxruntime-node" ]; then
+    (cd "$node_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node >/dev/null) ||
+      true
+  fi
+  if [ -d "$node_dir/node_modules/onnxruntime-node" ]; then
+    echo "== ONNX Runtime f32, 2 threads" >&2
+    ort=$(NODE_PATH=$node_dir/node_modules node "$here/cpu_ort_bench.js" "$model" 2 10)
+  fi
+fi
+
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
+/usr/bin/python3 "$here/npu_resnet50_bench.py" report "$out" "$ort" "$fma_gflops"

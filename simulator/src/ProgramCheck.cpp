@@ -1,0 +1,520 @@
+// Static checks of NPU programs (ProgramCheck.h, docs/npu/architecture.md
+// "Static program checks"). Both program checks execute the token protocol
+// abstractly: no timing, each queue in program order, counting semaphores.
+// Because every semaphore has exactly one consumer queue and tokens only ever
+// accumulate, the state reached when no unit can move is the same for every
+// interleaving, so one greedy pass decides deadlock exactly.
+#include "ember/npu/ProgramCheck.h"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <set>
+#include <sstream>
+
+namespace ember::npu {
+namespace {
+
+using isa::Field;
+using isa::Instruction;
+using isa::Opcode;
+using isa::Queue;
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+// The four semaphores between neighbouring queues (isa.md "Dependency tokens").
+enum Semaphore : uint8_t { kLoadToCompute, kComputeToLoad, kComputeToStore, kStoreToCompute, kNumSemaphores };
+constexpr const char* kSemaphoreName[kNumSemaphores] = {"load->compute", "compute->load", "compute->store",
+                                                        "store->compute"};
+constexpr const char* kSemaphoreSource[kNumSemaphores] = {"load", "compute", "compute", "store"};
+
+std::optional<Semaphore> prevInbound(Queue q) {
+  if (q == Queue::Compute) return kLoadToCompute;
+  if (q == Queue::Store) return kComputeToStore;
+  return std::nullopt;
+}
+std::optional<Semaphore> nextInbound(Queue q) {
+  if (q == Queue::Load) return kComputeToLoad;
+  if (q == Queue::Compute) return kStoreToCompute;
+  return std::nullopt;
+}
+std::optional<Semaphore> prevOutbound(Queue q) {
+  if (q == Queue::Compute) return kComputeToLoad;
+  if (q == Queue::Store) return kStoreToCompute;
+  return std::nullopt;
+}
+std::optional<Semaphore> nextOutbound(Queue q) {
+  if (q == Queue::Load) return kLoadToCompute;
+  if (q == Queue::Compute) return kComputeToStore;
+  return std::nullopt;
+}
+
+std::string_view mnemonic(const Instruction& in) {
+  const auto* spec = isa::findOpcode(uint8_t(in.opcode));
+  return spec ? spec->mnemonic : "?";
+}
+
+std::string describe(const std::vector<Instruction>& program, uint32_t index) {
+  std::ostringstream os;
+  os << "instruction " << index << " (" << mnemonic(program[index]) << ")";
+  return os.str();
+}
+
+/// The executed part of a program (everything before the first FINISH),
+/// split into its three queues.
+struct QueueView {
+  size_t end = 0;                                            ///< index of the first FINISH
+  std::array<std::vector<uint32_t>, isa::kNumQueues> order;  ///< instruction indices per queue
+  std::vector<uint8_t> queueOf;                              ///< queue of each instruction
+  std::vector<uint32_t> position;                            ///< position within its queue
+  std::array<uint64_t, kNumSemaphores> totalPushes{};        ///< in the whole executed program
+};
+
+Expected<QueueView> viewProgram(const std::vector<Instruction>& program) {
+  QueueView v;
+  const auto finish = std::find_if(program.begin(), program.end(),
+                                   [](const Instruction& in) { return in.opcode == Opcode::Finish; });
+  if (finish == program.end()) return makeError("the program has no FINISH instruction");
+  v.end = size_t(finish - program.begin());
+  if (v.end >= kNone) return makeError("the program has ", v.end, " instructions before FINISH (too many)");
+  v.queueOf.resize(v.end);
+  v.position.resize(v.end);
+  for (uint32_t i = 0; i < v.end; ++i) {
+    const Instruction& in = program[i];
+    const auto* spec = isa::findOpcode(uint8_t(in.opcode));
+    if (!spec) return makeError("instruction ", i, ": undefined opcode");
+    // Decoded instructions always pass; this bounds every product below.
+    for (const auto& layout : spec->fields)
+      if (in[layout.field] < isa::fieldMin(layout) || in[layout.field] > isa::fieldMax(layout))
+        return makeError(describe(program, i), ": field '", layout.name, "' = ", in[layout.field],
+                         " does not fit its ", int(layout.width), " bits");
+    if (in.opcode == Opcode::Sync && (in[Field::QueueSel] < 0 || in[Field::QueueSel] >= isa::kNumQueues))
+      return makeError(describe(program, i), ": q=", in[Field::QueueSel], " names no queue");
+    const Queue q = in.queue();
+    if ((in.deps.popPrev || in.deps.pushPrev) && !prevInbound(q))
+      return makeError(describe(program, i), ": the load queue has no previous queue (pop_prev/push_prev)");
+    if ((in.deps.popNext || in.deps.pushNext) && !nextInbound(q))
+      return makeError(describe(program, i), ": the store queue has no next queue (pop_next/push_next)");
+    v.queueOf[i] = uint8_t(q);
+    v.position[i] = uint32_t(v.order[int(q)].size());
+    v.order[int(q)].push_back(i);
+    if (in.deps.pushPrev) ++v.totalPushes[*prevOutbound(q)];
+    if (in.deps.pushNext) ++v.totalPushes[*nextOutbound(q)];
+  }
+  return v;
+}
+
+/// The abstract execution: fetch in program order into queues that hold at
+/// most `depth` waiting instructions (the unit's own instruction is no longer
+/// in its queue, as in the simulator), each unit executing its head as soon as
+/// its tokens are there.
+struct TokenMachine {
+  TokenMachine(const std::vector<Instruction>& program, const QueueView& view,
+               std::array<int64_t, isa::kNumQueues> depth)
+      : program(program), view(view), depth(depth) {}
+
+  const std::vector<Instruction>& program;
+  const QueueView& view;
+  std::array<int64_t, isa::kNumQueues> depth;
+
+  size_t fetchNext = 0;
+  std::array<size_t, isa::kNumQueues> fetched{}, executed{};
+  std::array<std::vector<uint32_t>, kNumSemaphores> pushers;  ///< pushing instructions, in push order
+  std::array<size_t, kNumSemaphores> popped{};
+
+  bool canFetch(Queue q) const {
+    const size_t inFlight = fetched[int(q)] - executed[int(q)];
+    const int64_t waiting = int64_t(inFlight > 0 ? inFlight - 1 : 0);
+    return waiting < depth[int(q)];
+  }
+
+  bool tokensReady(const Instruction& in, Queue q) const {
+    if (in.deps.popPrev && popped[*prevInbound(q)] >= pushers[*prevInbound(q)].size()) return false;
+    if (in.deps.popNext && popped[*nextInbound(q)] >= pushers[*nextInbound(q)].size()) return false;
+    return true;
+  }
+
+  /// Runs until nothing can move. `onExecute(index, prevPusher, nextPusher)`
+  /// sees every executed instruction with the instructions whose pushes it
+  /// consumed (kNone if it pops nothing); it returns an Error to stop.
+  template <typename OnExecute>
+  Error run(OnExecute&& onExecute) {
+    for (bool progress = true; progress;) {
+      progress = false;
+      while (fetchNext < view.end && canFetch(Queue(view.queueOf[fetchNext]))) {
+        ++fetched[view.queueOf[fetchNext++]];
+        progress = true;
+      }
+      for (int qi = 0; qi < isa::kNumQueues; ++qi) {
+        const Queue q = Queue(qi);
+        while (executed[qi] < fetched[qi]) {
+          const uint32_t index = view.order[qi][executed[qi]];
+          const Instruction& in = program[index];
+          if (!tokensReady(in, q)) break;
+          const uint32_t fromPrev =
+              in.deps.popPrev ? pushers[*prevInbound(q)][popped[*prevInbound(q)]++] : kNone;
+          const uint32_t fromNext =
+              in.deps.popNext ? pushers[*nextInbound(q)][popped[*nextInbound(q)]++] : kNone;
+          EMBER_RETURN_IF_ERROR(onExecute(index, fromPrev, fromNext));
+          if (in.deps.pushPrev) pushers[*prevOutbound(q)].push_back(index);
+          if (in.deps.pushNext) pushers[*nextOutbound(q)].push_back(index);
+          ++executed[qi];
+          progress = true;
+        }
+      }
+    }
+    return Error::success();
+  }
+
+  bool finished() const {
+    if (fetchNext < view.end) return false;
+    for (int q = 0; q < isa::kNumQueues; ++q)
+      if (executed[q] < fetched[q]) return false;
+    return true;
+  }
+
+  std::string deadlockMessage() const {
+    std::ostringstream os;
+    os << "deadlock:";
+    const char* separator = " ";
+    for (int qi = 0; qi < isa::kNumQueues; ++qi) {
+      if (executed[qi] >= fetched[qi]) continue;
+      const Queue q = Queue(qi);
+      const uint32_t index = view.order[qi][executed[qi]];
+      const Instruction& in = program[index];
+      const Semaphore s = in.deps.popPrev && popped[*prevInbound(q)] >= pushers[*prevInbound(q)].size()
+                              ? *prevInbound(q)
+                              : *nextInbound(q);
+      os << separator << "the " << isa::queueName(q) << " queue waits at " << describe(program, index)
+         << " for a token from " << kSemaphoreSource[s] << " (semaphore " << kSemaphoreName[s] << ": pop #"
+         << popped[s] + 1 << ", the program pushes " << view.totalPushes[s] << " in all)";
+      separator = "; ";
+    }
+    if (fetchNext < view.end) {
+      const Queue q = Queue(view.queueOf[fetchNext]);
+      os << separator << "fetch waits at " << describe(program, uint32_t(fetchNext))
+         << " for space in the full " << isa::queueName(q) << " queue (depth " << depth[int(q)] << ")";
+    }
+    os << " (no token can arrive)";
+    return os.str();
+  }
+};
+
+// ---- SRAM footprints ----
+
+/// `rows` rows of `length` elements, `stride` apart, from `base`: scratchpad
+/// bytes or accumulator entries.
+struct Footprint {
+  const char* operand;
+  bool accumulator;
+  bool write;
+  int64_t base, rows, length, stride;
+};
+
+/// Every SRAM read and write of an instruction, from isa.md's semantics.
+/// Returns the number of footprints written to `out`.
+size_t footprints(const Instruction& in, std::array<Footprint, 4>& out) {
+  size_t n = 0;
+  auto add = [&](const char* operand, bool acc, bool write, int64_t base, int64_t rows, int64_t length,
+                 int64_t stride) { out[n++] = {operand, acc, write, base, rows, length, stride}; };
+  switch (in.opcode) {
+    case Opcode::Load:
+    case Opcode::Store: {
+      const bool acc = in[Field::Mem] == int64_t(isa::Memory::Accumulator);
+      const int64_t planes = std::max<int64_t>(1, in[Field::ZSize]);
+      const bool load = in.opcode == Opcode::Load;
+      // Loads also write the padding rows and columns.
+      const int64_t rowsPerPlane = in[Field::YSize] + (load ? in[Field::PadTop] + in[Field::PadBottom] : 0);
+      const int64_t length = in[Field::XSize] + (load ? in[Field::PadLeft] + in[Field::PadRight] : 0);
+      add("sram", acc, load, in[Field::SramAddr], planes * rowsPerPlane, length, in[Field::SramStride]);
+      break;
+    }
+    case Opcode::Gemm: {
+      const int64_t m = in[Field::M], k = in[Field::K], n = in[Field::N];
+      add("inp", false, false, in[Field::InpAddr], m, k, in[Field::InpStride]);
+      // Without preload the weights come from the array, not the scratchpad.
+      if (in[Field::Preload]) add("wgt", false, false, in[Field::WgtAddr], k, n, in[Field::WgtStride]);
+      if (in[Field::Accumulate]) add("acc", true, false, in[Field::AccAddr], m, n, in[Field::AccStride]);
+      add("acc", true, true, in[Field::AccAddr], m, n, in[Field::AccStride]);
+      break;
+    }
+    case Opcode::Requant:
+      add("src", true, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
+      add("dst", false, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
+    case Opcode::VAdd:
+      add("src", true, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
+      add("dst", true, false, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      add("dst", true, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
+    case Opcode::VClip:
+      add("dst", true, false, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      add("dst", true, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
+    case Opcode::Lut:
+      add("src", false, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
+      add("table", false, false, in[Field::LutAddr], 1, 256, 0);
+      add("dst", false, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
+    case Opcode::Pool: {
+      const int64_t oh = in[Field::OutH], ow = in[Field::OutW], c = in[Field::Channels];
+      const int64_t inH = oh > 0 ? (oh - 1) * in[Field::StrideH] + in[Field::KernelH] : 0;
+      const int64_t inW = ow > 0 ? (ow - 1) * in[Field::StrideW] + in[Field::KernelW] : 0;
+      add("src", false, false, in[Field::Src], inH, inW * c, in[Field::SrcStride]);
+      add("dst", false, true, in[Field::Dst], oh, ow * c, in[Field::DstStride]);
+      break;
+    }
+    case Opcode::EAdd:
+      add("params", false, false, in[Field::ParamAddr], 1, int64_t(isa::kEAddParamBytes), 0);
+      add("a", false, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
+      add("b", false, false, in[Field::Src2], in[Field::Rows], in[Field::Cols], in[Field::Src2Stride]);
+      add("dst", false, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
+    default:  // sync: tokens only
+      break;
+  }
+  return n;
+}
+
+/// A footprint with rows that neither overlap nor touch: rows == 1 or
+/// stride > length. Rows that do (stride <= length) merge into one range.
+Footprint normalize(Footprint f) {
+  if (f.rows > 1 && f.stride <= f.length) {
+    f.length += (f.rows - 1) * f.stride;
+    f.rows = 1;
+  }
+  if (f.rows == 1) f.stride = 0;
+  return f;
+}
+
+int64_t endOf(const Footprint& f) { return f.base + (f.rows - 1) * f.stride + f.length; }
+
+/// Whether two normalized footprints share an element; if so [first, end) is
+/// the intersection of the first pair of rows that overlap. Costs O(rows of
+/// the smaller one) when the bounding ranges overlap, O(1) otherwise.
+bool overlap(const Footprint& a, const Footprint& b, int64_t& first, int64_t& end) {
+  if (endOf(a) <= b.base || endOf(b) <= a.base) return false;
+  const Footprint& few = a.rows <= b.rows ? a : b;
+  const Footprint& many = a.rows <= b.rows ? b : a;
+  for (int64_t r = 0; r < few.rows; ++r) {
+    const int64_t x = few.base + r * few.stride, xEnd = x + few.length;
+    // The first row of `many` that ends after x (rows are sorted and disjoint).
+    const int64_t behind = x - many.base - many.length;
+    const int64_t i = many.rows == 1 || behind < 0 ? 0 : behind / many.stride + 1;
+    if (i >= many.rows) break;
+    const int64_t start = many.base + i * many.stride;
+    if (start < xEnd) {
+      first = std::max(x, start);
+      end = std::min(xEnd, start + many.length);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string rangeText(bool accumulator, int64_t first, int64_t end) {
+  std::ostringstream os;
+  os << (accumulator ? "accumulator entries [0x" : "scratchpad bytes [0x") << std::hex << first << ", 0x"
+     << end << ")";
+  return os.str();
+}
+
+/// Happens-before by vector clocks over the three queues, and per queue a
+/// window of its recent SRAM accesses. An access only needs comparing with
+/// the accesses of other queues that do not happen before it, which are the
+/// tail of each window (positions >= the clock's component). Accesses that
+/// happen before every future instruction of every other queue leave the
+/// window, so its size follows the instructions in flight, not the program.
+class RaceChecker {
+ public:
+  RaceChecker(const std::vector<Instruction>& program, const QueueView& view, const NpuConfig& config)
+      : program_(program),
+        view_(view),
+        scratchpadBytes_(config.scratchpadBytes),
+        accumulatorEntries_(config.accumulatorEntries()),
+        clocks_(view.end) {}
+
+  Error execute(uint32_t index, uint32_t fromPrev, uint32_t fromNext) {
+    // clocks_[i][q]: how many instructions of queue q happen before or at i.
+    const int q = view_.queueOf[index];
+    auto& clock = clocks_[index];
+    const uint32_t pos = view_.position[index];
+    if (pos > 0) clock = clocks_[view_.order[q][pos - 1]];
+    for (uint32_t from : {fromPrev, fromNext})
+      if (from != kNone)
+        for (int k = 0; k < isa::kNumQueues; ++k) clock[k] = std::max(clock[k], clocks_[from][k]);
+    clock[q] = pos + 1;
+
+    std::array<Footprint, 4> accesses{};
+    const size_t count = footprints(program_[index], accesses);
+    for (size_t a = 0; a < count; ++a) {
+      EMBER_RETURN_IF_ERROR(checkBounds(index, accesses[a]));
+      accesses[a] = normalize(accesses[a]);
+    }
+    for (size_t a = 0; a < count; ++a) {
+      if (accesses[a].rows == 0 || accesses[a].length == 0) continue;
+      for (int other = 0; other < isa::kNumQueues; ++other)
+        if (other != q) EMBER_RETURN_IF_ERROR(checkAgainst(index, accesses[a], other));
+    }
+    for (size_t a = 0; a < count; ++a)
+      if (accesses[a].rows > 0 && accesses[a].length > 0) window_[q].push_back({index, pos, accesses[a]});
+    ++executed_[q];
+    prune();
+    return Error::success();
+  }
+
+ private:
+  struct Access {
+    uint32_t index, position;
+    Footprint footprint;
+  };
+
+  Error checkBounds(uint32_t index, const Footprint& f) const {
+    if (f.rows == 0 || f.length == 0) return Error::success();
+    const int64_t size = f.accumulator ? accumulatorEntries_ : scratchpadBytes_;
+    if (endOf(f) > size)
+      return makeError(describe(program_, index), ": operand '", f.operand, "' accesses ",
+                       rangeText(f.accumulator, f.base, endOf(f)), " outside the ", size,
+                       f.accumulator ? "-entry accumulator" : "-byte scratchpad");
+    return Error::success();
+  }
+
+  Error checkAgainst(uint32_t index, const Footprint& f, int other) const {
+    const auto& window = window_[other];
+    const uint32_t ordered = clocks_[index][other];  // positions below this happen before `index`
+    for (auto it = window.rbegin(); it != window.rend() && it->position >= ordered; ++it) {
+      const Footprint& g = it->footprint;
+      int64_t first = 0, end = 0;
+      if (g.accumulator != f.accumulator || !(g.write || f.write) || !overlap(f, g, first, end)) continue;
+      return makeError("SRAM race: ", describe(program_, it->index), " on the ", isa::queueName(Queue(other)),
+                       " queue ", g.write ? "writes" : "reads", " (operand '", g.operand, "') and ",
+                       describe(program_, index), " on the ", isa::queueName(Queue(view_.queueOf[index])),
+                       " queue ", f.write ? "writes" : "reads", " (operand '", f.operand, "') ",
+                       rangeText(f.accumulator, first, end), " with no dependency token ordering them");
+    }
+    return Error::success();
+  }
+
+  /// Drops the accesses of each queue that happen before every instruction
+  /// the other queues have yet to execute (their clocks only grow).
+  void prune() {
+    for (int q = 0; q < isa::kNumQueues; ++q) {
+      uint32_t safe = kNone;
+      for (int r = 0; r < isa::kNumQueues; ++r) {
+        if (r == q || executed_[r] == view_.order[r].size()) continue;  // r has nothing left to run
+        safe = std::min(safe, executed_[r] ? clocks_[view_.order[r][executed_[r] - 1]][q] : 0u);
+      }
+      auto& window = window_[q];
+      while (!window.empty() && window.front().position < safe) window.pop_front();
+    }
+  }
+
+  const std::vector<Instruction>& program_;
+  const QueueView& view_;
+  int64_t scratchpadBytes_, accumulatorEntries_;
+  std::vector<std::array<uint32_t, isa::kNumQueues>> clocks_;
+  std::array<std::deque<Access>, isa::kNumQueues> window_;
+  std::array<size_t, isa::kNumQueues> executed_{};
+};
+
+}  // namespace
+
+Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
+  EMBER_ASSIGN_OR_RETURN(const QueueView view, viewProgram(program));
+  TokenMachine machine{
+      program, view, {config.loadQueueDepth, config.computeQueueDepth, config.storeQueueDepth}};
+  EMBER_RETURN_IF_ERROR(machine.run([](uint32_t, uint32_t, uint32_t) { return Error::success(); }));
+  if (!machine.finished()) return Error::make(machine.deadlockMessage());
+  // Data-ready semaphores (load->compute, compute->store) must end empty: a
+  // token left there announces data that nobody consumes. Buffer-free
+  // semaphores (compute->load, store->compute) may keep the credits that a
+  // double-buffered schedule returns after the last use of each buffer; a
+  // missing pop on them lets a unit overwrite a buffer in use, which
+  // checkSramRaces reports as a race.
+  for (Semaphore s : {kLoadToCompute, kComputeToStore}) {
+    const auto& pushers = machine.pushers[s];
+    const size_t left = pushers.size() - machine.popped[s];
+    if (left == 0) continue;
+    return makeError("unbalanced tokens: semaphore ", kSemaphoreName[s], " keeps ", left,
+                     " token(s) that no instruction pops: first unpopped push by ",
+                     describe(program, pushers[machine.popped[s]]), ", last push by ",
+                     describe(program, pushers.back()));
+  }
+  return Error::success();
+}
+
+Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
+  EMBER_ASSIGN_OR_RETURN(const QueueView view, viewProgram(program));
+  // Queue depths only delay fetch; they never order execution, so the
+  // happens-before relation is built with unbounded queues.
+  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  TokenMachine machine{program, view, {kUnbounded, kUnbounded, kUnbounded}};
+  RaceChecker checker(program, view, config);
+  EMBER_RETURN_IF_ERROR(machine.run([&](uint32_t index, uint32_t fromPrev, uint32_t fromNext) {
+    return checker.execute(index, fromPrev, fromNext);
+  }));
+  if (!machine.finished())
+    return Error::make("cannot order the SRAM accesses: the tokens deadlock even with unbounded queues (" +
+                       machine.deadlockMessage() + ")");
+  return Error::success();
+}
+
+Error checkAllocation(const std::vector<SramBuffer>& buffers, const NpuConfig& config) {
+  auto where = [](const SramBuffer& b) {
+    std::ostringstream os;
+    os << "'" << b.name << "' (" << rangeText(b.accumulator, int64_t(b.address), int64_t(b.address + b.size))
+       << ", instructions " << b.firstInstruction << ".." << b.lastInstruction << ")";
+    return os.str();
+  };
+  std::vector<size_t> live;  // buffers that hold memory, by first instruction
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const SramBuffer& b = buffers[i];
+    const uint64_t capacity =
+        uint64_t(std::max<int64_t>(0, b.accumulator ? config.accumulatorEntries() : config.scratchpadBytes));
+    if (b.firstInstruction > b.lastInstruction)
+      return makeError("SRAM allocation: buffer ", where(b), " ends before it starts");
+    if (b.address > capacity || b.size > capacity - b.address)
+      return makeError("SRAM allocation: buffer ", where(b), " does not fit the ", capacity,
+                       b.accumulator ? "-entry accumulator" : "-byte scratchpad", " of config '", config.name,
+                       "'");
+    if (b.size > 0) live.push_back(i);
+  }
+  std::sort(live.begin(), live.end(),
+            [&](size_t a, size_t b) { return buffers[a].firstInstruction < buffers[b].firstInstruction; });
+  // Sweep over time. The buffers live at one instruction are pairwise
+  // disjoint (or we already failed), so a new buffer only needs comparing
+  // with its neighbours by address.
+  using Active = std::pair<uint64_t, size_t>;  // address, buffer
+  std::array<std::set<Active>, 2> active;      // scratchpad, accumulator
+  auto endsFirst = [&](size_t a, size_t b) {
+    return buffers[a].lastInstruction > buffers[b].lastInstruction;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(endsFirst)> expiring(endsFirst);
+  for (size_t i : live) {
+    const SramBuffer& b = buffers[i];
+    while (!expiring.empty() && buffers[expiring.top()].lastInstruction < b.firstInstruction) {
+      const SramBuffer& done = buffers[expiring.top()];
+      active[done.accumulator].erase({done.address, expiring.top()});
+      expiring.pop();
+    }
+    auto& set = active[b.accumulator];
+    const auto next = set.lower_bound({b.address, 0});
+    if (next != set.end() && next->first < b.address + b.size)
+      return makeError("SRAM allocation: buffers ", where(buffers[next->second]), " and ", where(b),
+                       " overlap while both are live");
+    if (next != set.begin()) {
+      const SramBuffer& prev = buffers[std::prev(next)->second];
+      if (prev.address + prev.size > b.address)
+        return makeError("SRAM allocation: buffers ", where(prev), " and ", where(b),
+                         " overlap while both are live");
+    }
+    set.insert({b.address, i});
+    expiring.push(i);
+  }
+  return Error::success();
+}
+
+}  // namespace ember::npu
