@@ -14,5 +14,7 @@ int backendsCommand(const std::vector<std::string>& args);
 int conformanceCommand(const std::vector<std::string>& args);
 int newBackendCommand(const std::vector<std::string>& args);
 int quantizeCommand(const std::vector<std::string>& args);
+int sweepCommand(const std::vector<std::string>& args);
+int reportCommand(const std::vector<std::string>& args);
 
 }  // namespace ember::cli

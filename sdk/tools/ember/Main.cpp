@@ -35,7 +35,8 @@ const Subcommand kSubcommands[] = {
     {"disasm", "disassemble an NPU bundle", npu::runDisasmCommand},
     {"conformance", "run the operator conformance kit on a backend", conformanceCommand},
     {"new-backend", "write the skeleton of an out-of-tree backend plugin", newBackendCommand},
-    {"sweep", "run a hardware design-space sweep", nullptr},
+    {"sweep", "run a hardware design-space sweep (local pool or Slurm array)", sweepCommand},
+    {"report", "write the roofline and stall report of one simulation", reportCommand},
 };
 
 void printHelp(std::ostream& os) {
@@ -45,7 +46,9 @@ void printHelp(std::ostream& os) {
         "Ember compiles ONNX models for the reference, cpu and npu backends.\n\ncommands:\n";
   for (const Subcommand& c : kSubcommands)
     if (c.run) os << "  " << c.name << std::string(14 - std::string(c.name).size(), ' ') << c.summary << "\n";
-  os << "\nupcoming (not available yet):\n";
+  bool anyUpcoming = false;
+  for (const Subcommand& c : kSubcommands) anyUpcoming |= !c.run;
+  if (anyUpcoming) os << "\nupcoming (not available yet):\n";
   for (const Subcommand& c : kSubcommands)
     if (!c.run)
       os << "  " << c.name << std::string(14 - std::string(c.name).size(), ' ') << c.summary << "\n";

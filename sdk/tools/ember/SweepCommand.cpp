@@ -1,0 +1,604 @@
+// ember sweep: a hardware design-space sweep (docs/codesign.md). Expands the
+// spec into points, runs each point as its own `ember run` (or `ember sim`)
+// process on a local pool, resumes finished points, and writes results.csv,
+// per-point JSON, SVG plots and report.html. --emit-slurm writes a Slurm
+// job-array script instead; --point runs one point (what each array task does).
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "Commands.h"
+#include "ModelIO.h"
+#include "Tool.h"
+#include "codesign/HtmlReport.h"
+#include "codesign/Json.h"
+#include "codesign/Metrics.h"
+#include "codesign/Plots.h"
+#include "codesign/ProcessPool.h"
+#include "codesign/Progress.h"
+#include "codesign/Svg.h"
+#include "codesign/SweepSpec.h"
+#include "ember/Npy.h"
+
+namespace ember::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace ember::codesign;
+
+struct SweepArgs {
+  std::string spec, outDir, point, backend;
+  std::vector<std::string> vars;
+  int64_t jobs = 0;
+  int64_t timeout = 0;
+  bool emitSlurm = false;
+  bool reportOnly = false;
+};
+
+/// Paths of one point's files under DIR/points/<id>/.
+struct PointFiles {
+  std::string dir, config, stats, log, json, report;
+};
+
+PointFiles pointFiles(const std::string& outDir, const SweepPoint& point) {
+  std::string dir = (fs::path(outDir) / "points" / point.id).string();
+  return {dir,
+          dir + "/config.yaml",
+          dir + "/stats.json",
+          dir + "/log.txt",
+          dir + "/point.json",
+          dir + "/report.html"};
+}
+
+std::string profilePath(const std::string& outDir, const SweepModel& model) {
+  if (!model.profile.empty()) return model.profile;
+  return (fs::path(outDir) / "profiles" / (sanitizeFileName(model.name) + ".yaml")).string();
+}
+
+bool needsProfile(const SweepSpec& spec, const SweepModel& model) {
+  return spec.quantize && !model.isProgram();
+}
+
+/// The last non-empty line of a log: the child's one-line error message.
+std::string lastLogLine(const std::string& path) {
+  Expected<std::string> text = readTextFile(path);
+  if (!text) return "";
+  std::string s = *text;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t newline = s.find_last_of("\n\r");
+  std::string line = newline == std::string::npos ? s : s.substr(newline + 1);
+  return line.size() > 500 ? line.substr(0, 500) + "..." : line;
+}
+
+/// Writes random calibration data (a few samples per input, seeded) for a
+/// model and returns the --calibrate arguments.
+Expected<std::vector<std::string>> writeRandomCalibration(const SweepModel& model, const std::string& dir,
+                                                          int64_t seed) {
+  PipelineArgs pipeline;
+  pipeline.model = model.path;
+  OptionParser unused("ember sweep", "", "");
+  for (const std::string& d : model.dims) pipeline.dims.push_back(d);
+  if (auto status = pipeline.validate(unused)) return makeError(model.path, ": bad 'dims' in the sweep spec");
+  EMBER_ASSIGN_OR_RETURN(LoadedModel loaded, importModel(pipeline));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return makeError(dir, ": cannot create: ", ec.message());
+  std::vector<std::string> calibrate;
+  uint64_t state = uint64_t(seed) * 0x9E3779B97F4A7C15ull + 1;
+  constexpr int64_t kSamples = 4;
+  for (const Node* input : loaded.function->inputs()) {
+    Type type = input->resultType();
+    if (type.rank() >= 1) type.dims[0] *= kSamples;  // samples stacked on the batch dimension
+    std::string file = (fs::path(dir) / (sanitizeFileName(input->name()) + ".npy")).string();
+    EMBER_RETURN_IF_ERROR(writeNpy(file, randomTensor(type, state)));
+    calibrate.push_back(input->name() + "=" + file);
+  }
+  return calibrate;
+}
+
+/// Makes DIR/profiles/<model>.yaml with `ember quantize` unless it exists.
+Error ensureProfile(const SweepSpec& spec, const SweepModel& model, const std::string& outDir) {
+  std::string profile = profilePath(outDir, model);
+  std::error_code ec;
+  if (fs::exists(profile, ec)) return Error::success();
+  if (!model.profile.empty()) return makeError(model.profile, ": no such quantization profile");
+  std::string stem = (fs::path(outDir) / "profiles" / sanitizeFileName(model.name)).string();
+  fs::create_directories(fs::path(stem).parent_path(), ec);
+  std::vector<std::string> calibrate;
+  if (!model.calibrate.empty()) {
+    calibrate.push_back(model.calibrate);
+  } else {
+    EMBER_ASSIGN_OR_RETURN(calibrate, writeRandomCalibration(model, stem + ".calibration", spec.seed));
+  }
+  ChildJob job;
+  job.argv = {selfExecutable(), "quantize", model.path, "-o", stem + ".yaml.part"};
+  for (const std::string& c : calibrate) job.argv.insert(job.argv.end(), {"--calibrate", c});
+  for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
+  job.logPath = stem + ".log";
+  job.timeoutSeconds = spec.timeoutSeconds;
+  ChildOutcome result;
+  PoolCallbacks callbacks;
+  callbacks.finished = [&](size_t, const ChildOutcome& o) { result = o; };
+  EMBER_RETURN_IF_ERROR(runProcessPool({job}, 1, callbacks));
+  if (!result.ok()) {
+    std::string line = lastLogLine(job.logPath);
+    return makeError("quantizing ", model.name, " failed (", result.describe(), ")", line.empty() ? "" : ": ",
+                     line);
+  }
+  // Atomic: concurrent Slurm tasks may race to make the same profile.
+  fs::rename(stem + ".yaml.part", profile, ec);
+  if (ec && !fs::exists(profile)) return makeError(profile, ": cannot write: ", ec.message());
+  return Error::success();
+}
+
+ChildJob pointJob(const SweepSpec& spec, const SweepPoint& point, const PointFiles& files,
+                  const std::string& outDir) {
+  const SweepModel& model = spec.models[point.model];
+  ChildJob job;
+  job.logPath = files.log;
+  job.timeoutSeconds = spec.timeoutSeconds;
+  std::string seed = std::to_string(spec.seed);
+  if (model.isProgram()) {
+    job.argv = {selfExecutable(), "sim", model.path, "--config",  files.config, "--random-inputs",
+                "--seed",         seed,  "--stats",  files.stats, "--quiet"};
+    return job;
+  }
+  job.argv = {selfExecutable(), "run", model.path,      "--backend", spec.backend, "--random-inputs",
+              "--seed",         seed,  "--report-json", files.stats, "--quiet"};
+  // Only the npu backend takes a hardware config.
+  if (spec.backend == "npu") job.argv.insert(job.argv.end(), {"--config", files.config});
+  if (needsProfile(spec, model)) job.argv.insert(job.argv.end(), {"--quantize", profilePath(outDir, model)});
+  for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
+  return job;
+}
+
+Json pointJson(const SweepSpec& spec, const SweepPoint& point) {
+  Json json = Json::object();
+  json.set("id", point.id);
+  json.set("index", int64_t(point.index));
+  json.set("model", spec.models[point.model].name);
+  json.set("model_path", spec.models[point.model].path);
+  json.set("backend", spec.models[point.model].isProgram() ? std::string("npu (ember sim)") : spec.backend);
+  json.set("config", point.label);
+  Json axes = Json::object();
+  for (size_t a = 0; a < spec.axes.size(); ++a)
+    axes.set(spec.axes[a].name, spec.axes[a].values[point.axisValues[a]].label);
+  json.set("axes", std::move(axes));
+  return json;
+}
+
+/// Records a finished point: point.json (status ok or failed with the error)
+/// and, for NPU statistics, the point's own report.html.
+Error finishPoint(const SweepSpec& spec, const SweepPoint& point, const PointFiles& files,
+                  const ChildOutcome& outcome, const std::string& setupError = "") {
+  Json json = pointJson(spec, point);
+  std::string error = setupError;
+  RunStats stats;
+  if (error.empty() && !outcome.ok()) {
+    std::string line = lastLogLine(files.log);
+    error = outcome.describe() + (line.empty() ? "" : ": " + line);
+  }
+  if (error.empty()) {
+    Expected<Json> report = readJsonFile(files.stats);
+    Expected<RunStats> parsed =
+        report ? parseRunStats(*report, files.stats) : Expected<RunStats>(report.error());
+    if (parsed)
+      stats = parsed.take();
+    else
+      error = parsed.error().message();
+  }
+  json.set("status", error.empty() ? "ok" : "failed");
+  json.set("error", error);
+  json.set("wall_seconds", outcome.seconds);
+  Json metrics = Json::object();
+  // A failed point keeps its config's area proxy; everything measured is null.
+  for (const auto& [name, value] : metricValues(error.empty() ? stats : RunStats{}, point.config))
+    metrics.set(name, value ? Json(*value) : Json());
+  json.set("metrics", std::move(metrics));
+  json.set("log", "log.txt");
+  if (error.empty() && stats.hasNpuStats()) {
+    Page page =
+        statsPage(spec.models[point.model].name + " on " + point.label, stats, point.config, "stats.json");
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(files.report, renderPage(page)));
+    json.set("report", "report.html");
+  }
+  return writeTextFileAtomic(files.json, json.dump());
+}
+
+bool pointFinishedOk(const PointFiles& files) {
+  std::error_code ec;
+  if (!fs::exists(files.json, ec)) return false;
+  Expected<Json> json = readJsonFile(files.json);
+  return json && json->stringAt("status") == "ok";
+}
+
+std::string quoteShell(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+Error emitSlurm(const SweepArgs& args, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+  std::string dir = fs::absolute(args.outDir).lexically_normal().string();
+  std::string command = "\"$EMBER\" sweep " +
+                        quoteShell(fs::absolute(args.spec).lexically_normal().string()) + " -o " +
+                        quoteShell(dir);
+  for (const std::string& v : args.vars) command += " --var " + quoteShell(v);
+  if (!args.backend.empty()) command += " --backend " + quoteShell(args.backend);
+  if (args.timeout) command += " --timeout " + std::to_string(args.timeout);
+  int minutes = int(spec.timeoutSeconds / 60) + 5;
+  std::string script =
+      "#!/bin/bash\n"
+      "# Ember co-design sweep '" +
+      spec.name +
+      "' as a Slurm job array (docs/codesign.md).\n"
+      "# One array task per point; each runs the same command as the local pool:\n"
+      "#   ember sweep SPEC -o DIR --point $SLURM_ARRAY_TASK_ID\n"
+      "# Submit:   sbatch " +
+      dir +
+      "/sweep.slurm\n"
+      "# Collect:  " +
+      command.substr(command.find("sweep") - 0) +
+      " --report-only   (after the array ends)\n"
+      "#SBATCH --job-name=ember-sweep-" +
+      sanitizeFileName(spec.name) +
+      "\n"
+      "#SBATCH --array=0-" +
+      std::to_string(points.size() - 1) +
+      "\n"
+      "#SBATCH --cpus-per-task=1\n"
+      "#SBATCH --time=" +
+      std::to_string(minutes) +
+      "\n"
+      "#SBATCH --output=" +
+      dir +
+      "/slurm/%A_%a.out\n"
+      "set -euo pipefail\n"
+      "EMBER=\"${EMBER:-" +
+      selfExecutable() +
+      "}\"\n"
+      "exec " +
+      command + " --point \"$SLURM_ARRAY_TASK_ID\"\n";
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "slurm", ec);
+  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(dir + "/sweep.slurm", script));
+  fs::permissions(dir + "/sweep.slurm", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add,
+                  ec);
+  std::cout << "wrote " << dir << "/sweep.slurm: " << points.size() << " array tasks (0-" << points.size() - 1
+            << ")\nsubmit it with: sbatch " << dir << "/sweep.slurm\nthen collect with: ember sweep "
+            << args.spec << " -o " << args.outDir << " --report-only\n";
+  return Error::success();
+}
+
+struct Row {
+  const SweepPoint* point;
+  Json json;  ///< point.json (null when the point has not run)
+  bool ok = false;
+  std::optional<double> metric(const std::string& name) const {
+    const Json* m = json.find("metrics");
+    return m ? m->numberAt(name) : std::nullopt;
+  }
+};
+
+std::string cell(std::optional<double> v) { return v ? shortNumber(*v) : ""; }
+
+std::optional<double> scaled(std::optional<double> v, double factor) {
+  return v ? std::optional<double>(*v * factor) : std::nullopt;
+}
+
+std::string csvNumber(std::optional<double> v) {
+  if (!v) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", *v);
+  return buf;
+}
+
+/// results.csv, the plots and report.html from every point's JSON. Returns
+/// the Pareto-front summary lines.
+Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+                                               const std::string& outDir) {
+  std::vector<Row> rows;
+  for (const SweepPoint& p : points) {
+    Row row{&p, Json()};
+    PointFiles files = pointFiles(outDir, p);
+    if (fs::exists(files.json)) {
+      Expected<Json> json = readJsonFile(files.json);
+      if (json) row.json = json.take();
+    }
+    row.ok = row.json.stringAt("status") == "ok";
+    rows.push_back(std::move(row));
+  }
+  // Pareto front per model, over latency and energy.
+  std::vector<bool> front(rows.size(), false);
+  std::vector<std::string> summary;
+  Page page;
+  page.title = "Ember co-design sweep: " + spec.name;
+  size_t ok = 0, failed = 0, pending = 0;
+  for (const Row& r : rows) (r.ok ? ok : r.json.isNull() ? pending : failed)++;
+  page.paragraphs.push_back(
+      std::to_string(points.size()) + " points (" + std::to_string(spec.models.size()) + " model(s) × " +
+      std::to_string(points.size() / std::max<size_t>(1, spec.models.size())) + " config(s)), backend " +
+      spec.backend + ": " + std::to_string(ok) + " ok, " + std::to_string(failed) + " failed" +
+      (pending ? ", " + std::to_string(pending) + " not run" : "") + ". Spec: " + spec.path +
+      ". Data: results.csv, points/<id>/point.json.");
+  page.paragraphs.push_back("Area proxy: PEs × " + shortNumber(kAreaPerPeMm2) + " mm² + SRAM bytes × " +
+                            shortNumber(kAreaPerSramByteMm2) +
+                            " mm² (scratchpad + accumulator; 28 nm-class estimates, docs/codesign.md).");
+  Table frontTable;
+  frontTable.heading = "Pareto front (latency vs energy, per model)";
+  frontTable.header = {"model", "config", "latency µs", "energy µJ", "MAC utilisation", "area mm²"};
+  std::vector<UtilizationDot> utilization;
+  for (size_t m = 0; m < spec.models.size(); ++m) {
+    std::vector<size_t> members;
+    std::vector<std::optional<std::pair<double, double>>> values;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].point->model != m) continue;
+      members.push_back(i);
+      auto latency = rows[i].metric("latency_us"), energy = rows[i].metric("energy_pj");
+      values.push_back(rows[i].ok && latency && energy ? std::optional(std::pair(*latency, *energy))
+                                                       : std::nullopt);
+      if (auto u = rows[i].metric("mac_utilization"); rows[i].ok && u)
+        utilization.push_back({spec.models[m].name,
+                               double(rows[i].point->config.rows * rows[i].point->config.cols), *u,
+                               rows[i].point->label});
+    }
+    std::vector<bool> onFront = paretoFront(values);
+    std::vector<ParetoDot> dots;
+    std::string listed;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const Row& r = rows[members[k]];
+      front[members[k]] = onFront[k];
+      if (!values[k]) continue;
+      dots.push_back({values[k]->first, values[k]->second, r.point->label, onFront[k]});
+    }
+    std::vector<size_t> order;
+    for (size_t k = 0; k < members.size(); ++k)
+      if (onFront[k]) order.push_back(members[k]);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return *rows[a].metric("latency_us") < *rows[b].metric("latency_us");
+    });
+    for (size_t i : order) {
+      const Row& r = rows[i];
+      frontTable.rows.push_back({spec.models[m].name, r.point->label, cell(r.metric("latency_us")),
+                                 cell(scaled(r.metric("energy_pj"), 1e-6)),
+                                 cell(scaled(r.metric("mac_utilization"), 100)) + "%",
+                                 cell(r.metric("area_mm2"))});
+      frontTable.links.push_back("points/" + r.point->id + "/report.html");
+      listed += (listed.empty() ? "" : "; ") + r.point->label + " (" + cell(r.metric("latency_us")) +
+                " µs, " + cell(scaled(r.metric("energy_pj"), 1e-6)) + " µJ)";
+    }
+    summary.push_back(spec.models[m].name + ": " +
+                      (listed.empty() ? "no point with latency and energy" : listed));
+    if (!dots.empty()) {
+      std::string svg = paretoSvg("Latency vs energy: " + spec.models[m].name, dots);
+      EMBER_RETURN_IF_ERROR(writeTextFileAtomic(
+          outDir + "/plots/pareto_" + sanitizeFileName(spec.models[m].name) + ".svg", svg));
+      page.figures.push_back({svg, "Every config of " + spec.models[m].name +
+                                       "; orange: the Pareto front (no other config is both faster and more "
+                                       "frugal)."});
+    }
+  }
+  if (!utilization.empty()) {
+    std::string svg = utilizationSvg("MAC utilisation vs array size", utilization);
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/plots/utilization.svg", svg));
+    page.figures.push_back(
+        {svg, "Each point is one config; the line joins each model's best config per array size."});
+  }
+  // Roofline and stall breakdown of each model's fastest config.
+  for (size_t m = 0; m < spec.models.size(); ++m) {
+    const Row* best = nullptr;
+    for (const Row& r : rows)
+      if (r.point->model == m && r.ok && r.metric("latency_us") &&
+          (!best || *r.metric("latency_us") < *best->metric("latency_us")))
+        best = &r;
+    if (!best) continue;
+    Expected<Json> report = readJsonFile(pointFiles(outDir, *best->point).stats);
+    if (!report) continue;
+    Expected<RunStats> stats = parseRunStats(*report, "stats.json");
+    if (!stats) continue;
+    const npu::NpuConfig& c = best->point->config;
+    std::string name = sanitizeFileName(spec.models[m].name);
+    std::string roof = rooflineSvg("Roofline: " + spec.models[m].name + " on " + best->point->label,
+                                   stats->layers, 2.0 * double(c.rows * c.cols), double(c.dramBytesPerCycle));
+    std::string stalls =
+        stallBreakdownSvg("Stalls: " + spec.models[m].name + " on " + best->point->label, stats->layers);
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/plots/roofline_" + name + ".svg", roof));
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/plots/stalls_" + name + ".svg", stalls));
+    page.figures.push_back({roof, "Layers of " + spec.models[m].name +
+                                      " on its fastest config, under that "
+                                      "config's compute and bandwidth roofs."});
+    page.figures.push_back({stalls, "Per-layer cycles and stall cycles by reason, same config."});
+  }
+  page.tables.push_back(std::move(frontTable));
+
+  Table all;
+  all.heading = "All points";
+  all.header = {"point",       "model",     "config",      "status",       "cycles",
+                "latency µs",  "MAC util.", "DRAM read B", "DRAM write B", "energy µJ",
+                "SRAM peak B", "area mm²",  "Pareto",      "error"};
+  std::string csv = "index,id,model,config";
+  for (const Axis& a : spec.axes) csv += "," + csvField(a.name);
+  csv += ",status,error";
+  for (const std::string& c : metricColumns()) csv += "," + c;
+  csv += ",wall_seconds,pareto\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const SweepPoint& p = *r.point;
+    std::string status = r.json.isNull() ? "not run" : r.json.stringAt("status", "?");
+    std::string error = r.json.stringAt("error");
+    csv += std::to_string(p.index) + "," + p.id + "," + csvField(spec.models[p.model].name) + "," +
+           csvField(p.label);
+    for (size_t a = 0; a < spec.axes.size(); ++a)
+      csv += "," + csvField(spec.axes[a].values[p.axisValues[a]].label);
+    csv += "," + status + "," + csvField(error);
+    for (const std::string& c : metricColumns()) csv += "," + csvNumber(r.metric(c));
+    csv += "," + csvNumber(r.json.numberAt("wall_seconds")) + "," + (front[i] ? "1" : "0") + "\n";
+    all.rows.push_back({p.id, spec.models[p.model].name, p.label, status, cell(r.metric("cycles")),
+                        cell(r.metric("latency_us")),
+                        r.metric("mac_utilization") ? cell(*r.metric("mac_utilization") * 100) + "%" : "",
+                        cell(r.metric("dram_read_bytes")), cell(r.metric("dram_write_bytes")),
+                        cell(scaled(r.metric("energy_pj"), 1e-6)), cell(r.metric("sram_peak_bytes")),
+                        cell(r.metric("area_mm2")), front[i] ? "yes" : "", error});
+    all.highlight.push_back(front[i]);
+    all.links.push_back(r.json.find("report") ? "points/" + p.id + "/report.html"
+                                              : "points/" + p.id + "/log.txt");
+  }
+  page.tables.push_back(std::move(all));
+  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/results.csv", csv));
+  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/report.html", renderPage(page)));
+  return summary;
+}
+
+}  // namespace
+
+int sweepCommand(const std::vector<std::string>& argv) {
+  SweepArgs args;
+  OptionParser parser(
+      "ember sweep", "SPEC.yaml -o DIR [-j N] [--emit-slurm]",
+      "Runs a hardware design-space sweep (docs/codesign.md): every combination of the spec's axes, for\n"
+      "every model, compiled and simulated in its own process. Writes DIR/results.csv, DIR/points/<id>/\n"
+      "(config.yaml, point.json, stats.json, log.txt, report.html), DIR/plots/*.svg and DIR/report.html.\n"
+      "Points already finished with status ok are skipped (resume). Exit status 1 when a point failed.");
+  parser.addPositional("SPEC.yaml", &args.spec, "the sweep spec");
+  parser.addString("--output", "DIR", &args.outDir, "output directory (required)");
+  parser.addAlias("-o", "--output");
+  parser.addInt("--jobs", "N", &args.jobs, "points run at once (default: the number of CPUs)", 1, 1024);
+  parser.addAlias("-j", "--jobs");
+  parser.addList("--var", "NAME=VALUE", &args.vars, "set a spec variable used as ${NAME} in paths");
+  parser.addInt("--timeout", "SECONDS", &args.timeout,
+                "per-point time limit (default: the spec's, else 1800)", 1, 1000000);
+  parser.addString("--backend", "NAME", &args.backend, "override the spec's backend (e.g. reference)");
+  parser.addFlag("--emit-slurm", &args.emitSlurm,
+                 "write DIR/sweep.slurm (a Slurm job array) instead of running");
+  parser.addString("--point", "INDEX|ID", &args.point, "run only this point (one Slurm array task)");
+  parser.addFlag("--report-only", &args.reportOnly, "run nothing; rebuild results.csv and report.html");
+  if (auto status = parser.parse(argv)) return *status;
+  if (args.outDir.empty()) return parser.usageError("missing -o DIR");
+
+  std::map<std::string, std::string> vars;
+  for (const std::string& v : args.vars) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return parser.usageError("--var expects NAME=VALUE, got '" + v + "'");
+    vars[v.substr(0, eq)] = v.substr(eq + 1);
+  }
+  Expected<SweepSpec> loaded = loadSweepSpec(args.spec, vars);
+  if (!loaded) return fail(loaded.error());
+  SweepSpec spec = loaded.take();
+  if (args.timeout) spec.timeoutSeconds = double(args.timeout);
+  if (!args.backend.empty()) {
+    spec.backend = args.backend;
+    if (!spec.quantizeGiven) spec.quantize = spec.backend == "npu";
+  }
+  for (const SweepModel& m : spec.models)
+    if (!fs::exists(m.path))
+      return fail(args.spec + ": model '" + m.name + "': " + m.path + ": no such file");
+  Expected<std::vector<SweepPoint>> expanded = expandSweep(spec);
+  if (!expanded) return fail(expanded.error());
+  const std::vector<SweepPoint>& points = *expanded;
+
+  std::error_code ec;
+  fs::create_directories(fs::path(args.outDir) / "plots", ec);
+  if (ec) return fail(args.outDir + ": cannot create the output directory: " + ec.message());
+  std::string index = "index\tid\tmodel\tconfig\n";
+  for (const SweepPoint& p : points) {
+    PointFiles files = pointFiles(args.outDir, p);
+    fs::create_directories(files.dir, ec);
+    if (ec) return fail(files.dir + ": cannot create: " + ec.message());
+    if (Error e = writeTextFileAtomic(files.config, p.configYaml)) return fail(e);
+    index += std::to_string(p.index) + "\t" + p.id + "\t" + spec.models[p.model].name + "\t" + p.label + "\n";
+  }
+  if (Error e = writeTextFileAtomic(args.outDir + "/points.tsv", index)) return fail(e);
+  if (args.emitSlurm) {
+    if (Error e = emitSlurm(args, spec, points)) return fail(e);
+    return kExitSuccess;
+  }
+
+  std::vector<size_t> pending;
+  if (!args.point.empty()) {
+    auto it = std::find_if(points.begin(), points.end(), [&](const SweepPoint& p) {
+      return p.id == args.point || std::to_string(p.index) == args.point;
+    });
+    if (it == points.end())
+      return fail(args.spec + ": no point '" + args.point + "' (indices 0-" +
+                  std::to_string(points.size() - 1) + ", ids in " + args.outDir + "/points.tsv)");
+    pending.push_back(size_t(it - points.begin()));
+  } else if (!args.reportOnly) {
+    for (const SweepPoint& p : points)
+      if (!pointFinishedOk(pointFiles(args.outDir, p))) pending.push_back(p.index);
+  }
+
+  // Quantization profiles, once per model that a pending point needs.
+  std::map<size_t, std::string> profileErrors;
+  for (size_t m = 0; m < spec.models.size(); ++m) {
+    if (!needsProfile(spec, spec.models[m])) continue;
+    bool used = std::any_of(pending.begin(), pending.end(), [&](size_t i) { return points[i].model == m; });
+    if (!used) continue;
+    if (args.point.empty() && !fs::exists(profilePath(args.outDir, spec.models[m])))
+      std::cerr << "ember sweep: calibrating " << spec.models[m].name << " ("
+                << (spec.models[m].calibrate.empty() ? "random data" : spec.models[m].calibrate) << ")\n";
+    if (Error e = ensureProfile(spec, spec.models[m], args.outDir)) profileErrors[m] = e.message();
+  }
+
+  std::vector<ChildJob> jobs;
+  std::vector<size_t> jobPoints;
+  size_t failedPoints = 0;
+  for (size_t i : pending) {
+    PointFiles files = pointFiles(args.outDir, points[i]);
+    fs::remove(files.stats, ec);  // never read a previous run's statistics
+    if (auto it = profileErrors.find(points[i].model); it != profileErrors.end()) {
+      if (Error e = finishPoint(spec, points[i], files, ChildOutcome{}, it->second)) return fail(e);
+      ++failedPoints;
+      continue;
+    }
+    jobs.push_back(pointJob(spec, points[i], files, args.outDir));
+    jobPoints.push_back(i);
+  }
+  size_t concurrency = args.jobs ? size_t(args.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  bool single = !args.point.empty();
+  Progress progress(std::cerr, isatty(2) != 0, single ? 1 : points.size(),
+                    single ? 0 : points.size() - pending.size(), concurrency);
+  if (!single && !args.reportOnly)
+    std::cerr << "ember sweep: " << points.size() << " points, " << points.size() - pending.size()
+              << " already done, running " << jobs.size() << " with -j " << concurrency << "\n";
+  for (size_t k = 0; k < failedPoints; ++k) progress.finished(false, 0);
+  Error writeError;
+  PoolCallbacks callbacks;
+  callbacks.started = [&](size_t) { progress.started(); };
+  callbacks.finished = [&](size_t job, const ChildOutcome& outcome) {
+    const SweepPoint& p = points[jobPoints[job]];
+    if (Error e = finishPoint(spec, p, pointFiles(args.outDir, p), outcome); e && !writeError) writeError = e;
+    bool ok = pointFinishedOk(pointFiles(args.outDir, p));
+    failedPoints += ok ? 0 : 1;
+    progress.finished(ok, outcome.seconds);
+  };
+  callbacks.tick = [&]() { progress.tick(); };
+  Error interrupted = runProcessPool(jobs, concurrency, callbacks);
+  if (!args.reportOnly) progress.done();
+  if (writeError) return fail(writeError);
+  if (interrupted) return fail(interrupted);
+  if (single) {
+    const SweepPoint& p = points[pending.front()];
+    Expected<Json> json = readJsonFile(pointFiles(args.outDir, p).json);
+    std::cerr << "ember sweep: point " << p.index << " (" << p.id << "): "
+              << (json ? json->stringAt("status") + " " + json->stringAt("error") : json.error().message())
+              << "\n";
+    return failedPoints ? kExitFailure : kExitSuccess;
+  }
+
+  Expected<std::vector<std::string>> summary = writeReport(spec, points, args.outDir);
+  if (!summary) return fail(summary.error());
+  size_t failedTotal = 0;
+  for (const SweepPoint& p : points)
+    if (!pointFinishedOk(pointFiles(args.outDir, p))) ++failedTotal;
+  std::cout << "wrote " << args.outDir << "/results.csv and " << args.outDir << "/report.html ("
+            << points.size() - failedTotal << " ok, " << failedTotal << " failed or not run)\n";
+  for (const std::string& line : *summary) std::cout << "pareto front " << line << "\n";
+  return failedTotal ? kExitFailure : kExitSuccess;
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,240 @@
+#include "Plots.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "Svg.h"
+
+namespace ember::codesign {
+
+std::string stallColour(const std::string& reason, size_t index) {
+  static const std::map<std::string, std::string> kKnown = {{"token", "#9467bd"},
+                                                            {"dram_bandwidth", "#d62728"},
+                                                            {"bank_conflict", "#ff7f0e"},
+                                                            {"accumulator_port", "#2ca02c"},
+                                                            {"queue_full", "#8c564b"}};
+  auto it = kKnown.find(reason);
+  if (it != kKnown.end()) return it->second;
+  static const char* const kOthers[] = {"#e377c2", "#bcbd22", "#17becf", "#7f7f7f"};
+  return kOthers[index % 4];
+}
+
+std::string rooflineSvg(const std::string& title, const std::vector<LayerStats>& layers,
+                        double peakOpsPerCycle, double dramBytesPerCycle) {
+  struct Dot {
+    double intensity, perf;
+    const LayerStats* layer;
+  };
+  std::vector<Dot> dots;
+  size_t unplaced = 0;
+  for (const LayerStats& l : layers) {
+    if (l.macs <= 0 || l.dramBytes <= 0 || l.cycles <= 0) {
+      ++unplaced;
+      continue;
+    }
+    dots.push_back({2 * l.macs / l.dramBytes, 2 * l.macs / l.cycles, &l});
+  }
+  double ridge = peakOpsPerCycle / std::max(dramBytesPerCycle, 1e-9);
+  double xLo = ridge / 10, xHi = ridge * 10, yLo = peakOpsPerCycle / 100;
+  for (const Dot& d : dots) {
+    xLo = std::min(xLo, d.intensity);
+    xHi = std::max(xHi, d.intensity);
+    yLo = std::min(yLo, d.perf);
+  }
+  yLo = std::min(yLo, dramBytesPerCycle * xLo);
+  Chart chart(title, {"arithmetic intensity (ops per DRAM byte)", xLo, xHi, true},
+              {"achieved ops per cycle", yLo, peakOpsPerCycle * 1.5, true});
+  SvgCanvas& c = chart.canvas();
+  // Roofs: the bandwidth slope up to the ridge, then the compute ceiling.
+  double x0 = xLo / 10;
+  chart.clip();
+  c.polyline({{chart.x(x0), chart.y(dramBytesPerCycle * x0)},
+              {chart.x(ridge), chart.y(peakOpsPerCycle)},
+              {chart.x(xHi * 10), chart.y(peakOpsPerCycle)}},
+             kRoofColour, 3);
+  chart.unclip();
+  c.text(chart.x(ridge) + 6, chart.y(peakOpsPerCycle) + 14,
+         "peak " + shortNumber(peakOpsPerCycle) + " ops/cycle", 11, "start", kRoofColour);
+  for (const Dot& d : dots) {
+    const LayerStats& l = *d.layer;
+    c.circle(chart.x(d.intensity), chart.y(d.perf), 5, kLayerColour,
+             l.name + " (" + l.op + "): " + shortNumber(d.intensity) + " ops/B, " + shortNumber(d.perf) +
+                 " ops/cycle, utilisation " + shortNumber(l.macUtilization * 100) + "%",
+             "#ffffff");
+  }
+  chart.legend("roofs: peak, DRAM " + shortNumber(dramBytesPerCycle) + " B/cycle", kRoofColour, true);
+  chart.legend("layer (" + std::to_string(dots.size()) + ")", kLayerColour);
+  if (dots.empty()) chart.note("no layer with MACs and DRAM traffic");
+  if (unplaced)
+    c.text(chart.plotLeft() + 6, chart.plotBottom() - 6,
+           std::to_string(unplaced) + " layer(s) without MACs or DRAM bytes not shown", 10, "start", "#666");
+  return chart.finish();
+}
+
+std::string stallBreakdownSvg(const std::string& title, const std::vector<LayerStats>& layers) {
+  constexpr size_t kMaxLayers = 80;
+  std::vector<const LayerStats*> shown;
+  for (const LayerStats& l : layers) shown.push_back(&l);
+  size_t hidden = 0;
+  if (shown.size() > kMaxLayers) {
+    // Keep the most expensive layers, in program order.
+    std::vector<const LayerStats*> byCycles = shown;
+    std::nth_element(byCycles.begin(), byCycles.begin() + kMaxLayers - 1, byCycles.end(),
+                     [](auto* a, auto* b) { return a->cycles > b->cycles; });
+    double cut = byCycles[kMaxLayers - 1]->cycles;
+    std::vector<const LayerStats*> kept;
+    for (auto* l : shown)
+      if (l->cycles >= cut && kept.size() < kMaxLayers) kept.push_back(l);
+    hidden = shown.size() - kept.size();
+    shown = kept;
+  }
+  std::vector<std::string> reasons;
+  double maxCycles = 1;
+  for (auto* l : shown) {
+    double stalled = 0;
+    for (const auto& [reason, cycles] : l->stalls) {
+      stalled += cycles;
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+    }
+    maxCycles = std::max({maxCycles, l->cycles, stalled});
+  }
+  const double rowHeight = 18, left = 190, right = 620, top = 80;
+  const double height = top + std::max<double>(1, double(shown.size())) * rowHeight + 48;
+  SvgCanvas c(640, height);
+  c.text(10, 22, truncate(title, 72), 15, "start", "#111", 0, true);
+  // Legend, wrapped onto a second row when it does not fit.
+  double lx = 10, ly = 34;
+  c.rect(lx, ly, 12, 10, "#c8c8c8");
+  c.text(lx + 16, ly + 9, "layer cycles", 11);
+  lx += 100;
+  for (size_t i = 0; i < reasons.size(); ++i) {
+    double w = 30 + 6.5 * double(reasons[i].size() + 6);
+    if (lx + w > 640) {
+      lx = 10;
+      ly += 15;
+    }
+    c.rect(lx, ly, 12, 10, stallColour(reasons[i], i));
+    c.text(lx + 16, ly + 9, reasons[i] + " stall", 11);
+    lx += w;
+  }
+  auto px = [&](double cycles) { return left + (right - left) * cycles / maxCycles; };
+  double bottom = top + double(shown.size()) * rowHeight;
+  for (int t = 0; t <= 4; ++t) {
+    double x = px(maxCycles * t / 4);
+    c.line(x, top - 4, x, bottom, "#e4e4e4");
+    c.text(x, bottom + 14, shortNumber(maxCycles * t / 4), 10, "middle", "#333");
+  }
+  c.text((left + right) / 2, bottom + 32, "cycles (stalls are summed over the units that waited)", 11,
+         "middle");
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const LayerStats& l = *shown[i];
+    double y = top + double(i) * rowHeight;
+    std::string name = truncate(l.name, 28);
+    c.text(left - 6, y + 12, name, 10, "end", "#222");
+    c.rect(left, y + 1, px(l.cycles) - left, 8, "#c8c8c8",
+           l.name + " (" + l.op + "): " + shortNumber(l.cycles) + " cycles");
+    double x = left;
+    for (const auto& [reason, cycles] : l.stalls) {
+      size_t index = size_t(std::find(reasons.begin(), reasons.end(), reason) - reasons.begin());
+      double w = px(cycles) - left;
+      c.rect(x, y + 9, w, 7, stallColour(reason, index), l.name + ": " + shortNumber(cycles) + " " + reason);
+      x += w;
+    }
+  }
+  if (shown.empty()) c.text(320, top + 12, "no per-layer statistics", 12, "middle", "#888");
+  if (hidden)
+    c.text(10, height - 4, std::to_string(hidden) + " cheaper layer(s) not shown", 10, "start", "#666");
+  return c.str();
+}
+
+std::string paretoSvg(const std::string& title, const std::vector<ParetoDot>& dots) {
+  double xLo = 1e300, xHi = 0, yLo = 1e300, yHi = 0;
+  for (const ParetoDot& d : dots) {
+    xLo = std::min(xLo, d.latencyUs);
+    xHi = std::max(xHi, d.latencyUs);
+    yLo = std::min(yLo, d.energyPj / 1e6);
+    yHi = std::max(yHi, d.energyPj / 1e6);
+  }
+  if (dots.empty()) xLo = yLo = xHi = yHi = 1;
+  Chart chart(title, {"latency (µs)", xLo, xHi, true}, {"energy (µJ)", yLo, yHi, true});
+  SvgCanvas& c = chart.canvas();
+  std::vector<const ParetoDot*> front;
+  for (const ParetoDot& d : dots)
+    if (d.onFront) front.push_back(&d);
+  std::sort(front.begin(), front.end(), [](auto* a, auto* b) { return a->latencyUs < b->latencyUs; });
+  std::vector<std::pair<double, double>> steps;
+  for (size_t i = 0; i < front.size(); ++i) {
+    if (i) steps.emplace_back(chart.x(front[i]->latencyUs), chart.y(front[i - 1]->energyPj / 1e6));
+    steps.emplace_back(chart.x(front[i]->latencyUs), chart.y(front[i]->energyPj / 1e6));
+  }
+  c.polyline(steps, kFrontColour, 2, "6,4");
+  auto tooltip = [](const ParetoDot& d) {
+    return d.label + ": " + shortNumber(d.latencyUs) + " µs, " + shortNumber(d.energyPj / 1e6) + " µJ";
+  };
+  for (const ParetoDot& d : dots)
+    if (!d.onFront)
+      c.circle(chart.x(d.latencyUs), chart.y(d.energyPj / 1e6), 5, kDominatedColour, tooltip(d));
+  for (size_t i = 0; i < front.size(); ++i) {
+    const ParetoDot* d = front[i];
+    double x = chart.x(d->latencyUs), y = chart.y(d->energyPj / 1e6);
+    c.circle(x, y, 7, kFrontColour, tooltip(*d), "#ffffff");
+    // Configs that tie exactly share one label.
+    bool tiedWithEarlier = false;
+    size_t ties = 0;
+    for (size_t j = 0; j < front.size(); ++j) {
+      if (j == i || front[j]->latencyUs != d->latencyUs || front[j]->energyPj != d->energyPj) continue;
+      tiedWithEarlier |= j < i;
+      ++ties;
+    }
+    if (tiedWithEarlier) continue;
+    std::string label = truncate(d->label, 40) + (ties ? " (+" + std::to_string(ties) + " tied)" : "");
+    // Labels near the right edge grow leftwards so that they stay visible.
+    bool nearRight = x > chart.plotRight() - 220;
+    c.text(nearRight ? x - 9 : x + 9, y - 8, label, 10, nearRight ? "end" : "start", "#333");
+  }
+  chart.legend("Pareto front (" + std::to_string(front.size()) + ")", kFrontColour);
+  chart.legend("dominated", kDominatedColour);
+  if (dots.empty()) chart.note("no point with latency and energy");
+  return chart.finish();
+}
+
+std::string utilizationSvg(const std::string& title, const std::vector<UtilizationDot>& dots) {
+  double xLo = 1e300, xHi = 0;
+  std::vector<std::string> series;
+  for (const UtilizationDot& d : dots) {
+    xLo = std::min(xLo, d.pes);
+    xHi = std::max(xHi, d.pes);
+    if (std::find(series.begin(), series.end(), d.series) == series.end()) series.push_back(d.series);
+  }
+  if (dots.empty()) xLo = xHi = 256;
+  if (xHi <= xLo) {
+    // One array size: centre it.
+    xLo /= 2;
+    xHi *= 2;
+  }
+  AxisSpec yAxis{"MAC utilisation", 0, 1, false};
+  yAxis.percent = true;
+  Chart chart(title, {"processing elements (rows × cols)", xLo, xHi, false, true}, yAxis);
+  SvgCanvas& c = chart.canvas();
+  for (size_t s = 0; s < series.size(); ++s) {
+    const std::string& colour = palette()[s % palette().size()];
+    std::map<double, double> best;
+    for (const UtilizationDot& d : dots) {
+      if (d.series != series[s]) continue;
+      best[d.pes] = std::max(best.count(d.pes) ? best[d.pes] : 0.0, d.utilization);
+    }
+    std::vector<std::pair<double, double>> linePoints;
+    for (auto [pes, utilization] : best) linePoints.emplace_back(chart.x(pes), chart.y(utilization));
+    c.polyline(linePoints, colour, 2);
+    for (const UtilizationDot& d : dots)
+      if (d.series == series[s])
+        c.circle(chart.x(d.pes), chart.y(d.utilization), 5, colour,
+                 d.series + " " + d.label + ": " + shortNumber(d.utilization * 100) + "%", "#ffffff");
+    chart.legend(series[s], colour);
+  }
+  if (dots.empty()) chart.note("no point with MAC utilisation");
+  return chart.finish();
+}
+
+}  // namespace ember::codesign

@@ -1,0 +1,285 @@
+#include "SweepSpec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "Json.h"
+
+namespace ember::codesign {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string where(const std::string& path, const YAML::Node& node) {
+  return path + ":" + std::to_string(node.Mark().line + 1);
+}
+
+Expected<std::string> expandVariables(const std::string& text, const std::map<std::string, std::string>& vars,
+                                      const std::string& context) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "${") != 0) {
+      out += text[i];
+      continue;
+    }
+    size_t close = text.find('}', i);
+    if (close == std::string::npos) return makeError(context, ": unterminated '${' in '", text, "'");
+    std::string name = text.substr(i + 2, close - i - 2);
+    auto it = vars.find(name);
+    if (it == vars.end())
+      return makeError(context, ": unknown variable '", name,
+                       "' (define it under 'variables:' or pass --var ", name, "=VALUE)");
+    out += it->second;
+    i = close;
+  }
+  return out;
+}
+
+std::string resolvePath(const std::string& specDir, const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(specDir) / path).lexically_normal().string();
+}
+
+Expected<std::string> scalar(const YAML::Node& node, const std::string& origin, const std::string& key) {
+  if (!node.IsScalar()) return makeError(where(origin, node), ": key '", key, "': expected a scalar");
+  return node.Scalar();
+}
+
+/// Sets "a.b" in a YAML map, creating "a" when needed.
+void setDotted(YAML::Node root, const std::string& key, const std::string& value) {
+  size_t dot = key.find('.');
+  if (dot == std::string::npos) {
+    root[key] = value;
+    return;
+  }
+  YAML::Node child = root[key.substr(0, dot)];
+  if (!child.IsMap()) child = YAML::Node(YAML::NodeType::Map);
+  setDotted(child, key.substr(dot + 1), value);
+  root[key.substr(0, dot)] = child;
+}
+
+Error parseAxes(const YAML::Node& node, const std::string& origin, SweepSpec& spec) {
+  if (!node.IsMap())
+    return makeError(where(origin, node), ": key 'axes': expected a map of axis name to values");
+  for (const auto& entry : node) {
+    Axis axis;
+    axis.name = entry.first.Scalar();
+    const YAML::Node& values = entry.second;
+    if (!values.IsSequence() || values.size() == 0)
+      return makeError(where(origin, values), ": axis '", axis.name,
+                       "': expected a non-empty list of values");
+    for (const YAML::Node& v : values) {
+      AxisValue value;
+      if (v.IsScalar()) {
+        // A config key swept over scalar values.
+        value.settings.emplace_back(axis.name, v.Scalar());
+        value.label = axis.name + "=" + v.Scalar();
+      } else if (v.IsMap()) {
+        // A named axis whose values set several keys together (e.g. an array size).
+        for (const auto& setting : v) {
+          std::string key = setting.first.Scalar();
+          if (key == "label") {
+            value.label = setting.second.Scalar();
+            continue;
+          }
+          EMBER_ASSIGN_OR_RETURN(std::string text, scalar(setting.second, origin, key));
+          value.settings.emplace_back(key, text);
+        }
+        if (value.label.empty())
+          for (const auto& [k, text] : value.settings)
+            value.label += (value.label.empty() ? "" : " ") + k + "=" + text;
+      } else {
+        return makeError(where(origin, v), ": axis '", axis.name,
+                         "': a value is a scalar or a map of config keys");
+      }
+      axis.values.push_back(std::move(value));
+    }
+    spec.axes.push_back(std::move(axis));
+  }
+  return Error::success();
+}
+
+}  // namespace
+
+bool SweepModel::isProgram() const { return !path.ends_with(".onnx"); }
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+Expected<SweepSpec> loadSweepSpec(const std::string& path,
+                                  const std::map<std::string, std::string>& overrides) {
+  EMBER_ASSIGN_OR_RETURN(std::string text, readTextFile(path));
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return makeError(path, ":", e.mark.line + 1, ": ", e.msg);
+  }
+  if (!root.IsMap()) return makeError(path, ": a sweep spec is a YAML map (docs/codesign.md)");
+
+  SweepSpec spec;
+  spec.path = path;
+  spec.name = fs::path(path).stem().string();
+  const std::string specDir = fs::path(path).parent_path().string();
+  std::map<std::string, std::string> vars;
+  if (const YAML::Node v = root["variables"]) {
+    if (!v.IsMap()) return makeError(where(path, v), ": key 'variables': expected a map");
+    for (const auto& entry : v) vars[entry.first.Scalar()] = entry.second.Scalar();
+  }
+  for (const auto& [k, value] : overrides) vars[k] = value;
+  auto pathAt = [&](const YAML::Node& node, const std::string& key) -> Expected<std::string> {
+    EMBER_ASSIGN_OR_RETURN(std::string raw, scalar(node, path, key));
+    EMBER_ASSIGN_OR_RETURN(std::string expanded, expandVariables(raw, vars, where(path, node)));
+    return resolvePath(specDir, expanded);
+  };
+
+  static const char* const kKeys[] = {
+      "name", "variables", "backend", "base_config", "quantize", "timeout_seconds", "seed", "models", "axes"};
+  for (const auto& entry : root) {
+    std::string key = entry.first.Scalar();
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+      return makeError(where(path, entry.first), ": unknown key '", key, "' (see docs/codesign.md)");
+  }
+  try {
+    if (root["name"]) spec.name = root["name"].as<std::string>();
+    if (root["backend"]) spec.backend = root["backend"].as<std::string>();
+    spec.quantize = spec.backend == "npu";
+    if (root["quantize"]) {
+      spec.quantize = root["quantize"].as<bool>();
+      spec.quantizeGiven = true;
+    }
+    if (root["timeout_seconds"]) spec.timeoutSeconds = root["timeout_seconds"].as<double>();
+    if (root["seed"]) spec.seed = root["seed"].as<int64_t>();
+  } catch (const YAML::Exception& e) {
+    return makeError(path, ":", e.mark.line + 1, ": ", e.msg);
+  }
+  if (spec.timeoutSeconds <= 0) return makeError(path, ": key 'timeout_seconds': must be positive");
+  if (const YAML::Node base = root["base_config"]) {
+    EMBER_ASSIGN_OR_RETURN(spec.baseConfigPath, pathAt(base, "base_config"));
+    EMBER_ASSIGN_OR_RETURN(spec.baseConfigText, readTextFile(spec.baseConfigPath));
+    Expected<npu::NpuConfig> parsed = npu::parseConfig(spec.baseConfigText, spec.baseConfigPath);
+    if (!parsed) return parsed.error().withContext(path + ": base_config");
+  }
+
+  const YAML::Node models = root["models"];
+  if (!models || !models.IsSequence() || models.size() == 0)
+    return makeError(path, ": key 'models': expected a non-empty list");
+  for (const YAML::Node& m : models) {
+    SweepModel model;
+    if (m.IsScalar()) {
+      EMBER_ASSIGN_OR_RETURN(model.path, pathAt(m, "models"));
+    } else if (m.IsMap()) {
+      for (const auto& entry : m) {
+        std::string key = entry.first.Scalar();
+        if (key == "path") {
+          EMBER_ASSIGN_OR_RETURN(model.path, pathAt(entry.second, key));
+        } else if (key == "name") {
+          EMBER_ASSIGN_OR_RETURN(model.name, scalar(entry.second, path, key));
+        } else if (key == "profile") {
+          EMBER_ASSIGN_OR_RETURN(model.profile, pathAt(entry.second, key));
+        } else if (key == "calibrate") {
+          // [NAME=]FILE.npy: only the file part is a path.
+          EMBER_ASSIGN_OR_RETURN(std::string raw, scalar(entry.second, path, key));
+          size_t eq = raw.find('=');
+          std::string prefix = eq == std::string::npos ? "" : raw.substr(0, eq + 1);
+          EMBER_ASSIGN_OR_RETURN(std::string file,
+                                 expandVariables(raw.substr(prefix.size()), vars, where(path, entry.second)));
+          model.calibrate = prefix + resolvePath(specDir, file);
+        } else if (key == "dims") {
+          if (!entry.second.IsSequence())
+            return makeError(where(path, entry.second), ": key 'dims': expected a list of NAME=VALUE");
+          for (const YAML::Node& d : entry.second) model.dims.push_back(d.Scalar());
+        } else {
+          return makeError(where(path, entry.first), ": unknown model key '", key,
+                           "' (path, name, calibrate, profile, dims)");
+        }
+      }
+    } else {
+      return makeError(where(path, m), ": a model is a path or a map with 'path'");
+    }
+    if (model.path.empty()) return makeError(where(path, m), ": model without 'path'");
+    if (model.name.empty()) model.name = fs::path(model.path).stem().string();
+    for (const SweepModel& other : spec.models)
+      if (other.name == model.name)
+        return makeError(where(path, m), ": two models named '", model.name, "' (give one a 'name')");
+    spec.models.push_back(std::move(model));
+  }
+  if (const YAML::Node axes = root["axes"]) EMBER_RETURN_IF_ERROR(parseAxes(axes, path, spec));
+  return spec;
+}
+
+Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
+  YAML::Node base;
+  try {
+    base = spec.baseConfigText.empty() ? YAML::Node(YAML::NodeType::Map) : YAML::Load(spec.baseConfigText);
+  } catch (const YAML::Exception& e) {
+    return makeError(spec.baseConfigPath, ":", e.mark.line + 1, ": ", e.msg);
+  }
+  if (!base.IsMap()) base = YAML::Node(YAML::NodeType::Map);
+  const std::string baseName = base["name"] && base["name"].IsScalar() ? base["name"].Scalar() : "npu-16x16";
+
+  size_t combinations = 1;
+  for (const Axis& axis : spec.axes) combinations *= axis.values.size();
+  if (combinations * spec.models.size() > 100000)
+    return makeError(spec.path, ": the sweep has ", combinations * spec.models.size(),
+                     " points (limit 100000)");
+
+  std::vector<SweepPoint> points;
+  std::vector<size_t> choice(spec.axes.size(), 0);
+  for (size_t c = 0; c < combinations; ++c) {
+    // Mixed-radix counter; the last axis varies fastest.
+    size_t rest = c;
+    for (size_t a = spec.axes.size(); a-- > 0;) {
+      choice[a] = rest % spec.axes[a].values.size();
+      rest /= spec.axes[a].values.size();
+    }
+    YAML::Node config = YAML::Clone(base);
+    std::string label, context;
+    for (size_t a = 0; a < spec.axes.size(); ++a) {
+      const AxisValue& value = spec.axes[a].values[choice[a]];
+      label += (label.empty() ? "" : ", ") + value.label;
+      for (const auto& [key, text] : value.settings) setDotted(config, key, text);
+    }
+    config["name"] = label.empty() ? baseName : baseName + " [" + label + "]";
+    YAML::Emitter emitter;
+    emitter << config;
+    std::string yaml = std::string(emitter.c_str()) + "\n";
+    Expected<npu::NpuConfig> parsed = npu::parseConfig(yaml, "config");
+    if (!parsed) {
+      std::string axes;
+      for (size_t a = 0; a < spec.axes.size(); ++a)
+        axes += (axes.empty() ? "" : ", ") + std::string("axis '") + spec.axes[a].name +
+                "' = " + spec.axes[a].values[choice[a]].label;
+      return makeError(spec.path, ": ", axes, ": ", parsed.error().message());
+    }
+    for (size_t m = 0; m < spec.models.size(); ++m) {
+      SweepPoint point;
+      point.index = points.size();
+      point.model = m;
+      point.axisValues = choice;
+      point.label = label.empty() ? baseName : label;
+      point.configYaml = yaml;
+      point.config = *parsed;
+      const SweepModel& model = spec.models[m];
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx",
+                    static_cast<unsigned long long>(fnv1a(model.name + "\n" + spec.backend + "\n" +
+                                                          (spec.quantize ? "int8\n" : "float\n") + yaml)));
+      std::string safe;
+      for (char ch : model.name) safe += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' ? ch : '_';
+      point.id = safe + "-" + std::string(hex, 10);
+      points.push_back(std::move(point));
+    }
+  }
+  return points;
+}
+
+}  // namespace ember::codesign

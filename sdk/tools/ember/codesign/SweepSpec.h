@@ -1,0 +1,75 @@
+// The sweep spec (docs/codesign.md): models, a base NPU config and parameter
+// axes, expanded into points (one config x one model each) with deterministic
+// ids and validated per-point config YAML.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/Error.h"
+#include "ember/npu/Config.h"
+
+namespace ember::codesign {
+
+struct SweepModel {
+  std::string name;
+  std::string path;               ///< resolved against the spec's folder
+  std::string calibrate;          ///< optional: [NAME=]FILE.npy for `ember quantize` (default: random data)
+  std::string profile;            ///< optional: an existing quantization profile
+  std::vector<std::string> dims;  ///< NAME=VALUE, passed as --dim
+  /// An NPU program (.s or bundle) run with `ember sim` instead of an ONNX model.
+  bool isProgram() const;
+};
+
+/// One value of an axis: the config keys it sets ("dram.bandwidth_bytes_per_cycle" -> "32").
+struct AxisValue {
+  std::string label;
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
+struct Axis {
+  std::string name;
+  std::vector<AxisValue> values;
+};
+
+struct SweepSpec {
+  std::string path;  ///< the spec file
+  std::string name;
+  std::string backend = "npu";
+  std::string baseConfigPath;  ///< empty: the built-in npu-16x16 defaults
+  std::string baseConfigText;
+  bool quantize = true;        ///< compile models to int8 (needed by the npu backend)
+  bool quantizeGiven = false;  ///< the spec says `quantize:` (else it follows the backend)
+  double timeoutSeconds = 1800;
+  int64_t seed = 0;
+  std::vector<SweepModel> models;
+  std::vector<Axis> axes;
+};
+
+struct SweepPoint {
+  size_t index = 0;                ///< position in the expansion (the Slurm array index)
+  std::string id;                  ///< <model>-<hash of model, backend and effective config>
+  size_t model = 0;                ///< index into SweepSpec::models
+  std::vector<size_t> axisValues;  ///< per axis, the chosen value
+  std::string label;               ///< "16x16, scratchpad.size_kib=256, ..."
+  std::string configYaml;          ///< the effective config (base + overrides)
+  npu::NpuConfig config;
+};
+
+/// Reads a spec. `variables` (from --var NAME=VALUE) override the spec's
+/// `variables:` map; "${NAME}" in paths is replaced by its value.
+Expected<SweepSpec> loadSweepSpec(const std::string& path,
+                                  const std::map<std::string, std::string>& variables);
+
+/// Every config combination (the first axis varies slowest) times every model.
+/// Each point's config is validated with npu::parseConfig: a bad axis key or
+/// value is an error naming the axis and the key.
+Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec);
+
+/// 64-bit FNV-1a, for point ids.
+uint64_t fnv1a(std::string_view text);
+
+}  // namespace ember::codesign
