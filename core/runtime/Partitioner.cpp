@@ -14,12 +14,6 @@ std::string valueKey(NodeValue v) {
   return v.resNo == 0 ? v.node->name() : v.node->name() + ":" + std::to_string(v.resNo);
 }
 
-std::string inputTypesOf(const Node& node) {
-  std::string types;
-  for (const NodeValue& v : node.inputs()) types += (types.empty() ? "" : ", ") + v.type().str();
-  return types;
-}
-
 /// The nodes of each partition, in a topological order that stays on one
 /// backend as long as some ready node allows it (fewer transfers).
 std::vector<std::pair<size_t, std::vector<Node*>>> groupNodes(
@@ -65,6 +59,12 @@ std::vector<std::pair<size_t, std::vector<Node*>>> groupNodes(
 }
 
 }  // namespace
+
+std::string inputTypesOf(const Node& node) {
+  std::string types;
+  for (const NodeValue& v : node.inputs()) types += (types.empty() ? "" : ", ") + v.type().str();
+  return types;
+}
 
 Expected<PartitionPlan> partitionFunction(const Function& function,
                                           const std::vector<const Backend*>& backends) {

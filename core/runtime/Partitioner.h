@@ -27,6 +27,9 @@ struct PartitionPlan {
   std::vector<FallbackNode> fallbackNodes;
 };
 
+/// "i8q<1x8x8x8:0.01,-128>, f32<8>": a node's input types, for messages.
+std::string inputTypesOf(const Node& node);
+
 /// Places every non-storage node of `function` on the first backend of
 /// `backends` that supports it (backends[0] is the target), then groups the
 /// nodes into as few partitions as a topological order allows. Fails, naming

@@ -9,18 +9,31 @@
 namespace ember {
 
 namespace {
-Error checkSupported(const Function& function, const Backend& backend) {
-  for (const Node* node : function.nodes()) {
-    if (node->info().category == OpCategory::Storage) continue;
-    NodeInfo info = NodeInfo::of(*node);
-    if (backend.supports(info)) continue;
-    std::string types;
-    for (const Type& t : info.inputTypes) types += (types.empty() ? "" : ", ") + t.str();
-    return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backend '",
-                     backend.name(), "' for inputs (", types, ")");
-  }
-  return Error::success();
+/// The first non-storage node `backend` does not support, or null.
+const Node* firstUnsupported(const Function& function, const Backend& backend) {
+  for (const Node* node : function.nodes())
+    if (node->info().category != OpCategory::Storage && !backend.supports(NodeInfo::of(*node))) return node;
+  return nullptr;
 }
+
+Error checkSupported(const Function& function, const Backend& backend) {
+  const Node* node = firstUnsupported(function, backend);
+  if (!node) return Error::success();
+  return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backend '",
+                   backend.name(), "' for inputs (", inputTypesOf(*node), ")");
+}
+
+/// The backends named by CompileOptions::fallbackBackends, in order.
+Expected<std::vector<std::unique_ptr<Backend>>> createFallbacks(const CompileOptions& options) {
+  std::vector<std::unique_ptr<Backend>> fallbacks;
+  for (const std::string& name : options.fallbackBackends) {
+    auto fallback = BackendRegistry::global().create(name);
+    if (!fallback) return fallback.error().withContext("fallback backend");
+    fallbacks.push_back(fallback.take());
+  }
+  return fallbacks;
+}
+
 /// What the target and its fallback backends support together: the graph
 /// rewrites before lowering (the quantizer) convert a node when some backend
 /// of the chain can run the result; the partitioner then places it.
@@ -47,13 +60,9 @@ class SupportUnion : public Backend {
 
 Error runBeforeLowering(Function& function, const Backend& backend, const CompileOptions& options) {
   if (options.fallbackBackends.empty()) return options.beforeLowering(function, backend);
-  std::vector<std::unique_ptr<Backend>> fallbacks;
-  for (const std::string& name : options.fallbackBackends) {
-    auto fallback = BackendRegistry::global().create(name);
-    if (!fallback) return fallback.error().withContext("fallback backend");
-    fallbacks.push_back(fallback.take());
-  }
-  return options.beforeLowering(function, SupportUnion(backend, std::move(fallbacks)));
+  auto fallbacks = createFallbacks(options);
+  if (!fallbacks) return fallbacks.error();
+  return options.beforeLowering(function, SupportUnion(backend, fallbacks.take()));
 }
 
 }  // namespace
@@ -122,14 +131,10 @@ void addToReport(CompileReport& report, const IRFunction& ir, const CompiledFunc
 
 /// Compiles each partition for its backend and chains them.
 Error compilePartitioned(Function& function, CompiledModel& model, const CompileOptions& options) {
-  std::vector<std::unique_ptr<Backend>> fallbacks;
+  auto fallbacks = createFallbacks(options);
+  if (!fallbacks) return fallbacks.error();
   std::vector<const Backend*> backends{model.backend.get()};
-  for (const std::string& name : options.fallbackBackends) {
-    auto fallback = BackendRegistry::global().create(name);
-    if (!fallback) return fallback.error().withContext("fallback backend");
-    backends.push_back(fallback->get());
-    fallbacks.push_back(fallback.take());
-  }
+  for (const auto& fallback : *fallbacks) backends.push_back(fallback.get());
   auto plan = partitionFunction(function, backends);
   if (!plan) return plan.error();
   model.report.fallbackNodes = plan->fallbackNodes;
@@ -166,11 +171,7 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
 
   EMBER_RETURN_IF_ERROR(optimizeAndLower(function, *backend, options));
   model.backend = std::move(backend);
-  bool needsPartitioning = false;
-  for (const Node* node : function.nodes())
-    if (node->info().category != OpCategory::Storage && !model.backend->supports(NodeInfo::of(*node)))
-      needsPartitioning = true;
-  if (needsPartitioning) {
+  if (firstUnsupported(function, *model.backend)) {
     EMBER_RETURN_IF_ERROR(compilePartitioned(function, model, options));
   } else {
     auto compiled = compileLowered(function, *model.backend, options);

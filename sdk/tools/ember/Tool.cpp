@@ -98,6 +98,20 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
   return std::nullopt;
 }
 
+namespace {
+/// The non-empty items of a `separator`-separated list ("a:b", "cpu,reference").
+std::vector<std::string> splitList(const std::string& list, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = std::min(list.find(separator, start), list.size());
+    if (end > start) parts.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+}  // namespace
+
 CompileOptions PipelineArgs::compileOptions() const {
   CompileOptions options;
   options.optimizeGraph = !noGraphOpt;
@@ -118,12 +132,7 @@ CompileOptions PipelineArgs::compileOptions() const {
   if (fallback.empty()) {
     if (backend != "reference") options.fallbackBackends = {"reference"};
   } else if (fallback != "none") {
-    size_t start = 0;
-    while (start <= fallback.size()) {
-      size_t comma = std::min(fallback.find(',', start), fallback.size());
-      if (comma > start) options.fallbackBackends.push_back(fallback.substr(start, comma - start));
-      start = comma + 1;
-    }
+    options.fallbackBackends = splitList(fallback, ',');
   }
   return options;
 }
@@ -140,31 +149,18 @@ Expected<std::unique_ptr<Backend>> PipelineArgs::createBackend() const {
   return created;
 }
 
-namespace {
-std::vector<std::string> splitPathList(const std::string& list) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t colon = std::min(list.find(':', start), list.size());
-    if (colon > start) parts.push_back(list.substr(start, colon - start));
-    start = colon + 1;
-  }
-  return parts;
-}
-}  // namespace
-
 Error loadBackends(const std::vector<std::string>& paths) {
   registerBuiltinBackends();
   if (const char* env = std::getenv("EMBER_BACKEND_PATH")) {
     // A stale entry in the environment is not worth failing every command.
     std::error_code ec;
-    for (const std::string& dir : splitPathList(env)) {
+    for (const std::string& dir : splitList(env, ':')) {
       if (!std::filesystem::is_directory(dir, ec)) continue;
       EMBER_RETURN_IF_ERROR(BackendRegistry::global().loadDirectory(dir).withContext("EMBER_BACKEND_PATH"));
     }
   }
   for (const std::string& list : paths)
-    for (const std::string& dir : splitPathList(list))
+    for (const std::string& dir : splitList(list, ':'))
       EMBER_RETURN_IF_ERROR(BackendRegistry::global().loadDirectory(dir).withContext("--backend-path"));
   return Error::success();
 }
