@@ -16,5 +16,6 @@ int newBackendCommand(const std::vector<std::string>& args);
 int quantizeCommand(const std::vector<std::string>& args);
 int sweepCommand(const std::vector<std::string>& args);
 int reportCommand(const std::vector<std::string>& args);
+int compareCommand(const std::vector<std::string>& args);
 
 }  // namespace ember::cli

@@ -30,8 +30,24 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
-void PipelineArgs::addTo(OptionParser& parser) {
-  parser.addPositional("MODEL.onnx", &model, "the ONNX model");
+namespace {
+/// --disable-pass names must be optional passes: a typo is a command-line error.
+Error checkPassNames(const std::vector<std::string>& names) {
+  const std::vector<std::string> known = optionalPassNames();
+  for (const std::string& name : names) {
+    if (name == "lowering")
+      return makeError("--disable-pass: pass 'lowering' is required and cannot be disabled");
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    return makeError("--disable-pass: unknown pass '", name, "' (optional passes: ", list, ")");
+  }
+  return Error::success();
+}
+}  // namespace
+
+void PipelineArgs::addTo(OptionParser& parser, bool modelRequired) {
+  parser.addPositional("MODEL.onnx", &model, "the ONNX model", modelRequired);
   parser.addString("--backend", "NAME", &backend,
                    "backend to compile for (default: reference; see 'ember backends')");
   parser.addList("--backend-path", "DIR", &backendPaths,
@@ -53,6 +69,10 @@ void PipelineArgs::addTo(OptionParser& parser) {
   parser.addFlag("--no-graph-opt", &noGraphOpt, "skip the graph optimizer (lowering still runs)");
   parser.addFlag("--no-ir-opt", &noIROpt, "skip the instruction-IR optimizer");
   parser.addFlag("--verify-each-pass", &verifyEachPass, "run the verifier after every pass");
+  parser.addList("--disable-pass", "NAME", &disabledPasses,
+                 "skip the optional pass NAME ('ember dump --list-passes' lists them)");
+  parser.addInt("--pass-limit", "N", &passLimit,
+                "run only the first N optional pass executions, in pipeline order (opt-bisect)", 0);
 }
 
 std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
@@ -73,6 +93,7 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
     profile = std::make_shared<const QuantizationProfile>(loaded.take());
     quantizationReport = std::make_shared<QuantizationReport>();
   }
+  if (Error e = checkPassNames(disabledPasses)) return parser.usageError(e.message());
   for (const std::string& option : backendOptions)
     if (option.find('=') == std::string::npos || option.front() == '=')
       return parser.usageError("--backend-option expects KEY=VALUE, got '" + option + "'");
@@ -118,6 +139,8 @@ CompileOptions PipelineArgs::compileOptions() const {
   options.optimizeIR = !noIROpt;
   options.verifyEachPass = verifyEachPass;
   options.memoryLimitBytes = memoryLimitBytes;
+  options.disabledPasses.insert(disabledPasses.begin(), disabledPasses.end());
+  options.passLimit = passLimit;
   if (profile) {
     options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize,
                               quantizeFor = quantizeFor](Function& function,

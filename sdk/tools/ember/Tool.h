@@ -41,9 +41,12 @@ struct PipelineArgs {
   bool noGraphOpt = false;
   bool noIROpt = false;
   bool verifyEachPass = false;
+  std::vector<std::string> disabledPasses;  ///< --disable-pass NAME
+  int64_t passLimit = -1;                   ///< --pass-limit N (opt-bisect)
 
-  /// Declares the options on `parser` (and the MODEL positional).
-  void addTo(OptionParser& parser);
+  /// Declares the options on `parser` (and the MODEL positional, optional
+  /// when `modelRequired` is false).
+  void addTo(OptionParser& parser, bool modelRequired = true);
   /// Checks what parse() cannot: --dim syntax and options not available yet.
   /// Returns the exit status when the command must stop.
   std::optional<int> validate(const OptionParser& parser);
@@ -81,13 +84,15 @@ std::string formatSeconds(double seconds);
 /// Prints the human-readable compile/run report; `device` (an accelerator's
 /// figures) adds the totals and the per-layer table.
 void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
-                 std::optional<double> runSecondsMedian, int64_t repeat, const DeviceReport* device = nullptr);
+                 std::optional<double> runSecondsMedian, int64_t repeat,
+                 const DeviceReport* device = nullptr);
 /// The --report-json document (keys in docs/cli.md).
 /// With --quantize, `quantization` adds `quantized_nodes` and `float_nodes`;
 /// `device` adds the NPU keys and `layers`.
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
-                       const QuantizationReport* quantization = nullptr, const DeviceReport* device = nullptr);
+                       const QuantizationReport* quantization = nullptr,
+                       const DeviceReport* device = nullptr);
 
 /// Writes `text` to `path`, naming the path on failure.
 Error writeTextFile(const std::string& path, const std::string& text);

@@ -1,0 +1,405 @@
+// ember compare: runs a model on a backend under test and on an oracle (the
+// reference backend, a second model, or a directory of expected outputs),
+// names the first node whose output diverges; --bisect-passes names the
+// first compiler pass that changes the outputs (ember/Compare.h).
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "Commands.h"
+#include "ModelIO.h"
+#include "Tool.h"
+#include "ember/Compare.h"
+#include "ember/Npy.h"
+
+namespace ember::cli {
+namespace {
+
+using Row = std::vector<std::string>;
+
+std::optional<double> parseTolerance(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(v >= 0)) return std::nullopt;
+  return v;
+}
+
+std::string formatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string shapeOf(const Type& type) {
+  if (type.dims.empty()) return "scalar";
+  std::string shape;
+  for (size_t i = 0; i < type.dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(type.dims[i]);
+  return shape;
+}
+
+/// Columns: left-aligned, two spaces apart; the first row is the header.
+void printTable(std::ostream& os, const std::vector<Row>& rows, const std::string& indent = "  ") {
+  std::vector<size_t> widths;
+  for (const Row& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c >= widths.size()) widths.push_back(0);
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  for (const Row& row : rows) {
+    std::string line = indent;
+    for (size_t c = 0; c < row.size(); ++c)
+      line += row[c] + (c + 1 < row.size() ? std::string(widths[c] - row[c].size() + 2, ' ') : "");
+    os << line << "\n";
+  }
+}
+
+Row headerRow(bool withOp, bool withStatus) {
+  Row row{withOp ? "node" : "output"};
+  if (withOp) row.push_back("op");
+  for (const char* column : {"shape", "kind", "max abs", "max rel", "worst index", "expected", "got"})
+    row.push_back(column);
+  if (withStatus) row.push_back("status");
+  return row;
+}
+
+Row valueRow(const ValueComparison& value, bool withOp, bool withStatus) {
+  std::string name = value.node + (value.result ? ":" + std::to_string(value.result) : "");
+  Row row{name};
+  if (withOp) row.push_back(value.op);
+  row.push_back(shapeOf(value.type));
+  row.push_back(std::string(elemKindName(value.type.kind)));
+  const TensorDiff& d = value.diff;
+  if (!d.typeMismatch.empty()) {
+    row.insert(row.end(), {"type " + d.typeMismatch, "", "", "", ""});
+  } else {
+    bool any = d.worstIndex >= 0;
+    row.push_back(formatNumber(d.maxAbsError));
+    row.push_back(formatNumber(d.maxRelError));
+    row.push_back(TensorDiff::coordinates(d.worstIndex, value.type.dims));
+    row.push_back(any ? formatNumber(d.expectedAtWorst) : "");
+    row.push_back(any ? formatNumber(d.gotAtWorst) : "");
+  }
+  if (withStatus) row.push_back(value.diverged() ? "DIVERGED" : "ok");
+  return row;
+}
+
+void writeValue(JsonWriter& json, const ValueComparison& value) {
+  const TensorDiff& d = value.diff;
+  json.beginObject();
+  json.key("name").value(value.node);
+  if (!value.op.empty()) json.key("op").value(value.op).key("result").value(int64_t(value.result));
+  json.key("kind").value(std::string(elemKindName(value.type.kind)));
+  json.key("shape").beginArray();
+  for (int64_t dim : value.type.dims) json.value(dim);
+  json.endArray();
+  json.key("diverged").value(value.diverged());
+  if (!d.typeMismatch.empty()) {
+    json.key("type_mismatch").value(d.typeMismatch);
+  } else {
+    json.key("max_abs_error").value(d.maxAbsError);
+    json.key("max_rel_error").value(d.maxRelError);
+    json.key("elements_beyond_tolerance").value(d.numBeyondTolerance);
+    json.key("worst_index").value(d.worstIndex);
+    json.key("expected").value(d.expectedAtWorst);
+    json.key("got").value(d.gotAtWorst);
+  }
+  json.endObject();
+}
+
+/// What the command compares against: a backend, a second model, or files.
+struct Oracle {
+  enum class Kind { Backend, Model, ExpectedOutputs } kind = Kind::Backend;
+  std::string spec;
+};
+
+Oracle classifyAgainst(const std::string& against) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(against, ec)) return {Oracle::Kind::ExpectedOutputs, against};
+  if (against.ends_with(".onnx") || std::filesystem::is_regular_file(against, ec))
+    return {Oracle::Kind::Model, against};
+  return {Oracle::Kind::Backend, against};
+}
+
+/// DIR/<sanitised output name>.npy for every model output (as `ember run
+/// --output-dir` writes them).
+Expected<std::map<std::string, Tensor>> readExpectedOutputs(const std::string& dir,
+                                                            const Function& function) {
+  std::map<std::string, Tensor> expected;
+  for (const auto& [name, value] : function.outputs()) {
+    std::string path = (std::filesystem::path(dir) / (sanitizeFileName(name) + ".npy")).string();
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      return makeError("--against ", dir, ": no ", path, " for output '", name, "'");
+    Expected<Tensor> tensor = readNpy(path);
+    if (!tensor) return tensor.error().withContext("--against");
+    expected.emplace(name, tensor.take());
+  }
+  return expected;
+}
+
+std::string toleranceText(const Tolerance& tolerance) {
+  return "rtol " + formatNumber(tolerance.rtol) + ", atol " + formatNumber(tolerance.atol);
+}
+
+void printComparison(std::ostream& os, const ModelComparison& comparison, bool all) {
+  os << "outputs: " << comparison.numDivergedOutputs() << " of " << comparison.outputs.size()
+     << " diverged\n";
+  std::vector<Row> outputs{headerRow(false, true)};
+  for (const ValueComparison& output : comparison.outputs) outputs.push_back(valueRow(output, false, true));
+  printTable(os, outputs);
+  if (!comparison.intermediatesNote.empty())
+    os << "intermediate values not compared: " << comparison.intermediatesNote << "\n";
+  std::optional<size_t> first = comparison.firstDivergentNode();
+  if (first) {
+    os << "first divergent node:\n";
+    printTable(os, {headerRow(true, false), valueRow(comparison.nodes[*first], true, false)});
+  } else if (comparison.numDivergedOutputs() && comparison.intermediatesNote.empty()) {
+    // Exposing values keeps them alive, which changes what a backend fuses.
+    os << "no node diverges with every node result exposed: the difference needs the program as "
+          "compiled without them (a fusion or buffer reuse across nodes)\n";
+  }
+  if (all && !comparison.nodes.empty()) {
+    os << "all nodes in topological order:\n";
+    std::vector<Row> rows{headerRow(true, true)};
+    for (const ValueComparison& node : comparison.nodes) rows.push_back(valueRow(node, true, true));
+    printTable(os, rows);
+  }
+  if (!comparison.notCompared.empty()) {
+    os << comparison.notCompared.size() << " node result(s) exposed by one side only:";
+    for (size_t i = 0; i < comparison.notCompared.size() && i < 8; ++i)
+      os << " " << comparison.notCompared[i];
+    os << (comparison.notCompared.size() > 8 ? " ..." : "") << "\n";
+  }
+  const size_t compared = comparison.nodes.size();
+  const size_t total = compared + comparison.notCompared.size();
+  os << compared << " of " << total << " nodes compared, " << comparison.numDivergedNodes() << " diverged\n";
+}
+
+void writeComparison(JsonWriter& json, const ModelComparison& comparison) {
+  json.key("outputs").beginArray();
+  for (const ValueComparison& output : comparison.outputs) writeValue(json, output);
+  json.endArray();
+  json.key("nodes").beginArray();
+  for (const ValueComparison& node : comparison.nodes) writeValue(json, node);
+  json.endArray();
+  json.key("first_divergent_node");
+  if (auto first = comparison.firstDivergentNode())
+    writeValue(json, comparison.nodes[*first]);
+  else
+    json.null();
+  json.key("nodes_compared").value(uint64_t(comparison.nodes.size()));
+  json.key("nodes_diverged").value(uint64_t(comparison.numDivergedNodes()));
+  json.key("not_compared").beginArray();
+  for (const std::string& node : comparison.notCompared) json.value(node);
+  json.endArray();
+  if (!comparison.intermediatesNote.empty())
+    json.key("intermediates_note").value(comparison.intermediatesNote);
+}
+
+void printBisection(std::ostream& os, const PassBisection& bisection, const std::string& oracleLabel) {
+  os << "optional pass executions: " << bisection.passesRun.size() << " (";
+  for (size_t i = 0; i < bisection.passesRun.size(); ++i) os << (i ? ", " : "") << bisection.passesRun[i];
+  os << ")\n";
+  if (!oracleLabel.empty()) {
+    if (bisection.baselineVersusOracle) {
+      os << "baseline (no optional pass) differs from " << oracleLabel
+         << ": the backend itself disagrees, whatever the passes do:\n";
+      printTable(os, {headerRow(false, false), valueRow(*bisection.baselineVersusOracle, false, false)});
+    } else {
+      os << "baseline (no optional pass) agrees with " << oracleLabel << "\n";
+    }
+  }
+  if (!bisection.culprit) {
+    os << "no optional pass changes the outputs (" << bisection.compilations << " compilations)\n";
+    return;
+  }
+  os << "first pass that changes the outputs: " << bisection.culpritPass << " ("
+     << (bisection.culpritIsIRPass ? "IR" : "graph") << " pass, execution " << *bisection.culprit << " of "
+     << bisection.passesRun.size() << "; reproduce with --pass-limit " << *bisection.culprit << " against "
+     << *bisection.culprit - 1 << ")\n";
+  if (!bisection.culpritCompileError.empty())
+    os << "compiling with it fails: " << bisection.culpritCompileError << "\n";
+  if (bisection.changedOutput) {
+    os << "first output it changes (against the baseline):\n";
+    printTable(os, {headerRow(false, false), valueRow(*bisection.changedOutput, false, false)});
+  }
+  os << bisection.compilations << " compilations\n";
+}
+
+void writeBisection(JsonWriter& json, const PassBisection& bisection) {
+  json.key("bisection").beginObject();
+  json.key("passes_run").beginArray();
+  for (const std::string& pass : bisection.passesRun) json.value(pass);
+  json.endArray();
+  json.key("baseline_differs_from_oracle");
+  if (bisection.baselineVersusOracle)
+    writeValue(json, *bisection.baselineVersusOracle);
+  else
+    json.null();
+  json.key("culprit_index");
+  if (bisection.culprit)
+    json.value(uint64_t(*bisection.culprit));
+  else
+    json.null();
+  json.key("culprit_pass").value(bisection.culpritPass);
+  json.key("culprit_kind").value(bisection.culprit ? (bisection.culpritIsIRPass ? "IR" : "graph") : "");
+  json.key("changed_output");
+  if (bisection.changedOutput)
+    writeValue(json, *bisection.changedOutput);
+  else
+    json.null();
+  if (!bisection.culpritCompileError.empty()) json.key("compile_error").value(bisection.culpritCompileError);
+  json.key("compilations").value(uint64_t(bisection.compilations));
+  json.endObject();
+}
+
+}  // namespace
+
+int compareCommand(const std::vector<std::string>& args) {
+  PipelineArgs pipeline;
+  InputArgs inputArgs;
+  std::string against = "reference", rtolText, atolText, reportPath;
+  bool all = false, bisect = false, outputsOnly = false;
+
+  OptionParser parser(
+      "ember compare", "MODEL.onnx --backend NAME [--against reference|BACKEND|MODEL2.onnx|DIR] [options]",
+      "Runs MODEL.onnx on the backend under test and on an oracle with the same inputs, compares\n"
+      "the model outputs, then every node result of the imported graph (each exposed as an extra\n"
+      "output on both sides), and prints the first node, in topological order, whose output\n"
+      "diverges: op, shape, kind, max abs error, max rel error (to the oracle's max magnitude)\n"
+      "and the worst element. --bisect-passes instead compiles for the backend with 0, 1, 2, ...\n"
+      "optional passes and names the first pass that changes the outputs.\n"
+      "Floats agree when max abs <= atol + rtol * max|expected|; ints, bools and quantized values\n"
+      "when max abs <= atol. Pass flags (--disable-pass, --pass-limit) apply to the backend\n"
+      "under test only. Exit status: 0 all agree, 1 divergence or bad input, 2 bad command line.");
+  pipeline.addTo(parser);
+  parser.addString("--against", "ORACLE", &against,
+                   "a backend (default: reference), a second model MODEL2.onnx run on the reference\n"
+                   "backend (compared by output and node name), or a directory of expected outputs\n"
+                   "DIR/<output>.npy (model outputs only)");
+  parser.addList("--input", "NAME=FILE.npy", &inputArgs.inputs,
+                 "value of model input NAME (FILE.npy alone for a one-input model)");
+  parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
+  parser.addString("--rtol", "R", &rtolText,
+                   "relative tolerance for floats, of max|expected| (default: 1e-4)");
+  parser.addString("--atol", "A", &atolText, "absolute tolerance, all kinds (default: 0)");
+  parser.addFlag("--all", &all, "also print every compared node in topological order");
+  parser.addFlag("--outputs-only", &outputsOnly, "compare the model outputs only (no node is exposed)");
+  parser.addFlag("--bisect-passes", &bisect, "name the first optional pass that changes the outputs");
+  parser.addString("--report-json", "FILE", &reportPath, "write the comparison as JSON to FILE");
+  if (auto status = parser.parse(args)) return *status;
+  if (auto status = pipeline.validate(parser)) return *status;
+  Tolerance tolerance;
+  if (!rtolText.empty()) {
+    auto v = parseTolerance(rtolText);
+    if (!v) return parser.usageError("--rtol expects a non-negative number, got '" + rtolText + "'");
+    tolerance.rtol = *v;
+  }
+  if (!atolText.empty()) {
+    auto v = parseTolerance(atolText);
+    if (!v) return parser.usageError("--atol expects a non-negative number, got '" + atolText + "'");
+    tolerance.atol = *v;
+  }
+  // Both sides run the int8 graph of the backend under test, so that
+  // quantized values can be compared exactly.
+  if (!pipeline.quantize.empty() && pipeline.quantizeFor.empty()) pipeline.quantizeFor = pipeline.backend;
+
+  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+  Expected<std::unique_ptr<Backend>> probe = pipeline.createBackend();
+  if (!probe) return fail(probe.error());
+
+  auto importer = [](std::string path, ImportOptions options) {
+    return [path, options](Module& module) { return importOnnxFile(path, module, options); };
+  };
+  CompareSide test;
+  test.makeModel = importer(pipeline.model, pipeline.importOptions);
+  test.makeBackend = [&pipeline] { return pipeline.createBackend(); };
+  test.options = pipeline.compileOptions();
+  test.label = "'" + pipeline.backend + "'";
+
+  // Inputs are read against the model's signature before anything compiles.
+  Module signatureModule;
+  Expected<Function*> imported = test.makeModel(signatureModule);
+  if (!imported) return fail(imported.error());
+  Signature inputSignature;
+  for (const Node* in : (*imported)->inputs()) inputSignature.push_back({in->name(), in->resultType()});
+  ExecutionContext context;
+  if (Error e = prepareInputs(inputSignature, inputArgs, context)) return fail(e);
+  const std::map<std::string, Tensor>& inputs = context.inputs();
+
+  // The oracle compiles as the reference pipeline does: no pass flags.
+  CompileOptions oracleOptions = pipeline.compileOptions();
+  oracleOptions.disabledPasses.clear();
+  oracleOptions.passLimit = -1;
+  const Oracle oracleSpec = classifyAgainst(against);
+  std::optional<CompareSide> oracle;
+  std::map<std::string, Tensor> expectedOutputs;
+  switch (oracleSpec.kind) {
+    case Oracle::Kind::Backend: {
+      Expected<std::unique_ptr<Backend>> created = BackendRegistry::global().create(against);
+      if (!created) return fail(created.error().withContext("--against"));
+      oracleOptions.fallbackBackends.clear();
+      if (against != "reference") oracleOptions.fallbackBackends = {"reference"};
+      oracle = sideForBackend(test.makeModel, against, oracleOptions);
+      break;
+    }
+    case Oracle::Kind::Model:
+      oracleOptions.fallbackBackends.clear();
+      oracle = sideForBackend(importer(against, pipeline.importOptions), "reference", oracleOptions);
+      oracle->label = "'" + against + "' on 'reference'";
+      break;
+    case Oracle::Kind::ExpectedOutputs: {
+      auto read = readExpectedOutputs(against, **imported);
+      if (!read) return fail(read.error());
+      expectedOutputs = read.take();
+      break;
+    }
+  }
+  const std::string oracleLabel = oracle ? oracle->label : "'" + against + "'";
+
+  JsonWriter json;
+  json.beginObject();
+  json.key("model").value(pipeline.model);
+  json.key("backend").value(pipeline.backend);
+  json.key("against").value(against);
+  json.key("rtol").value(tolerance.rtol);
+  json.key("atol").value(tolerance.atol);
+  bool agree = true;
+  std::cout << "compare: " << pipeline.model << " on " << test.label << " against " << oracleLabel << " ("
+            << toleranceText(tolerance) << ")\n";
+  if (bisect) {
+    Expected<PassBisection> bisection = bisectPasses(test, oracle ? &*oracle : nullptr, inputs, tolerance);
+    if (!bisection) return fail(bisection.error().withContext(pipeline.model));
+    printBisection(std::cout, *bisection, oracle ? oracleLabel : "");
+    writeBisection(json, *bisection);
+    agree = !bisection->culprit && !bisection->baselineVersusOracle;
+  } else if (oracle) {
+    Expected<ModelComparison> comparison = compareModels(test, *oracle, inputs, tolerance, !outputsOnly);
+    if (!comparison) return fail(comparison.error().withContext(pipeline.model));
+    printComparison(std::cout, *comparison, all);
+    writeComparison(json, *comparison);
+    agree = comparison->agree();
+  } else {
+    Expected<std::vector<ValueComparison>> outputs =
+        compareWithExpected(test, inputs, expectedOutputs, tolerance);
+    if (!outputs) return fail(outputs.error().withContext(pipeline.model));
+    ModelComparison comparison;
+    comparison.outputs = outputs.take();
+    comparison.intermediatesNote = "expected outputs hold no intermediate value";
+    printComparison(std::cout, comparison, all);
+    writeComparison(json, comparison);
+    agree = comparison.agree();
+  }
+  json.key("agree").value(agree);
+  json.endObject();
+  if (!reportPath.empty()) {
+    if (Error e = writeTextFile(reportPath, json.str())) return fail(e);
+  }
+  return agree ? kExitSuccess : kExitFailure;
+}
+
+}  // namespace ember::cli
