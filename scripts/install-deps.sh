@@ -15,6 +15,17 @@ packages=(
   chromium libpng-dev
 )
 
+# onnxruntime-node, the difftest's ONNX Runtime oracle (tests/difftest), from
+# npm into a fixed directory outside the source tree; its native library
+# ships inside the package. Skipped when already there.
+install_onnxruntime_node() {
+  local dir=${EMBER_NODE_DIR:-/opt/ember/node}
+  [ -d "$dir/node_modules/onnxruntime-node" ] && return 0
+  echo "install-deps: installing onnxruntime-node into $dir"
+  mkdir -p "$dir"
+  (cd "$dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node >/dev/null)
+}
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -24,6 +35,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  install_onnxruntime_node
   exit 0
 fi
 
@@ -33,3 +45,4 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_onnxruntime_node

@@ -1,0 +1,426 @@
+"""Builds a spec into a test case directory and computes the oracle.
+
+    CASE/spec.json            the spec
+    CASE/model.onnx           torch.onnx.export of the torch module, or the onnx.helper graph
+    CASE/inputs/<name>.npy    float32 inputs
+    CASE/expected/<out>.npy   the oracle's outputs (float32 / int64)
+    CASE/meta.json            oracle, skip flag and reason, conditioning figures
+
+Oracles: torch specs run the module in eval mode (f32); onnx specs run in
+ONNX Runtime (ort_run.js). Conditioning: the same computation in float64
+(torch: module.double(); ORT: the model with every float tensor made
+DOUBLE). When ORT has no double kernel for an op of the model, the case
+falls back to a perturbation estimate: the f32 model on inputs perturbed
+by one f32 ulp, which measures the same amplification of rounding error.
+Torch cases are also run through ORT from the exported file, so an
+exporter bug shows up as an oracle disagreement (skipped and counted), not as
+an Ember mismatch.
+"""
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from ops import F, I64, Invalid, Val
+from specgen import OPS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Skip rule (docs/testing.md): the comparison tolerance is 1e-4 of the
+# output's max magnitude; a case whose oracle moves by more than a tenth of
+# that between f32 and f64, or whose outputs are all tiny, says nothing.
+TINY = 1e-12
+COND_LIMIT = 1e-5
+
+
+class Resolved:
+    def __init__(self, spec):
+        self.spec = spec
+        self.vals = {}
+        self.steps = []  # (op spec, op, in refs, out Val, resolved params, weights)
+        for i in spec["inputs"]:
+            self.vals[i["name"]] = Val(i["shape"], F, separated=i["data"] == "separated")
+        for o in spec["ops"]:
+            op = OPS[o["op"]]
+            try:
+                ins = [self.vals[r] for r in o["in"]]
+            except KeyError as e:
+                raise Invalid(f"unknown operand {e}")
+            if ins[0].dtype not in op.dtypes or (op.separated_only and not ins[0].separated):
+                raise Invalid("operand kind")
+            try:
+                out, r, w = op.infer(o["p"], ins)
+            except (IndexError, ZeroDivisionError, KeyError) as e:
+                raise Invalid(f"{o['id']}: {e!r}")
+            self.vals[o["id"]] = out
+            self.steps.append((o, op, o["in"], out, r, w))
+        for out in spec["outputs"]:
+            if out not in self.vals or out in {i["name"] for i in spec["inputs"]}:
+                raise Invalid("bad output")
+
+
+def prune(spec):
+    """The spec without ops and inputs that no output depends on."""
+    spec = copy.deepcopy(spec)
+    live = set(spec["outputs"])
+    for o in reversed(spec["ops"]):
+        if o["id"] in live:
+            live.update(o["in"])
+    spec["ops"] = [o for o in spec["ops"] if o["id"] in live]
+    spec["inputs"] = [i for i in spec["inputs"] if i["name"] in live]
+    return spec
+
+
+def make_inputs(spec):
+    out = {}
+    for k, i in enumerate(spec["inputs"]):
+        rng = np.random.default_rng(spec["data_seed"] * 101 + k)
+        shape = tuple(i["shape"])
+        n = int(np.prod(shape)) if shape else 1
+        if i["data"] == "separated":
+            # integer part in [-3, 3], fraction in [0.25, 0.75), all values distinct
+            frac = 0.25 + 0.5 * (rng.permutation(n) + 0.5) / n
+            x = rng.integers(-3, 4, n) + frac
+        else:
+            x = rng.standard_normal(n) * i["scale"]
+        out[i["name"]] = x.reshape(shape).astype(np.float32)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# PyTorch
+
+
+def build_torch(res):
+    import torch
+
+    class SpecModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.keys = {}
+            for o, op, _, _, r, w in res.steps:
+                for k, v in w.items():
+                    name = f"{o['id']}_{k}"
+                    self.register_buffer(name, torch.from_numpy(np.array(v, copy=True)))
+                    self.keys.setdefault(o["id"], []).append((k, name))
+
+        def forward(self, *xs):
+            env = dict(zip([i["name"] for i in res.spec["inputs"]], xs))
+            for o, op, refs, _, r, _ in res.steps:
+                w = {k: getattr(self, name) for k, name in self.keys.get(o["id"], [])}
+                env[o["id"]] = op.torch(r, w, *[env[x] for x in refs])
+            return tuple(env[x] for x in res.spec["outputs"])
+
+    return SpecModule().eval()
+
+
+def torch_case(res, inputs, model_path):
+    import torch
+    torch.set_num_threads(1)
+    module = build_torch(res)
+    names = [i["name"] for i in res.spec["inputs"]]
+    args = tuple(torch.from_numpy(inputs[n]) for n in names)
+    with torch.no_grad():
+        y32 = [t.numpy().copy() for t in module(*args)]
+        torch.onnx.export(module, args, model_path, opset_version=res.spec["opset"], input_names=names,
+                          output_names=list(res.spec["outputs"]), do_constant_folding=res.spec["seed"] % 3 != 0)
+        m64 = module.double()
+        y64 = [t.numpy().copy() for t in m64(*(a.double() for a in args))]
+    return y32, y64
+
+
+# ---------------------------------------------------------------------------
+# ONNX
+
+
+class Emitter:
+    def __init__(self, opset):
+        self.opset = opset
+        self.nodes, self.inits, self.shapes = [], [], {}
+        self.count = 0
+
+    def fresh(self, stem):
+        self.count += 1
+        return f"{stem}_{self.count}"
+
+    def node(self, op_type, inputs, n_out=1, out=None, **attrs):
+        from onnx import helper, numpy_helper
+        outs = [out] if out and n_out == 1 else [self.fresh(op_type.lower()) for _ in range(n_out)]
+        clean = {}
+        for k, v in attrs.items():
+            if isinstance(v, tuple) and v[0] == "tensor":
+                v = numpy_helper.from_array(v[1])
+            clean[k] = v
+        self.nodes.append(helper.make_node(op_type, inputs, outs, name=self.fresh("n"), **clean))
+        return outs[0] if n_out == 1 else outs
+
+    def init(self, array):
+        from onnx import numpy_helper
+        name = self.fresh("w")
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def scalar(self, v):
+        # Every other scalar is a Constant node rather than an initializer.
+        self.count += 1
+        if self.count % 2:
+            from onnx import numpy_helper
+            return self.node("Constant", [], value=("tensor", np.array(v, np.float32)))
+        return self.init(np.array(v, np.float32))
+
+    def shape_of(self, name):
+        return self.shapes[name]
+
+
+def build_onnx(res):
+    from onnx import TensorProto, helper
+    spec = res.spec
+    e = Emitter(spec["opset"])
+    for i in spec["inputs"]:
+        e.shapes[i["name"]] = tuple(i["shape"])
+    for o, op, refs, out, r, w in res.steps:
+        name = op.onnx(r, w, e, *refs)
+        # Rename the op's result to its id (its producing node's output).
+        for node in e.nodes:
+            for k, v in enumerate(node.output):
+                if v == name:
+                    node.output[k] = o["id"]
+            for k, v in enumerate(node.input):
+                if v == name:
+                    node.input[k] = o["id"]
+        if name in [i["name"] for i in spec["inputs"]] or not any(o["id"] in n.output for n in e.nodes):
+            e.node("Identity", [name], out=o["id"])
+        e.shapes[o["id"]] = out.shape
+    elem = {F: TensorProto.FLOAT, I64: TensorProto.INT64}
+    graph = helper.make_graph(
+        e.nodes, spec["name"],
+        [helper.make_tensor_value_info(i["name"], TensorProto.FLOAT, i["shape"]) for i in spec["inputs"]],
+        [helper.make_tensor_value_info(x, elem[res.vals[x].dtype], res.vals[x].shape) for x in spec["outputs"]],
+        e.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", spec["opset"])],
+                              producer_name="ember-difftest")
+    model.ir_version = 7
+    return model
+
+
+def to_double(model):
+    """The model with every float tensor made double (for conditioning)."""
+    from onnx import TensorProto, numpy_helper
+    m = copy.deepcopy(model)
+    g = m.graph
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.DOUBLE
+    for k, t in enumerate(g.initializer):
+        if t.data_type == TensorProto.FLOAT:
+            g.initializer[k].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float64), t.name))
+    for n in g.node:
+        for a in n.attribute:
+            if a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.DOUBLE
+            if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
+                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float64)))
+    return m
+
+
+# ---------------------------------------------------------------------------
+# ONNX Runtime, one node process for a whole batch
+
+
+def node_modules():
+    return os.environ.get("EMBER_NODE_DIR", "/opt/ember/node") + "/node_modules"
+
+
+class OrtBatch:
+    """Collects ORT jobs and runs them all in one node process."""
+
+    def __init__(self, workdir):
+        self.workdir = workdir
+        self.jobs = []
+
+    def add(self, model_path, inputs, dtype="float32"):
+        jd = os.path.join(self.workdir, f"job{len(self.jobs)}")
+        os.makedirs(jd, exist_ok=True)
+        ins = []
+        for name, x in inputs.items():
+            f = os.path.join(jd, f"in_{len(ins)}.bin")
+            x.astype(dtype).tofile(f)
+            ins.append({"name": name, "file": f, "dims": list(x.shape), "type": dtype})
+        self.jobs.append({"model": model_path, "inputs": ins, "out": jd})
+        return len(self.jobs) - 1
+
+    def run(self):
+        if not self.jobs:
+            return []
+        jobfile = os.path.join(self.workdir, "jobs.json")
+        with open(jobfile, "w") as f:
+            json.dump(self.jobs, f)
+        env = dict(os.environ, NODE_PATH=node_modules())
+        proc = subprocess.run(["node", os.path.join(HERE, "ort_run.js"), jobfile], env=env, capture_output=True,
+                              text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ort_run.js failed (is onnxruntime-node installed in {node_modules()}? "
+                               f"scripts/install-deps.sh installs it): {proc.stderr.strip()[-2000:]}")
+        results = []
+        for job in self.jobs:
+            with open(os.path.join(job["out"], "result.json")) as f:
+                r = json.load(f)
+            if "error" in r:
+                results.append(r["error"])
+                continue
+            outs = {}
+            for o in r["outputs"]:
+                outs[o["name"]] = np.fromfile(o["file"], dtype=o["type"]).reshape(o["dims"])
+            results.append(outs)
+        return results
+
+
+# ---------------------------------------------------------------------------
+# Case directories
+
+
+def rel_error(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    scale = np.max(np.abs(b)) if b.size else 0.0
+    if a.shape != b.shape:
+        return float("inf"), scale
+    err = np.max(np.abs(a - b)) if a.size else 0.0
+    return (float(err / scale) if scale > 0 else (0.0 if err == 0 else float("inf"))), float(scale)
+
+
+def judge(expected, reference64, out_dtypes):
+    """(skip, reason, worst conditioning error) of oracle outputs."""
+    worst = 0.0
+    for name, y in expected.items():
+        if not np.all(np.isfinite(y)):
+            return True, f"output '{name}' is not finite", worst
+        if out_dtypes[name] != F:
+            continue
+        if y.size and np.max(np.abs(y)) < TINY:
+            return True, f"output '{name}' is tiny (max |y| < {TINY})", worst
+        if reference64 is None:
+            continue
+        err, _ = rel_error(y, reference64[name])
+        worst = max(worst, err)
+        if not err <= COND_LIMIT:
+            return True, f"output '{name}' is ill-conditioned: f32 vs f64 differ by {err:.2e} of max |y|", worst
+    return False, "", worst
+
+
+class CaseWriter:
+    """Writes case directories; ORT work is queued and finished in finish()."""
+
+    def __init__(self, workdir):
+        self.ort = OrtBatch(workdir)
+        self.pending = []
+
+    def write(self, spec, case_dir):
+        """Builds `spec` into `case_dir`; returns False if the spec is invalid."""
+        spec = prune(spec)
+        try:
+            res = Resolved(spec)
+        except Invalid:
+            return False
+        if not spec["inputs"]:
+            return False
+        if os.path.exists(case_dir):
+            shutil.rmtree(case_dir)
+        os.makedirs(os.path.join(case_dir, "inputs"))
+        os.makedirs(os.path.join(case_dir, "expected"))
+        inputs = make_inputs(spec)
+        model_path = os.path.join(case_dir, "model.onnx")
+        out_dtypes = {x: res.vals[x].dtype for x in spec["outputs"]}
+        meta = {"name": spec["name"], "builder": spec["builder"], "opset": spec["opset"],
+                "outputs": spec["outputs"], "ops": [o["op"] for o in spec["ops"]]}
+        job = {"dir": case_dir, "spec": spec, "meta": meta, "out_dtypes": out_dtypes, "inputs": inputs}
+        if spec["builder"] == "torch":
+            try:
+                y32, y64 = torch_case(res, inputs, model_path)
+            except Exception as e:  # an exporter limitation is the oracle's, not Ember's
+                shutil.rmtree(case_dir)
+                return f"torch export failed: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
+            job["expected"] = dict(zip(spec["outputs"], y32))
+            job["ref64"] = dict(zip(spec["outputs"], y64))
+            job["cross"] = self.ort.add(model_path, inputs)
+            meta["oracle"] = "pytorch"
+            meta["conditioning"] = "float64"
+        else:
+            import onnx
+            model = build_onnx(res)
+            onnx.save(model, model_path)
+            d_path = os.path.join(self.ort.workdir, f"{spec['name']}.f64.onnx")
+            onnx.save(to_double(model), d_path)
+            job["f32"] = self.ort.add(model_path, inputs)
+            job["f64"] = self.ort.add(d_path, inputs, "float64")
+            rng = np.random.default_rng(spec["data_seed"])
+            perturbed = {n: (x if i["data"] == "separated" else
+                             (x * (1 + rng.uniform(-1, 1, x.shape) * 2.0 ** -23)).astype(np.float32))
+                         for (n, x), i in zip(inputs.items(), spec["inputs"])}
+            job["perturbed"] = self.ort.add(model_path, perturbed)
+            meta["oracle"] = "onnxruntime"
+        with open(os.path.join(case_dir, "spec.json"), "w") as f:
+            json.dump(spec, f, indent=1)
+        for n, x in inputs.items():
+            np.save(os.path.join(case_dir, "inputs", f"{n}.npy"), x)
+        self.pending.append(job)
+        return True
+
+    def finish(self):
+        results = self.ort.run()
+        summary = []
+        for job in self.pending:
+            meta = job["meta"]
+            if job["spec"]["builder"] == "torch":
+                expected, ref64 = job["expected"], job["ref64"]
+                skip, reason, cond = judge(expected, ref64, job["out_dtypes"])
+                cross = results[job["cross"]]
+                if not skip:
+                    if isinstance(cross, str):
+                        skip, reason = True, f"ONNX Runtime cannot run the exported model: {cross[:200]}"
+                    else:
+                        for name, y in expected.items():
+                            err, _ = rel_error(cross.get(name, np.zeros(0)), y)
+                            if not err <= 1e-4:
+                                skip, reason = True, (f"oracles disagree: ONNX Runtime vs PyTorch on '{name}': "
+                                                      f"{err:.2e} of max |y| (exporter or runtime bug)")
+                                break
+            else:
+                r32 = results[job["f32"]]
+                if isinstance(r32, str):
+                    meta.update(skip=True, reason=f"ONNX Runtime rejects the model: {r32[:300]}", cond_error=0)
+                    self._write_meta(job["dir"], meta)
+                    summary.append(meta)
+                    continue
+                expected = {n: r32[n] for n in job["spec"]["outputs"]}
+                r64 = results[job["f64"]]
+                if isinstance(r64, str):
+                    meta["conditioning"] = "perturbation"
+                    ref = results[job["perturbed"]]
+                    ref = ref if not isinstance(ref, str) else None
+                else:
+                    meta["conditioning"] = "float64"
+                    ref = r64
+                skip, reason, cond = judge(expected, ref, job["out_dtypes"])
+            for name, y in expected.items():
+                y = y.astype(np.float32) if job["out_dtypes"][name] == F else y.astype(np.int64)
+                np.save(os.path.join(job["dir"], "expected", f"{name}.npy"), y)
+            meta.update(skip=bool(skip), reason=reason, cond_error=float(cond))
+            self._write_meta(job["dir"], meta)
+            summary.append(meta)
+        self.pending = []
+        self.ort.jobs = []
+        return summary
+
+    @staticmethod
+    def _write_meta(case_dir, meta):
+        with open(os.path.join(case_dir, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+
+
+def new_workdir():
+    return tempfile.mkdtemp(prefix="difftest-ort-")
