@@ -8,6 +8,7 @@ namespace ember {
 Error PassManager::run(Function& function) {
   for (const auto& pass : passes_) {
     const std::string name = pass->name();
+    if (options_.gate && !pass->isRequired() && !options_.gate->shouldRun(name)) continue;
     Expected<bool> changed = pass->run(function);
     if (!changed) return makeError("pass '", name, "': ", changed.error().message());
     if (options_.verifyEachPass) {
@@ -17,6 +18,12 @@ Error PassManager::run(Function& function) {
       std::cerr << "// after " << name << "\n" << function.str();
   }
   return Error::success();
+}
+
+std::vector<std::string> PassManager::passNames() const {
+  std::vector<std::string> names;
+  for (const auto& pass : passes_) names.push_back(pass->name());
+  return names;
 }
 
 void addGraphOptimizationPasses(PassManager& pm) {

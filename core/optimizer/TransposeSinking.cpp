@@ -342,11 +342,15 @@ class Sinker {
 
   // (e) A Transpose that keeps the non-unit dims in order is a Reshape;
   // Reshape(Reshape(x)) is one Reshape; a Reshape to the same dims is x.
+  // Equal dims say nothing about a Transpose: only an identity perm keeps the
+  // element order (a 1x8x8x8 NCHW->NHWC transpose has equal dims).
   bool rewriteReshapes(Node* node) {
     if (node->kind() != OpKind::Transpose && node->kind() != OpKind::Reshape) return false;
     NodeValue input = node->input(0);
     const Dims& outDims = node->resultType().dims;
-    if (input.type().dims == outDims) {
+    const bool keepsElementOrder =
+        node->kind() == OpKind::Reshape ? input.type().dims == outDims : isIdentityPermutation(permOf(node));
+    if (keepsElementOrder) {
       optimizer::replaceNode(function_, node, {input});
       return true;
     }

@@ -339,7 +339,10 @@ Quantizer::Outcome Quantizer::convertLinear(Node* node) {
         it->second[0].user->kind() == OpKind::Add) {
       Node* add = it->second[0].user;
       NodeValue other = add->input(1 - it->second[0].operand);
-      bool rowBias = isF32Constant(other) && other.type().numElements() == n && add->resultType() == outType;
+      // A row vector broadcasts along the last axis; an [n, 1] column with
+      // as many elements would not, whatever the output's shape.
+      bool rowBias = isF32Constant(other) && other.type().numElements() == n && other.type().rank() > 0 &&
+                     other.type().dims.back() == n && add->resultType() == outType;
       if (rowBias) {
         bias = floats(other.node);
         replaced = add;

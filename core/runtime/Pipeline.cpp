@@ -1,5 +1,6 @@
 // The compile pipeline of DESIGN.md's data flow, stage by stage, with the
 // verifier between stages.
+#include <algorithm>
 #include <chrono>
 
 #include "Partitioner.h"
@@ -67,12 +68,42 @@ Error runBeforeLowering(Function& function, const Backend& backend, const Compil
 
 }  // namespace
 
-Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options) {
+std::vector<std::string> optionalPassNames() {
+  PassManager pm;
+  addGraphOptimizationPasses(pm);
+  std::vector<std::string> names;
+  for (std::string& name : pm.passNames())
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+  for (std::string& name : irPassNames()) names.push_back(std::move(name));
+  return names;
+}
+
+namespace {
+
+/// Names in `disabledPasses` must be optional passes of this pipeline.
+Error checkDisabledPasses(const CompileOptions& options) {
+  std::vector<std::string> known = optionalPassNames();
+  for (const auto& makePass : options.extraGraphPasses) known.push_back(makePass()->name());
+  for (const std::string& name : options.disabledPasses) {
+    if (name == "lowering") return makeError("pass 'lowering' is required and cannot be disabled");
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    return makeError("unknown pass '", name, "' (optional passes: ", list, ")");
+  }
+  return Error::success();
+}
+
+Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options,
+                       PassGate& gate) {
   EMBER_RETURN_IF_ERROR(function.verify());
+  EMBER_RETURN_IF_ERROR(checkDisabledPasses(options));
   PassManagerOptions pmOptions;
   pmOptions.verifyEachPass = options.verifyEachPass;
+  pmOptions.gate = &gate;
   PassManager pm(pmOptions);
   if (options.optimizeGraph) addGraphOptimizationPasses(pm);
+  for (const auto& makePass : options.extraGraphPasses) pm.add(makePass());
   if (options.beforeLowering) {
     EMBER_RETURN_IF_ERROR(pm.run(function));
     EMBER_RETURN_IF_ERROR(runBeforeLowering(function, backend, options));
@@ -90,6 +121,13 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
   return checkSupported(function, backend);
 }
 
+}  // namespace
+
+Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options) {
+  PassGate gate(options.disabledPasses, options.passLimit);
+  return optimizeAndLower(function, backend, options, gate);
+}
+
 namespace {
 
 struct LoweredToCompiled {
@@ -100,11 +138,11 @@ struct LoweredToCompiled {
 /// IRGen, the IR optimizer, memory planning and backend.compile for a
 /// function that is already lowered for `backend`.
 Expected<LoweredToCompiled> compileLowered(const Function& function, const Backend& backend,
-                                           const CompileOptions& options) {
+                                           const CompileOptions& options, PassGate& gate) {
   auto ir = generateIR(function);
   if (!ir) return ir.error();
   EMBER_RETURN_IF_ERROR((*ir)->verify());
-  if (options.optimizeIR) EMBER_RETURN_IF_ERROR(optimizeIR(**ir, options.verifyEachPass));
+  if (options.optimizeIR) EMBER_RETURN_IF_ERROR(optimizeIR(**ir, options.verifyEachPass, &gate));
   EMBER_RETURN_IF_ERROR(planMemory(**ir, options.alignment));
   EMBER_RETURN_IF_ERROR((*ir)->verifyPlan());
   const MemoryPlan& plan = (*ir)->plan();
@@ -130,7 +168,8 @@ void addToReport(CompileReport& report, const IRFunction& ir, const CompiledFunc
 }
 
 /// Compiles each partition for its backend and chains them.
-Error compilePartitioned(Function& function, CompiledModel& model, const CompileOptions& options) {
+Error compilePartitioned(Function& function, CompiledModel& model, const CompileOptions& options,
+                         PassGate& gate) {
   auto fallbacks = createFallbacks(options);
   if (!fallbacks) return fallbacks.error();
   std::vector<const Backend*> backends{model.backend.get()};
@@ -142,7 +181,7 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
   std::vector<PartitionedFunction::Stage> stages;
   for (Partition& partition : plan->partitions) {
     const Backend& backend = *backends[partition.backendIndex];
-    auto compiled = compileLowered(*partition.function, backend, options);
+    auto compiled = compileLowered(*partition.function, backend, options, gate);
     if (!compiled) return compiled.error().withContext("partition on '" + backend.name() + "'");
     PartitionedFunction::Stage stage;
     for (const Node* in : partition.function->inputs()) stage.inputs.push_back(in->name());
@@ -169,12 +208,13 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
   for (const Node* in : function.inputs()) model.inputs.push_back({in->name(), in->resultType()});
   for (const auto& [name, v] : function.outputs()) model.outputs.push_back({name, v.type()});
 
-  EMBER_RETURN_IF_ERROR(optimizeAndLower(function, *backend, options));
+  PassGate gate(options.disabledPasses, options.passLimit);
+  EMBER_RETURN_IF_ERROR(optimizeAndLower(function, *backend, options, gate));
   model.backend = std::move(backend);
   if (firstUnsupported(function, *model.backend)) {
-    EMBER_RETURN_IF_ERROR(compilePartitioned(function, model, options));
+    EMBER_RETURN_IF_ERROR(compilePartitioned(function, model, options, gate));
   } else {
-    auto compiled = compileLowered(function, *model.backend, options);
+    auto compiled = compileLowered(function, *model.backend, options, gate);
     if (!compiled) return compiled.error();
     addToReport(model.report, *compiled->ir, *compiled->function);
     model.report.partitions.push_back(model.backend->name() + ":" + std::to_string(function.numNodes()) +
@@ -182,6 +222,7 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
     model.function = std::shared_ptr<CompiledFunction>(std::move(compiled->function));
     model.ir = std::move(compiled->ir);
   }
+  model.report.passesRun = gate.ran();
   model.report.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return model;

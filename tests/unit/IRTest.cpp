@@ -2,6 +2,7 @@
 // the reference backend running planned IR.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backends/BuiltinBackends.h"
@@ -16,7 +17,8 @@ namespace {
 void buildChain(Function& f, Dims dims) {
   Node* x = f.createPlaceholder("x", Type(ElemKind::F32, dims));
   NodeValue v = x;
-  for (OpKind k : {OpKind::Relu, OpKind::Neg, OpKind::Exp, OpKind::Abs}) v = *f.create(k, std::string(opName(k)), {v});
+  for (OpKind k : {OpKind::Relu, OpKind::Neg, OpKind::Exp, OpKind::Abs})
+    v = *f.create(k, std::string(opName(k)), {v});
   f.addOutput("y", v);
 }
 
@@ -173,7 +175,8 @@ TEST(IRVerifier, RejectsUseOutsideLifetime) {
   ASSERT_TRUE(ir);
   auto& instrs = (*ir)->instructions();
   // Move the first dealloc to the very front: its activation is then used after being freed.
-  auto it = std::find_if(instrs.begin(), instrs.end(), [](const Instruction& i) { return i.kind == OpKind::DeallocActivation; });
+  auto it = std::find_if(instrs.begin(), instrs.end(),
+                         [](const Instruction& i) { return i.kind == OpKind::DeallocActivation; });
   ASSERT_NE(it, instrs.end());
   Instruction dealloc = *it;
   instrs.erase(it);
@@ -260,3 +263,65 @@ TEST(Runtime, CheckInputsNamesProblems) {
 }
 
 }  // namespace
+
+namespace {
+
+/// Compiles the concat/slice graph for the reference backend with `options`.
+Expected<CompiledModel> compileConcatSlice(const CompileOptions& options) {
+  registerBuiltinBackends();
+  Function f("main");
+  buildConcatSlice(f);
+  return compileFunction(f, BackendRegistry::global().create("reference").take(), options);
+}
+
+}  // namespace
+
+TEST(PassControl, RecordsEveryOptionalPassInPipelineOrder) {
+  auto model = compileConcatSlice({});
+  ASSERT_TRUE(model) << model.error().message();
+  const std::vector<std::string>& ran = model->report.passesRun;
+  const std::vector<std::string> names = optionalPassNames();
+  // Every IR pass runs once, after the graph passes.
+  const std::vector<std::string> ir = irPassNames();
+  ASSERT_GE(ran.size(), ir.size());
+  EXPECT_TRUE(std::equal(ir.begin(), ir.end(), ran.end() - std::ptrdiff_t(ir.size())));
+  for (const std::string& name : ran)
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  EXPECT_EQ(std::find(ran.begin(), ran.end(), "lowering"), ran.end());
+}
+
+TEST(PassControl, LimitRunsExactlyThatManyPasses) {
+  for (int64_t limit : {0, 1, 3, 7}) {
+    CompileOptions options;
+    options.passLimit = limit;
+    auto model = compileConcatSlice(options);
+    ASSERT_TRUE(model) << model.error().message();
+    EXPECT_EQ(int64_t(model->report.passesRun.size()), limit);
+  }
+}
+
+TEST(PassControl, DisabledPassesDoNotRun) {
+  CompileOptions options;
+  options.disabledPasses = {"cse", "copy-propagation"};
+  auto model = compileConcatSlice(options);
+  ASSERT_TRUE(model) << model.error().message();
+  for (const std::string& name : model->report.passesRun) {
+    EXPECT_NE(name, "cse");
+    EXPECT_NE(name, "copy-propagation");
+  }
+}
+
+TEST(PassControl, RejectsUnknownAndRequiredPasses) {
+  CompileOptions unknown;
+  unknown.disabledPasses = {"no-such-pass"};
+  auto a = compileConcatSlice(unknown);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message().find("unknown pass 'no-such-pass'"), std::string::npos)
+      << a.error().message();
+  EXPECT_NE(a.error().message().find("transpose-sinking"), std::string::npos) << a.error().message();
+  CompileOptions required;
+  required.disabledPasses = {"lowering"};
+  auto b = compileConcatSlice(required);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message().find("'lowering' is required"), std::string::npos) << b.error().message();
+}

@@ -6,6 +6,7 @@
 // with naive computations written here, not with Ember's own code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -496,6 +497,68 @@ TEST(TransposeSinking, TurnsUnitDimTransposeIntoReshape) {
     EXPECT_EQ(countKind(f, OpKind::Transpose), 0u);
     EXPECT_EQ(countKind(f, OpKind::Reshape), 1u);
   });
+}
+
+// Shapes are not layouts: NCHW -> NHWC of a 1x8x8x8 tensor keeps the dims but
+// moves every element. Only the permutation may decide that a Transpose is a
+// no-op (the bug that gave wrong numbers on 1x1 convs at C = H = W).
+TEST(TransposeSinking, KeepsTransposeWhoseDimsHappenToMatch) {
+  for (const Dims& dims : {Dims{1, 8, 8, 8}, Dims{1, 3, 3, 3}, Dims{2, 4, 4, 4}}) {
+    auto build = [&](Function& f) {
+      Node* x = f.createPlaceholder("x", Type(ElemKind::F32, dims));
+      f.addOutput("y", make(f, OpKind::Relu, "relu", {transpose(f, "t", x, kToNhwc)}));
+    };
+    checkPreserved(build, {{"x", randomTensor(dims, 81)}}, sinking(),
+                   [](const Function& f) { EXPECT_EQ(countKind(f, OpKind::Transpose), 1u); });
+  }
+}
+
+TEST(TransposeSinking, KeepsEqualDimTransposeBetweenReshapes) {
+  // Reshape -> Transpose(perm swaps two equal axes) -> Reshape: the final
+  // phase may merge the Reshapes only around an identity permutation.
+  auto build = [](Function& f) {
+    Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {16, 4}));
+    Node* r = make(f, OpKind::Reshape, "r", {x}, Attributes{{"shape", std::vector<int64_t>{4, 4, 4}}});
+    Node* t = transpose(f, "t", r, {0, 2, 1});
+    f.addOutput("y",
+                make(f, OpKind::Reshape, "back", {t}, Attributes{{"shape", std::vector<int64_t>{16, 4}}}));
+  };
+  checkPreserved(build, {{"x", randomTensor({16, 4}, 82)}}, sinking(),
+                 [](const Function& f) { EXPECT_EQ(countKind(f, OpKind::Transpose), 1u); });
+}
+
+// ---- Pass gate (disabled passes, opt-bisect limit) ------------------------------
+
+TEST(PassManager, GateSkipsDisabledPassesAndStopsAtTheLimit) {
+  Function f("gated");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {2}));
+  f.addOutput("y", make(f, OpKind::Relu, "relu", {x}));
+  PassGate gate({"cse"}, 2);
+  PassManager pm(PassManagerOptions{.verifyEachPass = true, .printAfter = "", .gate = &gate});
+  addGraphOptimizationPasses(pm);
+  ASSERT_FALSE(pm.run(f));
+  // constant-folding, dce, transpose-sinking, ...: the first two optional ones ran.
+  EXPECT_EQ(gate.ran(), (std::vector<std::string>{"constant-folding", "dce"}));
+
+  PassGate noCse({"cse"}, -1);
+  PassManager all(PassManagerOptions{.verifyEachPass = true, .printAfter = "", .gate = &noCse});
+  addGraphOptimizationPasses(all);
+  ASSERT_FALSE(all.run(f));
+  EXPECT_EQ(std::count(noCse.ran().begin(), noCse.ran().end(), "cse"), 0);
+  EXPECT_EQ(noCse.ran().size(), all.passNames().size() - 1);
+}
+
+TEST(PassManager, GateNeverSkipsTheLowering) {
+  Function f("lowered");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {2}));
+  f.addOutput("y", make(f, OpKind::Softplus, "softplus", {x}));
+  PassGate gate({}, 0);
+  LowerEverything backend;
+  PassManager pm(PassManagerOptions{.verifyEachPass = true, .printAfter = "", .gate = &gate});
+  pm.add(createLoweringPass(backend));
+  ASSERT_FALSE(pm.run(f));
+  EXPECT_EQ(countKind(f, OpKind::Softplus), 0u);
+  EXPECT_TRUE(gate.ran().empty());
 }
 
 // ---- BatchNorm folding ----------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "ember/Attributes.h"
 #include "ember/Error.h"
 #include "ember/Graph.h"
+#include "ember/PassGate.h"
 #include "ember/Tensor.h"
 
 namespace ember {
@@ -37,10 +38,10 @@ struct IRValue {
   std::string name;
   Type type;
   ValueKind kind;
-  ValueId base = 0;                        ///< View: the viewed value
-  uint64_t viewOffset = 0;                 ///< View: byte offset into base
-  std::shared_ptr<const Tensor> payload;   ///< Constant: its data
-  uint64_t offset = 0;                     ///< planned byte offset in its region (not View)
+  ValueId base = 0;                       ///< View: the viewed value
+  uint64_t viewOffset = 0;                ///< View: byte offset into base
+  std::shared_ptr<const Tensor> payload;  ///< Constant: its data
+  uint64_t offset = 0;                    ///< planned byte offset in its region (not View)
 };
 
 struct Operand {
@@ -119,9 +120,13 @@ Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function);
 /// last use (views count as uses of their base).
 void insertDeallocs(IRFunction& ir);
 
-/// The instruction-IR optimizer (core/ir/passes): runs its passes in order,
-/// with the verifier after each when `verifyEachPass`.
-Error optimizeIR(IRFunction& ir, bool verifyEachPass = false);
+/// The instruction-IR optimizer (core/ir): runs its passes in order, with the
+/// verifier after each when `verifyEachPass`; `gate` (optional) decides which
+/// passes run and records them.
+Error optimizeIR(IRFunction& ir, bool verifyEachPass = false, PassGate* gate = nullptr);
+
+/// The IR optimizer's pass names, in order.
+std::vector<std::string> irPassNames();
 
 /// Max over instructions of the live activation bytes (each rounded up to
 /// `alignment`): no plan of this instruction order can use less.

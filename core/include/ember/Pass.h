@@ -8,6 +8,7 @@
 
 #include "ember/Error.h"
 #include "ember/Graph.h"
+#include "ember/PassGate.h"
 
 namespace ember {
 
@@ -19,12 +20,16 @@ class FunctionPass {
   virtual ~FunctionPass() = default;
   virtual std::string name() const = 0;
   virtual Expected<bool> run(Function& function) = 0;
+  /// A required pass (lowering) runs whatever the PassGate says.
+  virtual bool isRequired() const { return false; }
 };
 
 struct PassManagerOptions {
   bool verifyEachPass = false;
   /// Print the function after this pass ("*" for all) to stderr.
   std::string printAfter;
+  /// Decides which optional passes run and records them (null: all run).
+  PassGate* gate = nullptr;
 };
 
 class PassManager {
@@ -33,6 +38,8 @@ class PassManager {
   void add(std::unique_ptr<FunctionPass> pass) { passes_.push_back(std::move(pass)); }
   /// Runs all passes once, in order. Errors name the failing pass.
   Error run(Function& function);
+  /// The names of the passes added, in order.
+  std::vector<std::string> passNames() const;
 
  private:
   PassManagerOptions options_;

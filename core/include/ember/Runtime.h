@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "ember/Error.h"
 #include "ember/Graph.h"
 #include "ember/IR.h"
+#include "ember/Pass.h"
 #include "ember/Plugin.h"
 
 namespace ember {
@@ -60,6 +62,16 @@ struct CompileOptions {
   /// partitions, each compiled for one backend, with the tensors between them
   /// passed explicitly. Empty: an unsupported node is an error.
   std::vector<std::string> fallbackBackends;
+  /// Optional passes to skip, by name (optionalPassNames(): graph and IR
+  /// passes). "lowering" is required; an unknown name is an error.
+  std::set<std::string> disabledPasses;
+  /// opt-bisect: only the first `passLimit` executions of optional passes run,
+  /// in pipeline order (graph passes, then IR passes per compiled partition);
+  /// the rest are skipped. Negative: no limit.
+  int64_t passLimit = -1;
+  /// Passes appended to the graph optimizer, before beforeLowering and the
+  /// lowering (tests inject rewrites here). They are optional passes.
+  std::vector<std::function<std::unique_ptr<FunctionPass>()>> extraGraphPasses;
   /// Refuse a model whose planned memory (constants + I/O + activations of
   /// any partition) exceeds this many bytes (0: no limit).
   uint64_t memoryLimitBytes = 0;
@@ -81,6 +93,8 @@ struct CompileReport {
   std::vector<std::string> partitions;
   /// Static per-layer figures of accelerator partitions (tiles, estimates).
   DeviceReport device;
+  /// The optional pass executions that ran, in order (see passLimit).
+  std::vector<std::string> passesRun;
 };
 
 /// A compiled model: the backend's function plus the I/O signature.
@@ -94,6 +108,10 @@ struct CompiledModel {
   std::vector<std::pair<std::string, Type>> outputs;
   CompileReport report;
 };
+
+/// Every optional pass of the standard pipeline, graph passes then IR passes,
+/// each name once: what CompileOptions::disabledPasses accepts.
+std::vector<std::string> optionalPassNames();
 
 /// Optimizes and lowers `function` for `backend` in place (the graph stages
 /// of the pipeline), running the verifier after each pass when asked.
