@@ -309,6 +309,7 @@ class Lowering : public FunctionPass {
  public:
   explicit Lowering(const Backend& backend) : backend_(backend) {}
   std::string name() const override { return "lowering"; }
+  bool isRequired() const override { return true; }
 
   Expected<bool> run(Function& function) override {
     bool changed = false;
