@@ -1,98 +1,14 @@
 // The npu backend: compiles planned int8 IR to an NPU bundle (Compiler.h) and
-// runs it in-process on the simulator library. docs/npu/compiler.md.
-#include <chrono>
-#include <cstring>
-#include <fstream>
+// runs it in-process on the simulator library (NpuDevice.h). docs/npu/compiler.md.
 #include <memory>
-#include <optional>
 
 #include "Compiler.h"
+#include "NpuDevice.h"
 #include "ember/Backend.h"
 #include "ember/Plugin.h"
-#include "ember/npu/Simulator.h"
 
 namespace ember::npu_backend {
 namespace {
-
-class NpuFunction final : public CompiledFunction {
- public:
-  NpuFunction(CompiledProgram program, npu::NpuConfig config)
-      : bundle_(std::move(program.bundle)), config_(std::move(config)) {
-    report_.layers = std::move(program.layers);
-    report_.peakMacsPerCycle = uint64_t(config_.rows * config_.cols);
-    report_.sramPeakBytes = program.sramPeakBytes;
-  }
-
-  Error execute(ExecutionContext& context) override {
-    npu::DramImage dram = npu::makeDram(bundle_);
-    for (const npu::Symbol& s : bundle_.symbols) {
-      if (s.direction != npu::Symbol::Direction::Input) continue;
-      const Tensor* t = context.input(s.name);
-      if (!t) return makeError("npu: missing input '", s.name, "'");
-      if (t->type().kind != ElemKind::Int8Q || uint64_t(t->type().numElements()) != uint64_t(s.numElements()))
-        return makeError("npu: input '", s.name, "': expected i8q<", dimsStr(s.shape), ">, got ",
-                         t->type().str());
-      std::memcpy(dram.bytes.data() + s.dramOffset, t->data(), s.sizeInBytes());
-    }
-    const auto start = std::chrono::steady_clock::now();
-    auto stats = npu::simulate(bundle_, config_, dram);
-    if (!stats) return stats.error().withContext("npu: simulating the bundle");
-    const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (const npu::Symbol& s : bundle_.symbols) {
-      if (s.direction != npu::Symbol::Direction::Output) continue;
-      Tensor out(Type(ElemKind::Int8Q, s.shape, s.scale, s.zeroPoint));
-      std::memcpy(out.data(), dram.bytes.data() + s.dramOffset, s.sizeInBytes());
-      context.setOutput(s.name, std::move(out));
-    }
-    updateReport(*stats, host);
-    lastStats_ = stats.take();
-    return Error::success();
-  }
-
-  const DeviceReport* deviceReport() const override { return &report_; }
-
-  Error writeArtifact(const std::string& path) const override { return npu::writeBundle(path, bundle_); }
-
-  Error writeTrace(const std::string& path) const override {
-    if (!lastStats_) return makeError("npu: no run to trace yet (execute the function first)");
-    std::ofstream out(path, std::ios::binary);
-    out << npu::traceToJson(*lastStats_, bundle_);
-    if (!out) return makeError("cannot write trace '", path, "'");
-    return Error::success();
-  }
-
- private:
-  void updateReport(const npu::SimStats& s, double hostSeconds) {
-    report_.cycles = s.cycles;
-    report_.macs = s.macs;
-    report_.dramReadBytes = s.dramReadBytes;
-    report_.dramWriteBytes = s.dramWriteBytes;
-    report_.sramPeakBytes = std::max(report_.sramPeakBytes, s.scratchpadPeakBytes);
-    report_.energyPj = s.energyPj;
-    report_.deviceSeconds = double(s.cycles) / (s.clockGhz * 1e9);
-    report_.hostSeconds = hostSeconds;
-    for (LayerReport& layer : report_.layers) {
-      layer.cycles = layer.macs = layer.dramBytes = 0;
-      layer.macUtilization = 0;
-      layer.stallCycles.clear();
-      for (const npu::LayerStats& ls : s.layers) {
-        if (ls.name != layer.name) continue;
-        layer.cycles = ls.cycles;
-        layer.macs = ls.macs;
-        layer.dramBytes = ls.dramBytes;
-        layer.macUtilization = ls.macUtilization;
-        for (size_t r = 0; r < npu::kNumStallReasons; ++r)
-          if (ls.stallCycles[r])
-            layer.stallCycles[std::string(npu::stallReasonName(npu::StallReason(r)))] = ls.stallCycles[r];
-      }
-    }
-  }
-
-  npu::Bundle bundle_;
-  npu::NpuConfig config_;
-  DeviceReport report_;
-  std::optional<npu::SimStats> lastStats_;
-};
 
 class NpuBackend final : public Backend {
  public:
@@ -111,7 +27,7 @@ class NpuBackend final : public Backend {
   Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
     auto program = compileToBundle(ir, config_);
     if (!program) return program.error();
-    return std::unique_ptr<CompiledFunction>(new NpuFunction(program.take(), config_));
+    return makeSimulatedFunction(program.take(), config_);
   }
 
  private:
