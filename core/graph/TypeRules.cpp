@@ -13,6 +13,7 @@
 #include <string_view>
 #include <variant>
 
+#include "EinsumEquation.h"
 #include "ember/Graph.h"
 
 namespace ember {
@@ -359,6 +360,16 @@ static Result inferSelect(Types in, const Attributes&) {
   return single(in[1].withDims(std::move(dims)));
 }
 
+static Result inferMod(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Mod;
+  AttrReader reader(op, attrs);
+  int64_t fmod = reader.integer("fmod");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "fmod", fmod));
+  // Python's % on floats is ONNX-invalid (fmod 0 needs integers).
+  return binaryRule(op, in, fmod ? kNumericKinds : kIntKinds, std::nullopt);
+}
+
 // Unary elementwise.
 static Result inferNeg(Types in, const Attributes&) { return unaryRule(OpKind::Neg, in, kNumericKinds); }
 static Result inferAbs(Types in, const Attributes&) { return unaryRule(OpKind::Abs, in, kNumericKinds); }
@@ -380,6 +391,17 @@ static Result inferSigmoid(Types in, const Attributes&) {
 }
 static Result inferRelu(Types in, const Attributes&) { return unaryRule(OpKind::Relu, in, kNumericKinds); }
 static Result inferNot(Types in, const Attributes&) { return unaryRule(OpKind::Not, in, kBoolKinds); }
+static Result inferRound(Types in, const Attributes&) { return unaryRule(OpKind::Round, in, kFloatKinds); }
+static Result inferAsin(Types in, const Attributes&) { return unaryRule(OpKind::Asin, in, kFloatKinds); }
+static Result inferAcos(Types in, const Attributes&) { return unaryRule(OpKind::Acos, in, kFloatKinds); }
+static Result inferAtan(Types in, const Attributes&) { return unaryRule(OpKind::Atan, in, kFloatKinds); }
+static Result inferAsinh(Types in, const Attributes&) { return unaryRule(OpKind::Asinh, in, kFloatKinds); }
+static Result inferAcosh(Types in, const Attributes&) { return unaryRule(OpKind::Acosh, in, kFloatKinds); }
+static Result inferAtanh(Types in, const Attributes&) { return unaryRule(OpKind::Atanh, in, kFloatKinds); }
+static Result inferIsNaN(Types in, const Attributes&) {
+  EMBER_ASSIGN_OR_RETURN(std::vector<Type> t, unaryRule(OpKind::IsNaN, in, kFloatKinds));
+  return single(Type(ElemKind::Bool, t[0].dims));
+}
 
 static Result inferClip(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Clip;
@@ -743,6 +765,114 @@ static Result inferGather(Types in, const Attributes& attrs) {
   return single(data.withDims(std::move(out)));
 }
 
+namespace {
+
+/// Scatter reductions: none moves data of any kind; the others need numbers.
+Error checkScatterReduction(OpKind op, const std::string& reduction, const Type& data) {
+  if (reduction == "none") return Error::success();
+  if (reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+    return makeError(opName(op), ": unknown reduction '", reduction,
+                     "' (expected none, add, mul, max or min)");
+  return expectKind(op, "data", data, kNumericKinds);
+}
+
+}  // namespace
+
+static Result inferGatherElements(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::GatherElements;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "indices", in[1], kIntKinds));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  const Type& data = in[0];
+  if (data.rank() == 0 || in[1].rank() != data.rank())
+    return makeError("GatherElements: data ", data.str(), " and indices ", in[1].str(),
+                     " must have the same rank >= 1");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, data.rank()));
+  for (size_t d = 0; d < data.rank(); ++d)
+    if (d != a && in[1].dims[d] > data.dims[d])
+      return makeError("GatherElements: indices ", in[1].str(), " exceed data ", data.str(), " on axis ", d);
+  if (data.dims[a] == 0 && in[1].numElements() > 0)
+    return makeError("GatherElements: cannot gather from the empty axis ", a, " of ", data.str());
+  return single(data.withDims(in[1].dims));
+}
+
+static Result inferScatterElements(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::ScatterElements;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "indices", in[1], kIntKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[2], "data", "updates"));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  std::string reduction = reader.string("reduction");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(checkScatterReduction(op, reduction, in[0]));
+  const Type& data = in[0];
+  if (data.rank() == 0 || in[1].rank() != data.rank() || in[2].dims != in[1].dims)
+    return makeError("ScatterElements: data ", data.str(), ", indices ", in[1].str(), " and updates ",
+                     in[2].str(), " must have the same rank >= 1, indices and updates the same shape");
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, data.rank()));
+  for (size_t d = 0; d < data.rank(); ++d)
+    if (d != a && in[1].dims[d] > data.dims[d])
+      return makeError("ScatterElements: indices ", in[1].str(), " exceed data ", data.str(), " on axis ", d);
+  if (data.dims[a] == 0 && in[1].numElements() > 0)
+    return makeError("ScatterElements: cannot scatter into the empty axis ", a, " of ", data.str());
+  return single(data);
+}
+
+static Result inferGatherND(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::GatherND;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "indices", in[1], kIntKinds));
+  AttrReader reader(op, attrs);
+  int64_t batchDims = reader.integer("batch_dims");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  const Type& data = in[0];
+  const Type& indices = in[1];
+  if (data.rank() == 0 || indices.rank() == 0)
+    return makeError("GatherND: data ", data.str(), " and indices ", indices.str(), " must have rank >= 1");
+  const int64_t rowLength = indices.dims.back();
+  if (batchDims < 0 || batchDims >= int64_t(indices.rank()) || batchDims >= int64_t(data.rank()))
+    return makeError("GatherND: batch_dims ", batchDims, " is out of range for data ", data.str(),
+                     " and indices ", indices.str());
+  const size_t b = size_t(batchDims);
+  if (rowLength < 1 || rowLength > int64_t(data.rank() - b))
+    return makeError("GatherND: index rows of length ", rowLength, " do not fit data ", data.str(), " after ",
+                     b, " batch dims");
+  for (size_t d = 0; d < b; ++d)
+    if (data.dims[d] != indices.dims[d])
+      return makeError("GatherND: batch dim ", d, " differs between data ", data.str(), " and indices ",
+                       indices.str());
+  Dims out(indices.dims.begin(), indices.dims.end() - 1);
+  out.insert(out.end(), data.dims.begin() + ptrdiff_t(b) + rowLength, data.dims.end());
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(data.withDims(std::move(out)));
+}
+
+static Result inferScatterND(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::ScatterND;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "indices", in[1], kIntKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[2], "data", "updates"));
+  AttrReader reader(op, attrs);
+  std::string reduction = reader.string("reduction");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(checkScatterReduction(op, reduction, in[0]));
+  const Type& data = in[0];
+  const Type& indices = in[1];
+  if (data.rank() == 0 || indices.rank() == 0)
+    return makeError("ScatterND: data ", data.str(), " and indices ", indices.str(), " must have rank >= 1");
+  const int64_t rowLength = indices.dims.back();
+  if (rowLength < 1 || rowLength > int64_t(data.rank()))
+    return makeError("ScatterND: index rows of length ", rowLength, " do not fit data ", data.str());
+  Dims updates(indices.dims.begin(), indices.dims.end() - 1);
+  updates.insert(updates.end(), data.dims.begin() + rowLength, data.dims.end());
+  if (in[2].dims != updates)
+    return makeError("ScatterND: updates ", in[2].str(), " must have dims ", dimsStr(updates));
+  return single(data);
+}
+
 static Result inferResize(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Resize;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
@@ -919,6 +1049,25 @@ static Result inferPRelu(Types in, const Attributes&) {
   return single(in[0]);
 }
 
+static Result inferEinsum(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Einsum;
+  AttrReader reader(op, attrs);
+  std::string equation = reader.string("equation");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (in.empty()) return makeError("Einsum: needs at least one input");
+  std::vector<Dims> dims;
+  for (const Type& t : in) {
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", t, kNumericKinds));
+    EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], t, "input 0", "another input"));
+    dims.push_back(t.dims);
+  }
+  EMBER_ASSIGN_OR_RETURN(einsum::Equation eq, einsum::parse(equation, dims));
+  Dims out;
+  for (char label : eq.output) out.push_back(eq.size(label));
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(in[0].withDims(std::move(out)));
+}
+
 // Quantized primitives (docs/quantization.md).
 namespace {
 constexpr KindSet kQuant8Kinds = bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q);
@@ -951,7 +1100,8 @@ Expected<Type> quantizedResult(OpKind op, const Attributes& attrs, KindSet allow
 /// A weight or bias operand: `kind`, offset 0.
 Error expectSymmetric(OpKind op, std::string_view what, const Type& t, ElemKind kind) {
   if (t.kind != kind || t.offset != 0)
-    return makeError(opName(op), ": ", what, " must be ", elemKindName(kind), " with offset 0, got ", t.str());
+    return makeError(opName(op), ": ", what, " must be ", elemKindName(kind), " with offset 0, got ",
+                     t.str());
   return Error::success();
 }
 
@@ -966,7 +1116,8 @@ static Result inferQuantize(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Quantize;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
   EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], bit(ElemKind::F32)));
-  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds | bit(ElemKind::Int32Q), in[0].dims));
+  EMBER_ASSIGN_OR_RETURN(Type t,
+                         quantizedResult(op, attrs, kQuant8Kinds | bit(ElemKind::Int32Q), in[0].dims));
   return single(std::move(t));
 }
 static Result inferDequantize(Types in, const Attributes&) {

@@ -151,6 +151,7 @@ const OpHandler* findOpHandler(const std::string& opType);
 void registerMathOps(OpTable& table);
 void registerTensorOps(OpTable& table);
 void registerNNOps(OpTable& table);
+void registerIndexingOps(OpTable& table);
 
 /// Maps `axis` in [-rank, rank) to [0, rank), or fails naming `what`.
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view what = "axis");

@@ -12,6 +12,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerMathOps(t);
     registerTensorOps(t);
     registerNNOps(t);
+    registerIndexingOps(t);
     return t;
   }();
   auto it = table.find(opType);

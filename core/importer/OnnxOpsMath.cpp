@@ -1,6 +1,7 @@
 // ONNX elementwise ops, activations, reductions and their opset variants.
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "OnnxImporter.h"
@@ -325,6 +326,45 @@ OpHandler softmax(OpKind kind) {
   };
 }
 
+Error importMod(NodeBuilder& b) {
+  EMBER_TRY(Value lhs, b.input(0));
+  EMBER_TRY(Value rhs, b.input(1));
+  EMBER_TRY(int64_t fmod, b.attrInt("fmod", 0));
+  if (fmod != 0 && fmod != 1) return makeError("attribute 'fmod' must be 0 or 1, got ", fmod);
+  if (fmod == 0 && isFloat(lhs.type.kind)) return makeError("fmod=0 is invalid for floating-point inputs");
+  EMBER_TRY(Value out, b.emit(OpKind::Mod, {lhs, rhs}, Attributes{{"fmod", fmod}}));
+  return b.setOutput(0, out);
+}
+
+/// IsInf: x == +inf (detect_positive) or x == -inf (detect_negative).
+Error importIsInf(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(int64_t positive, b.attrInt("detect_positive", 1));
+  EMBER_TRY(int64_t negative, b.attrInt("detect_negative", 1));
+  const double inf = std::numeric_limits<double>::infinity();
+  std::optional<Value> out;
+  if (positive) {
+    EMBER_TRY(out, b.emit(OpKind::Equal, {x, b.scalar(x.type.kind, inf)}, {}, negative ? "positive" : ""));
+  }
+  if (negative) {
+    EMBER_TRY(Value isNegInf,
+              b.emit(OpKind::Equal, {x, b.scalar(x.type.kind, -inf)}, {}, positive ? "negative" : ""));
+    if (out) {
+      EMBER_TRY(out, b.emit(OpKind::Or, {*out, isNegInf}));
+    } else {
+      out = isNegInf;
+    }
+  }
+  if (!out) {
+    // Neither sign: all false (still x-shaped; x itself is unused).
+    EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::Bool, x.dims())));
+    Tensor none(Type(ElemKind::Bool, x.dims()));
+    if (none.sizeInBytes() > 0) std::memset(none.data(), 0, none.sizeInBytes());
+    out = b.constant(std::move(none));
+  }
+  return b.setOutput(0, *out);
+}
+
 }  // namespace
 
 void registerMathOps(OpTable& t) {
@@ -350,12 +390,16 @@ void registerMathOps(OpTable& t) {
   t["Min"] = variadic(OpKind::Min, false);
 
   // Unary elementwise.
-  for (OpKind k :
-       {OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Reciprocal, OpKind::Sin,
-        OpKind::Cos, OpKind::Erf, OpKind::Floor, OpKind::Ceil, OpKind::Sign, OpKind::Tanh, OpKind::Sigmoid,
-        OpKind::Relu, OpKind::Not, OpKind::Softplus, OpKind::HardSwish})
+  for (OpKind k : {OpKind::Neg,        OpKind::Abs,      OpKind::Exp,       OpKind::Log,     OpKind::Sqrt,
+                   OpKind::Reciprocal, OpKind::Sin,      OpKind::Cos,       OpKind::Erf,     OpKind::Floor,
+                   OpKind::Ceil,       OpKind::Sign,     OpKind::Tanh,      OpKind::Sigmoid, OpKind::Relu,
+                   OpKind::Not,        OpKind::Softplus, OpKind::HardSwish, OpKind::Round,   OpKind::Asin,
+                   OpKind::Acos,       OpKind::Atan,     OpKind::Asinh,     OpKind::Acosh,   OpKind::Atanh})
     t[std::string(opName(k))] = direct(k);
   t["Identity"] = identity;
+  t["IsNaN"] = direct(OpKind::IsNaN);
+  t["IsInf"] = importIsInf;
+  t["Mod"] = importMod;
   t["Clip"] = importClip;
   t["Cast"] = importCast;
   t["CastLike"] = importCastLike;

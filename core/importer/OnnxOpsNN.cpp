@@ -462,6 +462,49 @@ Error importResize(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// LRN over channels (axis 1): x / (bias + alpha / size * sum of x^2 over a
+/// window of `size` channels)^beta. The window sum is the channel-padded
+/// square added up from `size` shifted slices.
+Error importLRN(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
+  if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  EMBER_TRY(int64_t size, b.attrInt("size"));
+  if (size < 1 || size > 1024) return makeError("size ", size, " is out of range [1, 1024]");
+  EMBER_TRY(double alpha, b.attrFloat("alpha", 1e-4));
+  EMBER_TRY(double beta, b.attrFloat("beta", 0.75));
+  EMBER_TRY(double bias, b.attrFloat("bias", 1.0));
+  const size_t rank = x.rank();
+  const ElemKind kind = x.type.kind;
+  EMBER_TRY(Value square, b.emit(OpKind::Mul, {x, x}, {}, "square"));
+  std::vector<int64_t> pads(2 * rank, 0);
+  pads[1] = (size - 1) / 2;
+  pads[rank + 1] = size - 1 - (size - 1) / 2;
+  EMBER_TRY(Value padded,
+            b.emit(OpKind::Pad, {square},
+                   Attributes{{"pads", pads}, {"mode", std::string("constant")}, {"value", 0.0}}, "padded"));
+  const int64_t channels = x.dims()[1];
+  std::optional<Value> sum;
+  for (int64_t i = 0; i < size; ++i) {
+    std::vector<int64_t> starts(rank, 0), ends = x.dims(), steps(rank, 1);
+    starts[1] = i;
+    ends[1] = i + channels;
+    EMBER_TRY(Value window, b.emit(OpKind::Slice, {padded},
+                                   Attributes{{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                                   "window" + std::to_string(i)));
+    if (sum) {
+      EMBER_TRY(sum, b.emit(OpKind::Add, {*sum, window}, {}, "sum" + std::to_string(i)));
+    } else {
+      sum = window;
+    }
+  }
+  EMBER_TRY(Value scaled, b.emit(OpKind::Mul, {*sum, b.scalar(kind, alpha / double(size))}, {}, "scaled"));
+  EMBER_TRY(Value shifted, b.emit(OpKind::Add, {scaled, b.scalar(kind, bias)}, {}, "shifted"));
+  EMBER_TRY(Value denom, b.emit(OpKind::Pow, {shifted, b.scalar(kind, beta)}, {}, "denom"));
+  EMBER_TRY(Value out, b.emit(OpKind::Div, {x, denom}));
+  return b.setOutput(0, out);
+}
+
 }  // namespace
 
 void registerNNOps(OpTable& t) {
@@ -476,6 +519,7 @@ void registerNNOps(OpTable& t) {
   t["BatchNormalization"] = importBatchNorm;
   t["InstanceNormalization"] = importInstanceNorm;
   t["LayerNormalization"] = importLayerNorm;
+  t["LRN"] = importLRN;
   t["Resize"] = importResize;
   t["Upsample"] = importResize;
 }

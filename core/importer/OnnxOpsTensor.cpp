@@ -410,13 +410,29 @@ Error importPad(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// Dropout is the identity at inference, and in training mode with ratio 0
+/// (PyTorch exports that for some models); its mask is then all true.
+/// Training mode with a positive ratio is random and is declined.
 Error importDropout(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   if (b.hasInput(2)) {
     EMBER_TRY(std::vector<double> training, b.constFloats(2, "training_mode"));
-    if (!training.empty() && training[0] != 0) return makeError("training mode is unsupported");
+    double ratio = 0.5;
+    if (b.hasInput(1)) {
+      EMBER_TRY(std::vector<double> ratios, b.constFloats(1, "ratio"));
+      if (ratios.size() != 1) return makeError("input 'ratio' must hold one value");
+      ratio = ratios[0];
+    }
+    if (!training.empty() && training[0] != 0 && ratio != 0)
+      return makeError("training_mode=1 with ratio ", ratio,
+                       " is unsupported (random dropout); export the model in eval mode");
   }
-  EMBER_RETURN_IF_ERROR(b.requireUnused(1, "mask"));
+  if (b.outputUsed(1)) {
+    EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::Bool, x.dims())));
+    Tensor mask(Type(ElemKind::Bool, x.dims()));
+    for (int64_t i = 0; i < mask.type().numElements(); ++i) mask.as<uint8_t>()[i] = 1;
+    EMBER_RETURN_IF_ERROR(b.setOutput(1, b.constant(std::move(mask))));
+  }
   return b.setOutput(0, x);
 }
 

@@ -221,6 +221,27 @@ bool runUnaryFloat(OpKind kind, const Attributes& attrs, const ConstTensorRef& i
     case OpKind::Relu:
       unaryLoop<F>(in, out, [](F x) { return x < 0 ? 0.0f : x; });
       return true;
+    case OpKind::Round:  // the default rounding mode: halves to even
+      unaryLoop<F>(in, out, [](F x) { return std::nearbyint(x); });
+      return true;
+    case OpKind::Asin:
+      unaryLoop<F>(in, out, [](F x) { return std::asin(x); });
+      return true;
+    case OpKind::Acos:
+      unaryLoop<F>(in, out, [](F x) { return std::acos(x); });
+      return true;
+    case OpKind::Atan:
+      unaryLoop<F>(in, out, [](F x) { return std::atan(x); });
+      return true;
+    case OpKind::Asinh:
+      unaryLoop<F>(in, out, [](F x) { return std::asinh(x); });
+      return true;
+    case OpKind::Acosh:
+      unaryLoop<F>(in, out, [](F x) { return std::acosh(x); });
+      return true;
+    case OpKind::Atanh:
+      unaryLoop<F>(in, out, [](F x) { return std::atanh(x); });
+      return true;
     case OpKind::Clip: {
       F lo = F(attrs.getFloat("min")), hi = F(attrs.getFloat("max"));
       unaryLoop<F>(in, out, [lo, hi](F x) {
@@ -231,6 +252,21 @@ bool runUnaryFloat(OpKind kind, const Attributes& attrs, const ConstTensorRef& i
     }
     default:
       return false;
+  }
+}
+
+/// Mod: fmod 1 keeps the dividend's sign (C), fmod 0 the divisor's (Python).
+template <typename T>
+void runMod(bool fmod, const ConstTensorRef& a, const ConstTensorRef& b, const TensorRef& out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    binaryLoop<T, T>(a, b, out, [](T x, T y) { return std::fmod(x, y); });
+  } else {
+    binaryLoop<T, T>(a, b, out, [fmod](T x, T y) -> T {
+      if (y == 0 || y == -1) return 0;  // also avoids MIN % -1, which overflows
+      T r = x % y;
+      if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = wrapAdd<T>(r, y);
+      return r;
+    });
   }
 }
 
@@ -312,6 +348,17 @@ Error runElementwise(OpKind kind, const Attributes& attrs, Inputs in, Outputs ou
     case OpKind::Not:
       unaryLoop<uint8_t>(in[0], result, [](uint8_t x) -> uint8_t { return x == 0; });
       return Error::success();
+    case OpKind::IsNaN: {
+      const float* pi = in[0].as<float>();
+      uint8_t* po = result.as<uint8_t>();
+      for (int64_t i = 0, n = result.numElements(); i < n; ++i) po[i] = std::isnan(pi[i]);
+      return Error::success();
+    }
+    case OpKind::Mod: {
+      const bool fmod = attrs.getInt("fmod") != 0;
+      done = visitNumeric(inKind, [&]<typename T>() { runMod<T>(fmod, in[0], in[1], result); });
+      break;
+    }
     case OpKind::And:
     case OpKind::Or:
     case OpKind::Xor:

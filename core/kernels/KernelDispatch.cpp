@@ -11,7 +11,17 @@ namespace {
 using kernels::Inputs;
 using kernels::Outputs;
 
-enum class Family { None, Elementwise, LinearAlgebra, Pooling, Reduction, DataMovement, Resize, Quantized };
+enum class Family {
+  None,
+  Elementwise,
+  LinearAlgebra,
+  Pooling,
+  Reduction,
+  DataMovement,
+  GatherScatter,
+  Resize,
+  Quantized
+};
 
 Family familyOf(OpKind kind) {
   switch (kind) {
@@ -40,6 +50,11 @@ Family familyOf(OpKind kind) {
     case OpKind::Gather:
     case OpKind::Copy:
       return Family::DataMovement;
+    case OpKind::GatherElements:
+    case OpKind::ScatterElements:
+    case OpKind::GatherND:
+    case OpKind::ScatterND:
+      return Family::GatherScatter;
     case OpKind::Resize:
       return Family::Resize;
     case OpKind::Quantize:
@@ -93,6 +108,7 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::ArgMax:
     case OpKind::ArgMin:
     case OpKind::TopK:
+    case OpKind::Mod:
       return kNumeric;
     case OpKind::Equal:
       return kNumeric | kBool;
@@ -115,6 +131,10 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::Broadcast:
     case OpKind::Gather:
     case OpKind::Copy:
+    case OpKind::GatherElements:
+    case OpKind::ScatterElements:
+    case OpKind::GatherND:
+    case OpKind::ScatterND:
       return kAny;
     // Linear Resize takes float kinds only (type rule), so this excludes
     // f16/bf16, which the kernel cannot interpolate.
@@ -209,6 +229,8 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       return kernels::runReduction(kind, attrs, inputs, outputs);
     case Family::DataMovement:
       return kernels::runDataMovement(kind, attrs, inputs, outputs);
+    case Family::GatherScatter:
+      return kernels::runGatherScatter(kind, attrs, inputs, outputs);
     case Family::Resize:
       return kernels::runResize(kind, attrs, inputs, outputs);
     case Family::Quantized:

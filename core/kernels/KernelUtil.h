@@ -26,6 +26,7 @@ Error runLinearAlgebra(OpKind kind, const Attributes& attrs, Inputs in, Outputs 
 Error runPooling(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runReduction(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runDataMovement(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
+Error runGatherScatter(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runQuantized(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 

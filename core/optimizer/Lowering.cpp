@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "../graph/EinsumEquation.h"
 #include "PassUtils.h"
 #include "ember/Backend.h"
 #include "ember/Pass.h"
@@ -146,8 +147,133 @@ NodeValue expMinusOne(Builder& b, NodeValue x, double alpha) {
   return b.mul(em1, b.scalar(alpha, "alpha"), "negative");
 }
 
+// ---- Einsum -------------------------------------------------------------------
+// Each operand first sums out the labels no one else needs; then operands are
+// contracted left to right, each pair as one batched MatMul:
+// A [batch, a-only, shared] x B [batch, shared, b-only]; finally a transpose
+// puts the labels in the output's order.
+
+/// A value whose dims carry one einsum label each.
+struct Labelled {
+  NodeValue value;
+  std::string labels;
+};
+
+class EinsumLowering {
+ public:
+  EinsumLowering(Builder& b, const einsum::Equation& eq) : b_(b), eq_(eq) {}
+
+  NodeValue run(const std::vector<NodeValue>& inputs) {
+    std::vector<Labelled> operands;
+    for (size_t i = 0; i < inputs.size(); ++i) operands.push_back({inputs[i], eq_.operands[i]});
+    for (size_t i = 0; i < operands.size(); ++i) {
+      std::string others = eq_.output;
+      for (size_t j = 0; j < operands.size(); ++j)
+        if (j != i) others += operands[j].labels;
+      operands[i] = sumOutUnless(operands[i], others);
+    }
+    Labelled acc = operands[0];
+    for (size_t i = 1; i < operands.size(); ++i) {
+      std::string keep = eq_.output;
+      for (size_t j = i + 1; j < operands.size(); ++j) keep += operands[j].labels;
+      acc = contract(acc, operands[i], keep);
+    }
+    acc = sumOutUnless(acc, eq_.output);
+    // An identity equation ("ij->ij") returns the input itself.
+    return permute(acc, eq_.output);
+  }
+
+ private:
+  static bool has(const std::string& labels, char label) { return labels.find(label) != std::string::npos; }
+
+  std::string step(const std::string& what) { return "einsum" + std::to_string(steps_++) + "_" + what; }
+
+  Dims dimsOf(const std::string& labels) const {
+    Dims dims;
+    for (char label : labels) dims.push_back(eq_.size(label));
+    return dims;
+  }
+  int64_t count(const std::string& labels) const {
+    int64_t n = 1;
+    for (char label : labels) n *= eq_.size(label);
+    return n;
+  }
+
+  /// ReduceSum over the labels of `x` that `needed` lacks.
+  Labelled sumOutUnless(const Labelled& x, const std::string& needed) {
+    std::vector<int64_t> axes;
+    std::string kept;
+    for (size_t d = 0; d < x.labels.size(); ++d) {
+      if (has(needed, x.labels[d]))
+        kept += x.labels[d];
+      else
+        axes.push_back(int64_t(d));
+    }
+    if (axes.empty()) return x;
+    return {b_.reduce(OpKind::ReduceSum, x.value, axes, false, step("sum")), kept};
+  }
+
+  /// `x` transposed so that its labels read `order` (a permutation of them).
+  NodeValue permute(const Labelled& x, const std::string& order) {
+    std::vector<int64_t> perm;
+    bool identity = true;
+    for (size_t d = 0; d < order.size(); ++d) {
+      perm.push_back(int64_t(x.labels.find(order[d])));
+      identity = identity && perm.back() == int64_t(d);
+    }
+    if (identity) return x.value;
+    return b_.op(OpKind::Transpose, step("transpose"), {x.value}, Attributes{{"perm", perm}});
+  }
+
+  NodeValue reshapeTo(NodeValue x, const Dims& dims) {
+    if (!x || x.type().dims == dims) return x;
+    return b_.reshape(x, dims, step("reshape"));
+  }
+
+  Labelled contract(const Labelled& lhs, const Labelled& rhs, const std::string& keep) {
+    Labelled a = sumOutUnless(lhs, keep + rhs.labels);
+    Labelled c = sumOutUnless(rhs, keep + a.labels);
+    std::string batch, shared, aOnly, cOnly;
+    for (char label : a.labels) {
+      if (!has(c.labels, label))
+        aOnly += label;
+      else
+        (has(keep, label) ? batch : shared) += label;
+    }
+    for (char label : c.labels)
+      if (!has(a.labels, label)) cOnly += label;
+    NodeValue lhsMatrix =
+        reshapeTo(permute(a, batch + aOnly + shared), {count(batch), count(aOnly), count(shared)});
+    NodeValue rhsMatrix =
+        reshapeTo(permute(c, batch + shared + cOnly), {count(batch), count(shared), count(cOnly)});
+    NodeValue product = b_.op(OpKind::MatMul, step("matmul"), {lhsMatrix, rhsMatrix});
+    const std::string labels = batch + aOnly + cOnly;
+    return {reshapeTo(product, dimsOf(labels)), labels};
+  }
+
+  Builder& b_;
+  const einsum::Equation& eq_;
+  int steps_ = 0;
+};
+
+NodeValue lowerEinsum(Builder& b, const Node& node) {
+  std::vector<NodeValue> inputs;
+  std::vector<Dims> dims;
+  for (size_t i = 0; i < node.numInputs(); ++i) {
+    inputs.push_back(node.input(i));
+    dims.push_back(node.input(i).type().dims);
+  }
+  Expected<einsum::Equation> eq = einsum::parse(node.attrs().getString("equation"), dims);
+  if (!eq) {
+    b.fail(eq.error().message());
+    return {};
+  }
+  return EinsumLowering(b, *eq).run(inputs);
+}
+
 bool lowersNonFloat(OpKind kind) {
-  return kind == OpKind::Gemm || kind == OpKind::ReduceMean || kind == OpKind::ReduceSumSquare;
+  return kind == OpKind::Gemm || kind == OpKind::ReduceMean || kind == OpKind::ReduceSumSquare ||
+         kind == OpKind::Einsum;
 }
 
 /// Builds the primitives computing `node`; an empty value means failure
@@ -299,6 +425,8 @@ NodeValue lowerNode(Builder& b, const Node& node) {
       }
       return b.mul(half, b.add(inner, b.scalar(1.0, "one"), "one_plus"), "gelu");
     }
+    case OpKind::Einsum:
+      return lowerEinsum(b, node);
     default:
       b.fail("no lowering is defined for this op");
       return {};

@@ -196,7 +196,10 @@ void elementwise(Suite& s) {
       {OpKind::Sin, Fill::Wide, false},      {OpKind::Cos, Fill::Wide, false},
       {OpKind::Erf, Fill::Wide, false},      {OpKind::Floor, Fill::Wide, false},
       {OpKind::Ceil, Fill::Wide, false},     {OpKind::Tanh, Fill::Wide, false},
-      {OpKind::Sigmoid, Fill::Wide, false},
+      {OpKind::Sigmoid, Fill::Wide, false},  {OpKind::Round, Fill::Wide, false},
+      {OpKind::Asin, Fill::Signed, false},   {OpKind::Acos, Fill::Signed, false},
+      {OpKind::Atan, Fill::Wide, false},     {OpKind::Asinh, Fill::Wide, false},
+      {OpKind::Atanh, Fill::Signed, false},
   };
   for (const UnarySpec& u : unaries) {
     for (const Dims& d : unaryShapes) s.unary(u.op, t(F32, d), u.fill);
@@ -695,6 +698,128 @@ void highLevel(Suite& s) {
     });
 }
 
+/// Elementwise ops added for model coverage: Mod, Acosh (domain >= 1), IsNaN.
+void coverageElementwise(Suite& s) {
+  auto mod = [&s](ElemKind kind, const Dims& a, const Dims& c, int64_t fmod) {
+    s.add(OpKind::Mod, kindStr(kind) + "/" + shapes({a, c}) + "/fmod" + std::to_string(fmod),
+          [=](CaseBuilder& b) {
+            return b.node(OpKind::Mod, {b.input(t(kind, a), Fill::Wide), b.input(t(kind, c), Fill::NonZero)},
+                          {{"fmod", fmod}});
+          });
+  };
+  for (size_t i = 0; i < 4; ++i) {
+    for (int64_t fmod : {0, 1})
+      for (ElemKind kind : {I32, I64}) mod(kind, kBinaryShapes[i].first, kBinaryShapes[i].second, fmod);
+    mod(F32, kBinaryShapes[i].first, kBinaryShapes[i].second, 1);
+  }
+  for (const Dims& d : {Dims{7}, Dims{2, 3, 17}})
+    s.add(OpKind::Acosh, "f32/" + dimsStr(d),
+          [=](CaseBuilder& b) { return b.node(OpKind::Acosh, {b.input(floats(b, d, 1.0, 4.0))}); });
+  s.add(OpKind::IsNaN, "f32/3x5", [](CaseBuilder& b) {
+    Tensor x = b.random(t(F32, {3, 5}), Fill::Wide);
+    for (int64_t i = 0; i < 15; i += 4) x.setElementFromDouble(i, std::numeric_limits<double>::quiet_NaN());
+    x.setElementFromDouble(1, std::numeric_limits<double>::infinity());
+    return b.node(OpKind::IsNaN, {b.input(std::move(x))});
+  });
+}
+
+/// GatherND/ScatterND index rows: column k in [-dims[k], dims[k]).
+Tensor indexRows(CaseBuilder& b, ElemKind kind, int64_t rows, const Dims& dims) {
+  Tensor out(t(kind, {rows, int64_t(dims.size())}));
+  for (int64_t r = 0; r < rows; ++r)
+    for (size_t k = 0; k < dims.size(); ++k)
+      out.setElementFromDouble(r * int64_t(dims.size()) + int64_t(k),
+                               double(b.uniformInt(-dims[k], dims[k] - 1)));
+  return out;
+}
+
+void indexing(Suite& s) {
+  struct ElementsSpec {
+    Dims data, indices;
+    int64_t axis;
+    ElemKind indexKind;
+  };
+  for (const ElementsSpec& e :
+       {ElementsSpec{{3, 4}, {3, 2}, 1, I64}, ElementsSpec{{2, 3, 4}, {2, 3, 4}, 0, I32},
+        ElementsSpec{{4, 5}, {6, 5}, -2, I64}})
+    s.add(
+        OpKind::GatherElements,
+        "f32/" + shapes({e.data, e.indices}) + "/" + kindStr(e.indexKind) + "/axis" + std::to_string(e.axis),
+        [=](CaseBuilder& b) {
+          int64_t n = e.data[size_t(e.axis < 0 ? e.axis + int64_t(e.data.size()) : e.axis)];
+          return b.node(OpKind::GatherElements,
+                        {b.input(t(F32, e.data)), b.input(ints(b, t(e.indexKind, e.indices), -n, n - 1))},
+                        {{"axis", e.axis}});
+        });
+  for (const std::string reduction : {"none", "add", "mul", "max", "min"})
+    for (ElemKind kind : {F32, I64})
+      s.add(OpKind::ScatterElements, kindStr(kind) + "/4x3+2x3/axis0/" + reduction, [=](CaseBuilder& b) {
+        return b.node(
+            OpKind::ScatterElements,
+            {b.input(t(kind, {4, 3})), b.input(ints(b, t(I64, {2, 3}), -4, 3)), b.input(t(kind, {2, 3}))},
+            {{"axis", int64_t(0)}, {"reduction", reduction}});
+      });
+  s.add(OpKind::ScatterElements, "f32/2x5+2x3/axis1/i32", [](CaseBuilder& b) {
+    return b.node(OpKind::ScatterElements,
+                  {b.input(t(F32, {2, 5})), b.input(ints(b, t(I32, {2, 3}), -5, 4)), b.input(t(F32, {2, 3}))},
+                  {{"axis", int64_t(1)}, {"reduction", std::string("none")}});
+  });
+  s.add(OpKind::GatherND, "f32/2x3x4+5x2", [](CaseBuilder& b) {
+    return b.node(OpKind::GatherND, {b.input(t(F32, {2, 3, 4})), b.input(indexRows(b, I64, 5, {2, 3}))},
+                  {{"batch_dims", int64_t(0)}});
+  });
+  s.add(OpKind::GatherND, "i32/3x4+2x2x2", [](CaseBuilder& b) {
+    Tensor indices = indexRows(b, I64, 4, {3, 4});
+    indices.reshape({2, 2, 2});
+    return b.node(OpKind::GatherND, {b.input(t(I32, {3, 4})), b.input(std::move(indices))},
+                  {{"batch_dims", int64_t(0)}});
+  });
+  s.add(OpKind::GatherND, "f32/2x3x4+2x1/batch1", [](CaseBuilder& b) {
+    return b.node(OpKind::GatherND, {b.input(t(F32, {2, 3, 4})), b.input(indexRows(b, I32, 2, {3}))},
+                  {{"batch_dims", int64_t(1)}});
+  });
+  for (const std::string reduction : {"none", "add", "mul"})
+    s.add(OpKind::ScatterND, "f32/4x3+2x1/" + reduction, [=](CaseBuilder& b) {
+      return b.node(OpKind::ScatterND,
+                    {b.input(t(F32, {4, 3})), b.input(indexRows(b, I64, 2, {4})), b.input(t(F32, {2, 3}))},
+                    {{"reduction", reduction}});
+    });
+  s.add(OpKind::ScatterND, "i64/2x3x4+3x2", [](CaseBuilder& b) {
+    return b.node(
+        OpKind::ScatterND,
+        {b.input(t(I64, {2, 3, 4})), b.input(indexRows(b, I64, 3, {2, 3})), b.input(t(I64, {3, 4}))},
+        {{"reduction", std::string("none")}});
+  });
+}
+
+void einsumCases(Suite& s) {
+  struct EinsumSpec {
+    std::string equation;
+    std::vector<Dims> inputs;
+  };
+  const EinsumSpec specs[] = {
+      {"ij,jk->ik", {{3, 4}, {4, 5}}},
+      {"bij,bjk->bik", {{2, 3, 4}, {2, 4, 5}}},
+      {"i,i", {{7}, {7}}},
+      {"ij->ji", {{3, 5}}},
+      {"ij->i", {{3, 5}}},
+      {"bhwc,hkc->bhwk", {{2, 3, 4, 5}, {3, 6, 5}}},
+      {"...ij,...jk->...ik", {{2, 3, 4}, {2, 4, 3}}},
+      {"abc,cd,de->abe", {{2, 3, 4}, {4, 5}, {5, 2}}},
+      {"ij,kl->ijkl", {{2, 3}, {2, 2}}},
+  };
+  for (const EinsumSpec& e : specs)
+    s.add(OpKind::Einsum, "f32/" + e.equation, [=](CaseBuilder& b) {
+      std::vector<NodeValue> inputs;
+      for (const Dims& d : e.inputs) inputs.push_back(b.input(t(F32, d)));
+      return b.node(OpKind::Einsum, inputs, {{"equation", e.equation}});
+    });
+  s.add(OpKind::Einsum, "i64/ij,jk->ik", [](CaseBuilder& b) {
+    return b.node(OpKind::Einsum, {b.input(t(I64, {3, 4})), b.input(t(I64, {4, 2}))},
+                  {{"equation", std::string("ij,jk->ik")}});
+  });
+}
+
 }  // namespace
 
 std::vector<CaseSpec> allCases() {
@@ -706,6 +831,9 @@ std::vector<CaseSpec> allCases() {
   dataMovement(s);
   quantized(s);
   highLevel(s);
+  coverageElementwise(s);
+  indexing(s);
+  einsumCases(s);
   return std::move(s.cases);
 }
 

@@ -1,0 +1,231 @@
+// ONNX ops that select or place elements by index or position: the
+// gather/scatter family, masks built from positions (Trilu, EyeLike, OneHot,
+// Hardmax), ReverseSequence and Einsum.
+
+#include <cmath>
+#include <limits>
+
+#include "OnnxImporter.h"
+
+namespace ember::onnx_import {
+namespace {
+
+/// A constant i64 [1, .., n, .., 1] of `rank` holding 0..n-1 along `axis`.
+Value iotaAlong(const NodeBuilder& b, int64_t n, size_t rank, size_t axis) {
+  Dims dims(rank, 1);
+  dims[axis] = n;
+  Tensor t(Type(ElemKind::I64, dims));
+  for (int64_t i = 0; i < n; ++i) t.as<int64_t>()[i] = i;
+  return b.constant(std::move(t));
+}
+
+/// `v` with a size-1 dim inserted or its own dims placed at `axis` of a
+/// `rank`-dim shape of ones (for broadcasting a vector along one axis).
+Expected<Value> alongAxis(NodeBuilder& b, const Value& v, size_t rank, size_t axis, std::string_view suffix) {
+  Dims dims(rank, 1);
+  dims[axis] = v.type.numElements();
+  return b.reshape(v, dims, suffix);
+}
+
+Expected<Value> toI64(NodeBuilder& b, const Value& v, std::string_view suffix) {
+  if (v.type.kind == ElemKind::I64) return v;
+  return b.emit(OpKind::Cast, {v}, Attributes{{"to", std::string(elemKindName(ElemKind::I64))}}, suffix);
+}
+
+Error importGatherElements(NodeBuilder& b) {
+  EMBER_TRY(Value data, b.input(0));
+  EMBER_TRY(Value indices, b.input(1));
+  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(data.rank())));
+  EMBER_TRY(Value out, b.emit(OpKind::GatherElements, {data, indices}, Attributes{{"axis", axis}}));
+  return b.setOutput(0, out);
+}
+
+/// ScatterElements and its deprecated alias Scatter (opset 9-10, no reduction).
+Error importScatterElements(NodeBuilder& b) {
+  EMBER_TRY(std::vector<Value> ins, b.inputs());
+  if (ins.size() != 3) return makeError("expects 3 inputs, got ", ins.size());
+  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(ins[0].rank())));
+  EMBER_TRY(std::string reduction, b.attrString("reduction", "none"));
+  EMBER_TRY(Value out, b.emit(OpKind::ScatterElements, std::move(ins),
+                              Attributes{{"axis", axis}, {"reduction", reduction}}));
+  return b.setOutput(0, out);
+}
+
+Error importGatherND(NodeBuilder& b) {
+  EMBER_TRY(Value data, b.input(0));
+  EMBER_TRY(Value indices, b.input(1));
+  EMBER_TRY(int64_t batchDims, b.attrInt("batch_dims", 0));
+  EMBER_TRY(Value out, b.emit(OpKind::GatherND, {data, indices}, Attributes{{"batch_dims", batchDims}}));
+  return b.setOutput(0, out);
+}
+
+Error importScatterND(NodeBuilder& b) {
+  EMBER_TRY(std::vector<Value> ins, b.inputs());
+  if (ins.size() != 3) return makeError("expects 3 inputs, got ", ins.size());
+  EMBER_TRY(std::string reduction, b.attrString("reduction", "none"));
+  EMBER_TRY(Value out, b.emit(OpKind::ScatterND, std::move(ins), Attributes{{"reduction", reduction}}));
+  return b.setOutput(0, out);
+}
+
+/// Trilu: x where the column minus the row is >= k (upper) or <= k (lower),
+/// else 0. The mask over the last two dims is an import-time constant.
+Error importTrilu(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  if (x.rank() < 2) return makeError("input must have rank >= 2, not ", x.rank());
+  int64_t k = 0;
+  if (b.hasInput(1)) {
+    EMBER_TRY(std::vector<int64_t> ks, b.constInts(1, "k"));
+    if (ks.size() != 1) return makeError("input 'k' must hold one value");
+    k = ks[0];
+  }
+  EMBER_TRY(int64_t upper, b.attrInt("upper", 1));
+  const int64_t rows = x.dims()[x.rank() - 2], cols = x.dims()[x.rank() - 1];
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::Bool, {rows, cols})));
+  Tensor mask(Type(ElemKind::Bool, {rows, cols}));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      // Compared as i128: k may be any int64.
+      const __int128 diagonal = __int128(j) - i;
+      mask.as<uint8_t>()[i * cols + j] = upper ? diagonal >= k : diagonal <= k;
+    }
+  EMBER_TRY(Value out, b.emit(OpKind::Select, {b.constant(std::move(mask)), x, b.scalar(x.type.kind, 0)}));
+  return b.setOutput(0, out);
+}
+
+/// EyeLike: a constant of the input's shape with ones on diagonal k.
+Error importEyeLike(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  if (x.rank() != 2) return makeError("input must have rank 2, not ", x.rank());
+  ElemKind kind = x.type.kind;
+  if (b.hasAttr("dtype")) {
+    EMBER_TRY(int64_t dtype, b.attrInt("dtype"));
+    auto target = typeFromOnnx(int32_t(dtype), {});
+    if (!target) return target.error().withContext("attribute 'dtype'");
+    kind = target->kind;
+  }
+  EMBER_TRY(int64_t k, b.attrInt("k", 0));
+  const Type type = isQuantized(kind) ? Type(kind, x.dims(), 1.0f, 0) : Type(kind, x.dims());
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(type));
+  Tensor eye(type);
+  const int64_t rows = x.dims()[0], cols = x.dims()[1];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) eye.setElementFromDouble(i * cols + j, __int128(j) - i == k ? 1 : 0);
+  return b.setOutput(0, b.constant(std::move(eye)));
+}
+
+/// OneHot: values[1] where the position along `axis` equals the (wrapped)
+/// index, values[0] elsewhere.
+Error importOneHot(NodeBuilder& b) {
+  EMBER_TRY(Value indices, b.input(0));
+  EMBER_TRY(std::vector<double> depths, b.constFloats(1, "depth"));
+  if (depths.size() != 1) return makeError("input 'depth' must hold one value");
+  if (!(depths[0] >= 1) || depths[0] > double(b.maxElements()))
+    return makeError("depth ", depths[0], " is out of range");
+  const int64_t depth = int64_t(depths[0]);
+  EMBER_TRY(Value values, b.input(2));
+  if (values.type.numElements() != 2) return makeError("input 'values' must hold two values (off, on)");
+  const size_t rank = indices.rank() + 1;
+  EMBER_TRY(int64_t axis, b.attrInt("axis", -1));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(rank)));
+
+  EMBER_TRY(Value idx, toI64(b, indices, "i64"));
+  const Value depthScalar = b.scalar(ElemKind::I64, double(depth));
+  EMBER_TRY(Value negative, b.emit(OpKind::Less, {idx, b.scalar(ElemKind::I64, 0)}, {}, "negative"));
+  EMBER_TRY(Value wrapped, b.emit(OpKind::Add, {idx, depthScalar}, {}, "wrapped"));
+  EMBER_TRY(idx, b.emit(OpKind::Select, {negative, wrapped, idx}, {}, "index"));
+  Dims expanded = indices.dims();
+  expanded.insert(expanded.begin() + axis, 1);
+  EMBER_TRY(idx, b.reshape(idx, expanded, "expanded"));
+  EMBER_TRY(Value hot, b.emit(OpKind::Equal, {idx, iotaAlong(b, depth, rank, size_t(axis))}, {}, "hot"));
+
+  EMBER_TRY(Value flat, b.reshape(values, {2}, "values"));
+  EMBER_TRY(Value off, b.emit(OpKind::Gather, {flat, b.scalar(ElemKind::I64, 0)},
+                              Attributes{{"axis", int64_t(0)}}, "off"));
+  EMBER_TRY(Value on, b.emit(OpKind::Gather, {flat, b.scalar(ElemKind::I64, 1)},
+                             Attributes{{"axis", int64_t(0)}}, "on"));
+  EMBER_TRY(Value out, b.emit(OpKind::Select, {hot, on, off}));
+  return b.setOutput(0, out);
+}
+
+/// Hardmax: 1 at the first maximum along the axis, 0 elsewhere. Before
+/// opset 13 the input is flattened to 2-D at `axis` first.
+Error importHardmax(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  const int64_t rank = int64_t(x.rank());
+  const bool coerce = b.opset() < 13;
+  EMBER_TRY(int64_t axis, b.attrInt("axis", coerce ? 1 : -1));
+  if (coerce && axis == rank) return makeError("axis ", axis, " is out of range for rank ", rank);
+  EMBER_TRY(axis, normalizeAxis(axis, rank));
+  Value v = x;
+  if (coerce && axis != rank - 1) {
+    const Dims& d = x.dims();
+    EMBER_TRY(v, b.reshape(x, {product(d, 0, size_t(axis)), product(d, size_t(axis), d.size())}, "2d"));
+    axis = 1;
+  }
+  EMBER_TRY(Value argmax,
+            b.emit(OpKind::ArgMax, {v},
+                   Attributes{{"axis", axis}, {"keepdims", int64_t(1)}, {"select_last_index", int64_t(0)}},
+                   "argmax"));
+  const int64_t n = v.dims()[size_t(axis)];
+  EMBER_TRY(Value hot, b.emit(OpKind::Equal, {argmax, iotaAlong(b, n, v.rank(), size_t(axis))}, {}, "hot"));
+  EMBER_TRY(Value out, b.emit(OpKind::Cast, {hot}, Attributes{{"to", std::string(elemKindName(x.type.kind))}},
+                              v.rank() == x.rank() ? "" : "cast"));
+  if (v.rank() != x.rank()) {
+    EMBER_TRY(out, b.reshape(out, x.dims(), ""));
+  }
+  return b.setOutput(0, out);
+}
+
+/// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+/// batch b reversed, the rest kept. Built as GatherElements with index
+/// t < len ? len - 1 - t : t, so sequence_lens may be a runtime value.
+Error importReverseSequence(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value lens, b.input(1));
+  if (x.rank() < 2) return makeError("input must have rank >= 2, not ", x.rank());
+  EMBER_TRY(int64_t batchAxis, b.attrInt("batch_axis", 1));
+  EMBER_TRY(int64_t timeAxis, b.attrInt("time_axis", 0));
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return makeError("batch_axis ", batchAxis, " and time_axis ", timeAxis, " must be 0 and 1 in some order");
+  const size_t rank = x.rank();
+  if (lens.rank() != 1 || lens.dims()[0] != x.dims()[size_t(batchAxis)])
+    return makeError("sequence_lens ", lens.type.str(), " must be a vector of the batch size ",
+                     x.dims()[size_t(batchAxis)]);
+  EMBER_TRY(Value len, toI64(b, lens, "lens_i64"));
+  EMBER_TRY(len, alongAxis(b, len, rank, size_t(batchAxis), "lens"));
+  const Value time = iotaAlong(b, x.dims()[size_t(timeAxis)], rank, size_t(timeAxis));
+  EMBER_TRY(Value inside, b.emit(OpKind::Less, {time, len}, {}, "inside"));
+  EMBER_TRY(Value last, b.emit(OpKind::Sub, {len, b.scalar(ElemKind::I64, 1)}, {}, "last"));
+  EMBER_TRY(Value reversed, b.emit(OpKind::Sub, {last, time}, {}, "reversed"));
+  EMBER_TRY(Value index, b.emit(OpKind::Select, {inside, reversed, time}, {}, "index"));
+  EMBER_TRY(index, b.emit(OpKind::Broadcast, {index}, Attributes{{"shape", x.dims()}}, "index_full"));
+  EMBER_TRY(Value out, b.emit(OpKind::GatherElements, {x, index}, Attributes{{"axis", timeAxis}}));
+  return b.setOutput(0, out);
+}
+
+Error importEinsum(NodeBuilder& b) {
+  EMBER_TRY(std::vector<Value> ins, b.inputs());
+  EMBER_TRY(std::string equation, b.attrString("equation"));
+  EMBER_TRY(Value out, b.emit(OpKind::Einsum, std::move(ins), Attributes{{"equation", equation}}));
+  return b.setOutput(0, out);
+}
+
+}  // namespace
+
+void registerIndexingOps(OpTable& t) {
+  t["GatherElements"] = importGatherElements;
+  t["ScatterElements"] = importScatterElements;
+  t["Scatter"] = importScatterElements;
+  t["GatherND"] = importGatherND;
+  t["ScatterND"] = importScatterND;
+  t["Trilu"] = importTrilu;
+  t["EyeLike"] = importEyeLike;
+  t["OneHot"] = importOneHot;
+  t["Hardmax"] = importHardmax;
+  t["ReverseSequence"] = importReverseSequence;
+  t["Einsum"] = importEinsum;
+}
+
+}  // namespace ember::onnx_import
