@@ -1,6 +1,6 @@
 // The compiler's cost model: the isolated instruction latencies of
-// docs/npu/timing-model.md, the same formulas the simulator uses, so the
-// tiling search ranks candidates by what the simulator will measure.
+// ember/npu/Timing.h, the one header the simulator times its units with, so
+// the tiling search ranks candidates by what the simulator will measure.
 #pragma once
 
 #include <cstdint>

@@ -14,15 +14,13 @@ namespace {
 
 using isa::Field;
 
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 class FastMatrixEngine final : public MatrixEngine {
  public:
   explicit FastMatrixEngine(const NpuConfig& config) : config_(config) {}
   std::string_view name() const override { return "fast"; }
   Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories, uint64_t) override {
     functional::gemm(in, memories.scratchpad, memories.accumulator, weights_);
-    const uint64_t cycles = gemmTiming(in, config_).total();
+    const uint64_t cycles = timing::gemm(config_, in).total();
     cycles_ += cycles;
     return cycles;
   }
@@ -74,27 +72,6 @@ class RtlMatrixEngine final : public MatrixEngine {
 #endif
 
 }  // namespace
-
-GemmTiming gemmTiming(const isa::Instruction& in, const NpuConfig& c) {
-  const uint64_t m = uint64_t(in[Field::M]), k = uint64_t(in[Field::K]), n = uint64_t(in[Field::N]);
-  const uint64_t W = uint64_t(c.bankWidthBytes), Wacc = uint64_t(c.accumulatorPortBytes);
-  const uint64_t R = uint64_t(c.rows), C = uint64_t(c.cols);
-  const uint64_t accRow = ceilDiv(4 * n, Wacc);
-  GemmTiming t;
-  // Calibrated against the RTL (docs/npu/rtl.md, "Timing validation"): the
-  // pipeline term is the array's R + C wave plus the instruction-accept cycle,
-  // the SRAM read latency and the accumulator output stage.
-  if (c.dataflow == Dataflow::WeightStationary) {
-    t.preload = in[Field::Preload] ? k * ceilDiv(n, W) : 0;
-    t.stream = m * std::max(ceilDiv(k, W), accRow);
-    t.pipeline = R + C + 3;
-  } else {
-    t.stream = k * ceilDiv(std::max(m, n), W);
-    t.drain = m * accRow;
-    t.pipeline = R + C + 2;
-  }
-  return t;
-}
 
 std::unique_ptr<MatrixEngine> makeFastMatrixEngine(const NpuConfig& config) {
   return std::make_unique<FastMatrixEngine>(config);

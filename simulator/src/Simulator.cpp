@@ -31,6 +31,7 @@
 
 #include "Functional.h"
 #include "ember/npu/MatrixEngine.h"
+#include "ember/npu/Timing.h"
 
 // libsystemc references sc_main; the simulator is a library and never calls
 // sc_elab_and_sim, so a weak definition satisfies the linker and lets a
@@ -133,7 +134,7 @@ class MemoryTarget : public sc_module {
     const uint64_t at = now + toCycles(delay);
     const uint64_t occupy = p.get_command() == tlm::TLM_IGNORE_COMMAND && ext
                                 ? ext->occupyCycles
-                                : ceilDiv(length, bytesPerCycle_);
+                                : timing::portCycles(length, bytesPerCycle_);
     uint64_t waited = 0;
     const uint64_t start = ports_[bankOf(address)].reserve(at, occupy, waited);
     if (p.get_command() == tlm::TLM_READ_COMMAND) {
@@ -318,7 +319,7 @@ class NpuTop : public sc_module {
         r.fetchBlocked.reset();
         if (r.aborted) break;
         fetch.stallCycles[size_t(StallReason::QueueFull)] += now() - before;
-        wait(cycles(1));  // fetch and decode: one cycle per instruction
+        wait(cycles(timing::kFetchCycles));  // fetch and decode, one instruction at a time
         ++fetch.busyCycles;
         r.queues[int(q)].push_back(i);
         queueEvent_[int(q)].notify(SC_ZERO_TIME);
@@ -456,7 +457,7 @@ class NpuTop : public sc_module {
     auto& sramPayload = payloads_[isLoad ? 1 : 3];
     rowBuffer_.resize(rowLen * e);
     const int32_t padValue = int32_t(in[Field::PadValue]);
-    const uint64_t start = now() + uint64_t(c.dramLatencyCycles);
+    const uint64_t start = now() + timing::dma(c, timing::dmaShape(in)).latency;
     uint64_t dramCursor = start, sramCursor = start, dramWaited = 0, sramWaited = 0;
     for (uint64_t plane = 0; plane < z; ++plane)
       for (uint64_t row = 0; row < rowsPerPlane; ++row) {
@@ -544,14 +545,14 @@ class NpuTop : public sc_module {
     auto* acc = reinterpret_cast<int32_t*>(r.accumulator.data());
     EMBER_RETURN_IF_ERROR(functional::checkOperands(in, spad, int64_t(r.scratchpad.size())));
     const uint64_t t = now();
-    const uint64_t W = uint64_t(c.bankWidthBytes), Wacc = uint64_t(c.accumulatorPortBytes);
-    const uint64_t lanes = uint64_t(c.vectorLanes), vlat = uint64_t(c.vectorLatencyCycles);
     uint64_t bankWait = 0, accWait = 0, end = t;
     SimStats& s = r.stats;
+    // A vector instruction holds each operand's port for its busy time
+    // (ember/npu/Timing.h); its result lands the unit's latency after the last.
     auto vectorRows = [&](int64_t rows, int64_t cols,
-                          std::initializer_list<std::pair<bool, int64_t>> operands, uint64_t perRow,
-                          uint64_t setup) {
-      const uint64_t busy = setup + uint64_t(rows) * perRow;
+                          std::initializer_list<std::pair<bool, int64_t>> operands) {
+      const timing::VectorTiming vt = timing::vector(c, in);
+      const uint64_t busy = vt.busy();
       uint64_t finish = t + busy;
       for (auto [isAcc, address] : operands) {
         const uint64_t begin =
@@ -559,7 +560,7 @@ class NpuTop : public sc_module {
         finish = std::max(finish, begin + busy);
       }
       s.vectorOps += uint64_t(rows * cols);
-      return finish + vlat;
+      return finish + vt.latency;
     };
     switch (in.opcode) {
       case Opcode::Gemm: {
@@ -582,27 +583,27 @@ class NpuTop : public sc_module {
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n));
         // Port occupancy follows the calibrated formula's phases; the engine
         // (fast or RTL) then supplies the instruction's own latency.
-        const GemmTiming timing = gemmTiming(in, c);
+        const timing::GemmTiming phases = timing::gemm(c, in);
         uint64_t contended = t;  // end of the instruction under contention, formula latency
         if (ws) {
-          const uint64_t tp = timing.preload;
+          const uint64_t tp = phases.preload;
           const uint64_t pre = tp ? occupy(false, uint64_t(in[Field::WgtAddr]), t, tp, bankWait) + tp : t;
-          const uint64_t ts = timing.stream;
+          const uint64_t ts = phases.stream;
           const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), pre, ts, bankWait);
           const uint64_t b = occupy(true, uint64_t(in[Field::AccAddr]) * 4, pre, ts, accWait);
-          contended = std::max(a, b) + ts + timing.pipeline;
+          contended = std::max(a, b) + ts + phases.pipeline;
         } else {
-          const uint64_t ts = timing.stream;
+          const uint64_t ts = phases.stream;
           const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), t, ts, bankWait);
           const uint64_t w = occupy(false, uint64_t(in[Field::WgtAddr]), t, ts, bankWait);
           const uint64_t d = occupy(true, uint64_t(in[Field::AccAddr]) * 4,
-                                    std::max(a, w) + ts + timing.pipeline, timing.drain, accWait);
-          contended = d + timing.drain;
+                                    std::max(a, w) + ts + phases.pipeline, phases.drain, accWait);
+          contended = d + phases.drain;
         }
         const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
         auto latency = r.engine->gemm(in, memories, t - r.t0);
         if (!latency) return latency.error();
-        end = contended - timing.total() + *latency;
+        end = contended - phases.total() + *latency;
         markRows(accumulator, in[Field::AccAddr], m, in[Field::AccStride], n, 4);
         rec.macs = uint64_t(m * k * n);
         s.scratchpadReadBytes += uint64_t(m * k + (preload ? k * n : 0));
@@ -615,9 +616,7 @@ class NpuTop : public sc_module {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        const uint64_t perRow = std::max(
-            {ceilDiv(uint64_t(cols), lanes), ceilDiv(4 * uint64_t(cols), Wacc), ceilDiv(uint64_t(cols), W)});
-        end = vectorRows(rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}}, perRow, 0);
+        end = vectorRows(rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}});
         functional::requant(in, acc, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
         s.accumulatorReadBytes += uint64_t(rows * cols * 4);
@@ -628,8 +627,7 @@ class NpuTop : public sc_module {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
-        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(8 * uint64_t(cols), Wacc));
-        end = vectorRows(rows, cols, {{true, in[Field::Dst]}}, perRow, 0);
+        end = vectorRows(rows, cols, {{true, in[Field::Dst]}});
         functional::vadd(in, acc);
         s.accumulatorReadBytes += uint64_t(rows * cols * 8);
         s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
@@ -638,8 +636,7 @@ class NpuTop : public sc_module {
       case Opcode::VClip: {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
-        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(4 * uint64_t(cols), Wacc));
-        end = vectorRows(rows, cols, {{true, in[Field::Dst]}}, perRow, 0);
+        end = vectorRows(rows, cols, {{true, in[Field::Dst]}});
         functional::vclip(in, acc);
         s.accumulatorReadBytes += uint64_t(rows * cols * 4);
         s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
@@ -650,9 +647,7 @@ class NpuTop : public sc_module {
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, 256));
-        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(uint64_t(cols), W));
-        end = vectorRows(rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}}, perRow,
-                         ceilDiv(256, W));
+        end = vectorRows(rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
         functional::lut(in, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
         s.scratchpadReadBytes += uint64_t(rows * cols + 256);
@@ -665,9 +660,7 @@ class NpuTop : public sc_module {
         const int64_t inH = (oh - 1) * in[Field::StrideH] + kh, inW = (ow - 1) * in[Field::StrideW] + kw;
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], inH, in[Field::SrcStride], inW * ch));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], oh, in[Field::DstStride], ow * ch));
-        const uint64_t perPixel =
-            uint64_t(kh * kw) * std::max(ceilDiv(uint64_t(ch), lanes), ceilDiv(uint64_t(ch), W));
-        end = vectorRows(oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}}, perPixel, 0);
+        end = vectorRows(oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
         s.vectorOps += uint64_t(oh * ow * ch * (kh * kw - 1));
         functional::pool(in, spad);
         markRows(scratchpad, in[Field::Dst], oh, in[Field::DstStride], ow * ch, 1);
@@ -681,10 +674,8 @@ class NpuTop : public sc_module {
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src2], rows, in[Field::Src2Stride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        const uint64_t perRow = std::max(ceilDiv(uint64_t(cols), lanes), ceilDiv(uint64_t(cols), W));
         end = vectorRows(rows, cols,
-                         {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}}, perRow,
-                         ceilDiv(isa::kEAddParamBytes, W));
+                         {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}});
         functional::eadd(in, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
         s.scratchpadReadBytes += uint64_t(rows * cols * 2 + int64_t(isa::kEAddParamBytes));
@@ -692,7 +683,7 @@ class NpuTop : public sc_module {
         break;
       }
       case Opcode::Sync:
-        end = t + 1;
+        end = t + timing::kSyncCycles;
         break;
       default:
         return makeError("malformed instruction: not a compute instruction");

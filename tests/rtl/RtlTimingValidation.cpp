@@ -19,6 +19,7 @@
 #include "ember/npu/Assembler.h"
 #include "ember/npu/MatrixEngine.h"
 #include "ember/npu/Simulator.h"
+#include "ember/npu/Timing.h"
 
 using namespace ember::npu;
 using ember::rtl::test::GemmShape;
@@ -120,7 +121,7 @@ int main(int argc, char** argv) {
           const double rc = double(r.endCycle - r.startCycle), fc = double(f.endCycle - f.startCycle);
           auto instr = isa::decode(b->program[r.index]);
           // The formula before calibration: pipeline R + C - 2 in both dataflows.
-          const double before = fc - double(gemmTiming(*instr, c).pipeline) + double(c.rows + c.cols - 2);
+          const double before = fc - double(timing::gemm(c, *instr).pipeline) + double(c.rows + c.cols - 2);
           e.instruction.push_back(relError(fc, rc));
           e.uncalibrated.push_back(relError(before, rc));
           if (verbose)

@@ -1,5 +1,5 @@
-// The matrix engine behind one interface: the fast model (the cycle formula of
-// docs/npu/timing-model.md plus the functional GEMM) or the Verilator build of
+// The matrix engine behind one interface: the fast model (the gemm latency of
+// ember/npu/Timing.h plus the functional GEMM) or the Verilator build of
 // the RTL in rtl/ (docs/npu/rtl.md). The simulator's compute unit owns one per
 // run; port contention stays in the TLM model around it.
 #pragma once
@@ -14,6 +14,7 @@
 #include "ember/Error.h"
 #include "ember/npu/Config.h"
 #include "ember/npu/Isa.h"
+#include "ember/npu/Timing.h"
 
 namespace ember::npu {
 
@@ -38,18 +39,6 @@ class MatrixEngine {
   /// Cycles the engine clocked (RTL) or accounted (fast) since creation.
   virtual uint64_t engineCycles() const = 0;
 };
-
-/// The calibrated isolated gemm latency of docs/npu/timing-model.md, split into
-/// the parts that occupy ports: weight preload, streaming (input bank and
-/// accumulator port), and the fixed pipeline latency around them.
-struct GemmTiming {
-  uint64_t preload = 0;   ///< WS: weight rows read into the PEs
-  uint64_t stream = 0;    ///< WS: m input rows; OS: k input columns and weight rows
-  uint64_t drain = 0;     ///< OS: m result rows read out
-  uint64_t pipeline = 0;  ///< fill, skew/de-skew, read latency and output stage
-  uint64_t total() const { return preload + stream + drain + pipeline; }
-};
-GemmTiming gemmTiming(const isa::Instruction& in, const NpuConfig& config);
 
 std::unique_ptr<MatrixEngine> makeFastMatrixEngine(const NpuConfig& config);
 /// The Verilator build of rtl/ for config's array size. Errors: not built,

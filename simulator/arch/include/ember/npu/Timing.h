@@ -1,0 +1,227 @@
+// Every NPU instruction's latency, written once (docs/npu/timing-model.md).
+// The SystemC simulator times its units with these functions, the compiler's
+// cost model ranks tilings with them, and the RTL timing validation compares
+// the RTL's clock against them. A latency here is the instruction's cycles in
+// isolation (no other unit active, operands in distinct banks); contention
+// for ports is the simulator's business and adds to it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ember/npu/Config.h"
+#include "ember/npu/Isa.h"
+
+namespace ember::npu::timing {
+
+inline constexpr uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/// Cycles a port that moves `width` bytes per cycle is busy with `bytes`
+/// (a DRAM channel, a scratchpad bank, the accumulator port).
+inline constexpr uint64_t portCycles(uint64_t bytes, uint64_t width) { return ceilDiv(bytes, width); }
+
+/// Fetch and decode take one cycle per instruction; a sync only moves tokens.
+inline constexpr uint64_t kFetchCycles = 1;
+inline constexpr uint64_t kSyncCycles = 1;
+
+// ---- DMA (load and store) ----
+
+/// A DMA transfer: z planes of y rows of x elements of `elemBytes` bytes, and
+/// the padding rows and columns a load writes around each plane.
+struct DmaShape {
+  uint64_t x = 0, y = 0, z = 1;
+  uint64_t elemBytes = 1;  ///< 1 scratchpad, 4 accumulator
+  uint64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
+};
+
+/// The DRAM and SRAM streams run concurrently after the DRAM latency.
+struct DmaTiming {
+  uint64_t latency = 0;  ///< dram.latency_cycles, paid once per instruction
+  uint64_t dram = 0;     ///< the data rows on the DRAM channel
+  uint64_t sram = 0;     ///< every row, padding included, on the SRAM port
+  uint64_t total() const { return latency + std::max(dram, sram); }
+};
+
+/// The SRAM port width a DMA row of `elemBytes` elements uses.
+inline uint64_t sramPortBytes(const NpuConfig& c, uint64_t elemBytes) {
+  return uint64_t(elemBytes == 4 ? c.accumulatorPortBytes : c.bankWidthBytes);
+}
+
+inline DmaTiming dma(const NpuConfig& c, const DmaShape& s) {
+  const uint64_t planes = std::max<uint64_t>(s.z, 1);
+  const uint64_t rowBytes = s.x * s.elemBytes;
+  const uint64_t paddedRowBytes = (s.padLeft + s.x + s.padRight) * s.elemBytes;
+  DmaTiming t;
+  t.latency = uint64_t(c.dramLatencyCycles);
+  t.dram = planes * s.y * portCycles(rowBytes, uint64_t(c.dramBytesPerCycle));
+  t.sram =
+      planes * (s.padTop + s.y + s.padBottom) * portCycles(paddedRowBytes, sramPortBytes(c, s.elemBytes));
+  return t;
+}
+
+// ---- matrix engine ----
+
+/// The isolated gemm latency, split into the parts that occupy ports: weight
+/// preload, streaming (input bank and accumulator port), and the fixed
+/// pipeline latency around them.
+struct GemmTiming {
+  uint64_t preload = 0;   ///< WS: weight rows read into the PEs
+  uint64_t stream = 0;    ///< WS: m input rows; OS: k input columns and weight rows
+  uint64_t drain = 0;     ///< OS: m result rows read out
+  uint64_t pipeline = 0;  ///< fill, skew/de-skew, read latency and output stage
+  uint64_t total() const { return preload + stream + drain + pipeline; }
+};
+
+inline GemmTiming gemm(const NpuConfig& c, uint64_t m, uint64_t k, uint64_t n, bool preload) {
+  const uint64_t W = uint64_t(c.bankWidthBytes), Wacc = uint64_t(c.accumulatorPortBytes);
+  const uint64_t R = uint64_t(c.rows), C = uint64_t(c.cols);
+  const uint64_t accRow = ceilDiv(4 * n, Wacc);
+  GemmTiming t;
+  // Calibrated against the RTL (docs/npu/rtl.md, "Timing validation"): the
+  // pipeline term is the array's R + C wave plus the instruction-accept cycle,
+  // the SRAM read latency and the accumulator output stage.
+  if (c.dataflow == Dataflow::WeightStationary) {
+    t.preload = preload ? k * ceilDiv(n, W) : 0;
+    t.stream = m * std::max(ceilDiv(k, W), accRow);
+    t.pipeline = R + C + 3;
+  } else {
+    t.stream = k * ceilDiv(std::max(m, n), W);
+    t.drain = m * accRow;
+    t.pipeline = R + C + 2;
+  }
+  return t;
+}
+
+// ---- vector unit ----
+
+/// A vector instruction occupies its operands' ports for setup + rows x
+/// perRow cycles, then its result appears `latency` cycles later.
+struct VectorTiming {
+  uint64_t setup = 0;    ///< a table or parameter record read first
+  uint64_t rows = 0;     ///< rows (pool: output pixels)
+  uint64_t perRow = 0;   ///< the slowest of the lanes and the ports, per row
+  uint64_t latency = 0;  ///< vector.latency_cycles
+  uint64_t busy() const { return setup + rows * perRow; }
+  uint64_t total() const { return busy() + latency; }
+};
+
+namespace detail {
+inline VectorTiming vectorRows(const NpuConfig& c, uint64_t rows, uint64_t perRow, uint64_t setup = 0) {
+  return {setup, rows, perRow, uint64_t(c.vectorLatencyCycles)};
+}
+inline uint64_t lanes(const NpuConfig& c, uint64_t cols) { return ceilDiv(cols, uint64_t(c.vectorLanes)); }
+inline uint64_t accPort(const NpuConfig& c, uint64_t bytes) {
+  return portCycles(bytes, uint64_t(c.accumulatorPortBytes));
+}
+inline uint64_t bank(const NpuConfig& c, uint64_t bytes) {
+  return portCycles(bytes, uint64_t(c.bankWidthBytes));
+}
+}  // namespace detail
+
+/// int32 accumulator rows -> int8 scratchpad rows.
+inline VectorTiming requant(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  return vectorRows(c, rows, std::max({lanes(c, cols), accPort(c, 4 * cols), bank(c, cols)}));
+}
+/// Reads two int32 operands and writes one through the accumulator port.
+inline VectorTiming vadd(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  return vectorRows(c, rows, std::max(lanes(c, cols), accPort(c, 8 * cols)));
+}
+inline VectorTiming vclip(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  return vectorRows(c, rows, std::max(lanes(c, cols), accPort(c, 4 * cols)));
+}
+/// The 256-byte table is read first, then the lookups.
+inline VectorTiming lut(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  return vectorRows(c, rows, std::max(lanes(c, cols), bank(c, cols)), bank(c, 256));
+}
+/// The parameter record is read first, then the a, b and dst streams.
+inline VectorTiming eadd(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  return vectorRows(c, rows, std::max(lanes(c, cols), bank(c, cols)), bank(c, isa::kEAddParamBytes));
+}
+/// One output pixel per `rows`: its kh x kw window of `channels` channels.
+inline VectorTiming pool(const NpuConfig& c, uint64_t outH, uint64_t outW, uint64_t kh, uint64_t kw,
+                         uint64_t channels) {
+  using namespace detail;
+  return vectorRows(c, outH * outW, kh * kw * std::max(lanes(c, channels), bank(c, channels)));
+}
+
+// ---- one instruction ----
+
+inline uint64_t field(const isa::Instruction& in, isa::Field f) { return uint64_t(in[f]); }
+
+inline DmaShape dmaShape(const isa::Instruction& in) {
+  using isa::Field;
+  DmaShape s;
+  s.x = field(in, Field::XSize);
+  s.y = field(in, Field::YSize);
+  s.z = field(in, Field::ZSize);
+  s.elemBytes = in[Field::Mem] == int64_t(isa::Memory::Accumulator) ? 4 : 1;
+  if (in.opcode == isa::Opcode::Load) {  // a store has no padding fields
+    s.padTop = field(in, Field::PadTop);
+    s.padBottom = field(in, Field::PadBottom);
+    s.padLeft = field(in, Field::PadLeft);
+    s.padRight = field(in, Field::PadRight);
+  }
+  return s;
+}
+
+inline GemmTiming gemm(const NpuConfig& c, const isa::Instruction& in) {
+  using isa::Field;
+  return gemm(c, field(in, Field::M), field(in, Field::K), field(in, Field::N), in[Field::Preload] != 0);
+}
+
+/// The vector unit's timing of a vector instruction (requant, vadd, vclip,
+/// lut, eadd, pool); {} for any other opcode.
+inline VectorTiming vector(const NpuConfig& c, const isa::Instruction& in) {
+  using isa::Field;
+  using isa::Opcode;
+  const uint64_t rows = field(in, Field::Rows), cols = field(in, Field::Cols);
+  switch (in.opcode) {
+    case Opcode::Requant:
+      return requant(c, rows, cols);
+    case Opcode::VAdd:
+      return vadd(c, rows, cols);
+    case Opcode::VClip:
+      return vclip(c, rows, cols);
+    case Opcode::Lut:
+      return lut(c, rows, cols);
+    case Opcode::EAdd:
+      return eadd(c, rows, cols);
+    case Opcode::Pool:
+      return pool(c, field(in, Field::OutH), field(in, Field::OutW), field(in, Field::KernelH),
+                  field(in, Field::KernelW), field(in, Field::Channels));
+    default:
+      return {};
+  }
+}
+
+/// The isolated latency T of any instruction (finish: 0). A program of one
+/// instruction takes kFetchCycles + T cycles.
+inline uint64_t isolatedCycles(const NpuConfig& c, const isa::Instruction& in) {
+  using isa::Opcode;
+  switch (in.opcode) {
+    case Opcode::Load:
+    case Opcode::Store:
+      return dma(c, dmaShape(in)).total();
+    case Opcode::Gemm:
+      return gemm(c, in).total();
+    case Opcode::Requant:
+    case Opcode::VAdd:
+    case Opcode::VClip:
+    case Opcode::Lut:
+    case Opcode::EAdd:
+    case Opcode::Pool:
+      return vector(c, in).total();
+    case Opcode::Sync:
+      return kSyncCycles;
+    case Opcode::Finish:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace ember::npu::timing
