@@ -3,7 +3,8 @@
 
 Usage: gen_models.py OUTDIR
 
-For each model M in resnet18, mobilenet_v2 and transformer_encoder, writes
+For each model M of MODELS (torchvision networks, a transformer encoder, and the shape-coincidence
+cases of docs/testing.md), writes
   OUTDIR/M.onnx         the model (random but deterministic weights, eval mode)
   OUTDIR/M.input.npy    the input (float32)
   OUTDIR/M.output.npy   PyTorch's output for that input (float32)
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 import torchvision
 
-GENERATOR_VERSION = "gen_models v1"
+GENERATOR_VERSION = "gen_models v2"
 
 
 def reinit_batchnorm(model: torch.nn.Module, generator: torch.Generator) -> None:
@@ -63,10 +64,31 @@ def make_transformer_encoder():
     return model, (1, 16, 64), 14
 
 
+def make_densenet121():
+    # At 128x128 the stem's output is 64 channels at 64x64 (C = H = W): the NCHW and NHWC shapes
+    # coincide, which a rewrite deciding from shapes instead of permutations gets wrong.
+    torch.manual_seed(1211)
+    model = torchvision.models.densenet121(weights=None)
+    reinit_batchnorm(model, torch.Generator().manual_seed(1212))
+    return model, (1, 3, 128, 128), 13
+
+
+def make_conv1x1(in_channels: int, seed: int):
+    # A single 1x1 convolution whose output is 1x8x8x8: C = H = W at its output.
+    def factory():
+        torch.manual_seed(seed)
+        return torch.nn.Conv2d(in_channels, 8, 1), (1, in_channels, 8, 8), 13
+
+    return factory
+
+
 MODELS = {
     "resnet18": make_resnet18,
     "mobilenet_v2": make_mobilenet_v2,
     "transformer_encoder": make_transformer_encoder,
+    "densenet121_128": make_densenet121,
+    "conv1x1_8to8_8x8": make_conv1x1(8, 881),
+    "conv1x1_16to8_8x8": make_conv1x1(16, 1681),
 }
 
 

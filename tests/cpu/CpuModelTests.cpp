@@ -84,7 +84,9 @@ TEST_P(CpuModelTest, MatchesPyTorchAndReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuModelTest,
-                         testing::Combine(testing::Values("resnet18", "mobilenet_v2", "transformer_encoder"),
+                         testing::Combine(testing::Values("resnet18", "mobilenet_v2", "transformer_encoder",
+                                                          "densenet121_128", "conv1x1_8to8_8x8",
+                                                          "conv1x1_16to8_8x8"),
                                           testing::Values(1, 2)),
                          [](const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
                            return std::get<0>(info.param) + "_t" + std::to_string(std::get<1>(info.param));
