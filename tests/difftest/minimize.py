@@ -27,12 +27,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import casebuild  # noqa: E402
 
 
+def signature(line):
+    """What kind of failure a runner line reports, without names and numbers:
+    a shrunk case must fail the same way (the same error, or a mismatch)."""
+    what = line.split(": ", 1)[1] if ": " in line else line
+    if not what.startswith(("error", "npu error", "reference int8 error", "calibration error")):
+        return "mismatch"
+    what = re.sub(r"'[^']*'", "'_'", what)
+    what = re.sub(r"<[^>]*>", "<_>", what)
+    what = re.sub(r"[0-9.e+-]+", "N", what)
+    what = re.sub(r"^.*?\.onnx: ", "", what)
+    return what[:80]
+
+
 class Oracle:
     """Builds candidate specs and asks the runner whether CHECK still fails."""
 
     def __init__(self, runner, check, workdir, extra_args):
         self.runner, self.check, self.workdir, self.extra = runner, check, workdir, extra_args
         self.calls = 0
+        self.want = None  # the failure's signature, set by the first run
 
     def build(self, spec, case_dir):
         writer = casebuild.CaseWriter(tempfile.mkdtemp(dir=self.workdir))
@@ -49,6 +63,8 @@ class Oracle:
         proc = subprocess.run([self.runner, "--check", self.check] + self.extra + [case_dir], capture_output=True,
                               text=True)
         lines = [l for l in proc.stdout.splitlines() if l.startswith(f"FAIL {spec['name']} {self.check} ")]
+        if self.want:
+            lines = [l for l in lines if signature(l) == self.want]
         return lines[0] if lines else None
 
 
@@ -85,6 +101,7 @@ def minimize(spec, oracle, budget_seconds):
     first = oracle.fails(spec)
     if not first:
         return None, None
+    oracle.want = signature(first)
     line = first
     m = re.match(r"FAIL \S+ \S+ (\S+):", first)
     if m and m.group(1) != "-" and m.group(1) in spec["outputs"] and len(spec["outputs"]) > 1:

@@ -592,7 +592,7 @@ class ConvTranspose(Op):
         o = max(1, p["o"] // g) * g
         k, s, d = p["k"], p["s"], p["d"]
         pad = min(p["pad"], (d * (k - 1)) // 2)
-        op = min(p["op"], max(s, d) - 1)
+        op = min(p["op"], s - 1)  # ONNX allows < max(stride, dilation); ONNX Runtime only < stride
         out = lambda i: (i - 1) * s - 2 * pad + d * (k - 1) + 1 + op
         oshape = (n, o, out(h), out(w_))
         w = {"f": normal(p, (c, o // g, k, k), 1 / math.sqrt(c * k * k / g / max(1, s * s)))}
