@@ -48,8 +48,7 @@ struct InstrumentedRun {
 Expected<InstrumentedRun> runInstrumented(const CompareSide& side,
                                           const std::map<std::string, Tensor>& inputs) {
   InstrumentedRun result;
-  auto run = compileAndRun(side, side.options, inputs,
-                           [&result](Function& function) { result.exposed = exposeNodeResults(function); });
+  auto run = compileAndRun(side, side.options, inputs, &result.exposed);
   if (!run) return run.error();
   result.run = run.take();
   return result;
@@ -111,6 +110,7 @@ Expected<ModelComparison> compareModels(const CompareSide& test, const CompareSi
     comparison.intermediatesNote = "with every node result exposed: " + oracleExposed.error().message();
     return comparison;
   }
+  comparison.exposedPartitions = testExposed->run.report.partitions;
   compareExposed(*testExposed, *oracleExposed, tolerance, comparison);
   return comparison;
 }

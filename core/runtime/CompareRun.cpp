@@ -2,20 +2,98 @@
 // comparison and the pass bisection need from a run.
 #include "CompareRun.h"
 
+#include <algorithm>
 #include <set>
+
+#include "ember/Pass.h"
 
 namespace ember::compare_detail {
 
+namespace {
+
+/// What the target and its fallback backends support together: what the
+/// pipeline gives beforeLowering (the quantizer converts a node when some
+/// backend of the chain runs its int8 form). It mirrors the pipeline's own
+/// union (core/runtime/Pipeline.cpp), which is not public.
+class BackendChain : public Backend {
+ public:
+  static Expected<std::unique_ptr<Backend>> create(const Backend& target,
+                                                   const std::vector<std::string>& fallbacks) {
+    auto chain = std::make_unique<BackendChain>(target);
+    for (const std::string& name : fallbacks) {
+      auto fallback = BackendRegistry::global().create(name);
+      if (!fallback) return fallback.error().withContext("fallback backend");
+      chain->fallbacks_.push_back(fallback.take());
+    }
+    return std::unique_ptr<Backend>(std::move(chain));
+  }
+  explicit BackendChain(const Backend& target) : target_(target) {}
+  std::string name() const override { return target_.name(); }
+  bool supports(const NodeInfo& info) const override {
+    if (target_.supports(info)) return true;
+    for (const auto& fallback : fallbacks_)
+      if (fallback->supports(info)) return true;
+    return false;
+  }
+  bool shouldLower(const Node& node) const override { return target_.shouldLower(node); }
+  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction&) const override {
+    return makeError("internal: the backend chain of '", target_.name(), "' does not compile");
+  }
+
+ private:
+  const Backend& target_;
+  std::vector<std::unique_ptr<Backend>> fallbacks_;
+};
+
+/// The stages before lowering, as the pipeline runs them (graph optimizer and
+/// extra passes under one pass gate, then beforeLowering), so that values can
+/// be exposed after them. Returns the options that compile the rest: those
+/// stages off, and what is left of the pass limit.
+Expected<CompileOptions> runStagesBeforeLowering(Function& function, const Backend& backend,
+                                                 const CompileOptions& options) {
+  PassGate gate(options.disabledPasses, options.passLimit);
+  PassManagerOptions pmOptions;
+  pmOptions.verifyEachPass = options.verifyEachPass;
+  pmOptions.gate = &gate;
+  PassManager pm(pmOptions);
+  if (options.optimizeGraph) addGraphOptimizationPasses(pm);
+  for (const auto& makePass : options.extraGraphPasses) pm.add(makePass());
+  EMBER_RETURN_IF_ERROR(function.verify());
+  EMBER_RETURN_IF_ERROR(pm.run(function));
+  if (options.beforeLowering) {
+    auto chain = BackendChain::create(backend, options.fallbackBackends);
+    if (!chain) return chain.error();
+    EMBER_RETURN_IF_ERROR(options.beforeLowering(function, **chain));
+  }
+
+  CompileOptions rest = options;
+  rest.optimizeGraph = false;
+  rest.beforeLowering = nullptr;
+  for (const auto& makePass : options.extraGraphPasses) rest.disabledPasses.erase(makePass()->name());
+  rest.extraGraphPasses.clear();
+  if (options.passLimit >= 0)
+    rest.passLimit = std::max<int64_t>(0, options.passLimit - int64_t(gate.ran().size()));
+  return rest;
+}
+
+}  // namespace
+
 Expected<SideRun> compileAndRun(const CompareSide& side, const CompileOptions& options,
                                 const std::map<std::string, Tensor>& inputs,
-                                const std::function<void(Function&)>& instrument) {
+                                std::vector<ExposedValue>* exposed) {
   Module module;
   Expected<Function*> function = side.makeModel(module);
   if (!function) return function.error();
-  if (instrument) instrument(**function);
   Expected<std::unique_ptr<Backend>> backend = side.makeBackend();
   if (!backend) return backend.error();
-  Expected<CompiledModel> model = compileFunction(**function, backend.take(), options);
+  CompileOptions compileOptions = options;
+  if (exposed) {
+    auto rest = runStagesBeforeLowering(**function, **backend, options);
+    if (!rest) return rest.error().withContext(side.label);
+    compileOptions = rest.take();
+    *exposed = exposeNodeResults(**function);
+  }
+  Expected<CompiledModel> model = compileFunction(**function, backend.take(), compileOptions);
   if (!model) return model.error().withContext(side.label);
 
   ExecutionContext context;
@@ -53,8 +131,9 @@ std::vector<ExposedValue> exposeNodeResults(Function& function) {
       if (auto it = existing.find({node, r}); it != existing.end()) {
         value.output = it->second;
       } else {
-        // A prefix no ONNX output is likely to use; made unique regardless.
-        std::string name = "ember.compare/" + node->name() + "#" + std::to_string(r);
+        // A prefix no ONNX output is likely to use (made unique regardless), and
+        // no character an accelerator's symbol table refuses ('#', spaces).
+        std::string name = "ember.compare/" + node->name() + ":" + std::to_string(r);
         while (!names.insert(name).second) name += "'";
         value.output = name;
         function.addOutput(name, node->result(r));

@@ -20,18 +20,20 @@ struct SideRun {
   CompileReport report;
 };
 
-/// Builds the side's model, lets `instrument` edit it (may be empty),
-/// compiles it with `options` for the side's backend and runs it once.
-Expected<SideRun> compileAndRun(const CompareSide& side, const CompileOptions& options,
-                                const std::map<std::string, Tensor>& inputs,
-                                const std::function<void(Function&)>& instrument = {});
-
 /// A node result added as a function output so that it can be compared.
 struct ExposedValue {
   std::string output;  ///< the function output carrying it
   std::string node, op;
   unsigned result = 0;
 };
+
+/// Builds the side's model, compiles it with `options` for the side's
+/// backend and runs it once. With `exposed`, every node result of the graph
+/// after the graph optimizer and options.beforeLowering (the quantizer) is
+/// first added as an output, and listed there.
+Expected<SideRun> compileAndRun(const CompareSide& side, const CompileOptions& options,
+                                const std::map<std::string, Tensor>& inputs,
+                                std::vector<ExposedValue>* exposed = nullptr);
 
 /// Adds every result of every non-storage node as a function output (a node
 /// result that already is a model output keeps that output). Returns them in

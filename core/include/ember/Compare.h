@@ -75,10 +75,13 @@ struct ModelComparison {
   /// The model outputs, each side compiled exactly as given (no value exposed).
   std::vector<ValueComparison> outputs;
   /// Every node result both sides expose, in the topological order of the
-  /// test side's graph as imported.
+  /// test side's optimized graph.
   std::vector<ValueComparison> nodes;
   /// Node results only one side exposes (a second model with other nodes).
   std::vector<std::string> notCompared;
+  /// The partitions of the test side as compiled with every node result
+  /// exposed ("npu:12 nodes"): which backend computed the compared values.
+  std::vector<std::string> exposedPartitions;
   /// Empty, or why intermediate values could not be compared (a backend
   /// failed to compile the model with them exposed); outputs still are.
   std::string intermediatesNote;
@@ -90,12 +93,14 @@ struct ModelComparison {
   bool agree() const { return numDivergedOutputs() == 0 && numDivergedNodes() == 0; }
 };
 
-/// Compiles and runs `test` and `oracle` on the same inputs; compares their
-/// outputs, then (when `intermediates`) compiles both again with every node
-/// result of the imported graph added as a function output and compares those
-/// node by node. Errors (one line): a side fails to import, compile or run, an
-/// input is missing or mistyped, or the two sides' outputs differ in name or
-/// type.
+/// Compiles and runs `test` and `oracle` on the same inputs and compares
+/// their outputs. Then, when `intermediates`, compiles both again with every
+/// node result exposed as a function output and compares those node by node,
+/// matched by node name: the results of the graph as optimized, after the
+/// graph optimizer and options.beforeLowering (the quantizer, which is given
+/// the side's own backend) and before lowering. Errors (one line): a side
+/// fails to import, compile or run, an input is missing or mistyped, or the
+/// two sides' outputs differ in name or type.
 Expected<ModelComparison> compareModels(const CompareSide& test, const CompareSide& oracle,
                                         const std::map<std::string, Tensor>& inputs,
                                         const Tolerance& tolerance, bool intermediates = true);

@@ -152,6 +152,11 @@ void printComparison(std::ostream& os, const ModelComparison& comparison, bool a
   printTable(os, outputs);
   if (!comparison.intermediatesNote.empty())
     os << "intermediate values not compared: " << comparison.intermediatesNote << "\n";
+  if (comparison.exposedPartitions.size() > 1) {
+    os << "partitions with every node result exposed:";
+    for (const std::string& partition : comparison.exposedPartitions) os << " [" << partition << "]";
+    os << "\n";
+  }
   std::optional<size_t> first = comparison.firstDivergentNode();
   if (first) {
     os << "first divergent node:\n";
@@ -304,9 +309,6 @@ int compareCommand(const std::vector<std::string>& args) {
     if (!v) return parser.usageError("--atol expects a non-negative number, got '" + atolText + "'");
     tolerance.atol = *v;
   }
-  // Both sides run the int8 graph of the backend under test, so that
-  // quantized values can be compared exactly.
-  if (!pipeline.quantize.empty() && pipeline.quantizeFor.empty()) pipeline.quantizeFor = pipeline.backend;
 
   if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
   Expected<std::unique_ptr<Backend>> probe = pipeline.createBackend();
