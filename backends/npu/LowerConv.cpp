@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "Instructions.h"
+#include "IsaLimits.h"
 #include "Lowering.h"
 
 namespace ember::npu_backend {
@@ -73,10 +74,12 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   const ConvGeometry& g = job.g;
   const npu::NpuConfig& cfg = ctx.config();
   const auto layerError = [&](auto&&... parts) { return makeError("layer '", job.name, "': ", parts...); };
-  if (g.rowBytes() > 65535 || g.w * g.c > 65535)
+  if (g.rowBytes() > limits::kDmaRowElements || g.w * g.c > limits::kDmaRowElements)
     return layerError("a padded input row of ", g.rowBytes(), " bytes exceeds the DMA's 16-bit row size");
-  if (g.sw * g.c > 65535) return layerError("the gemm input stride ", g.sw * g.c, " exceeds 16 bits");
-  if (g.o > 65535) return layerError(g.o, " output channels exceed the DMA's 16-bit row size");
+  if (g.sw * g.c > limits::kGemmInputStride)
+    return layerError("the gemm input stride ", g.sw * g.c, " exceeds 16 bits");
+  if (g.o > limits::kDmaRowElements)
+    return layerError(g.o, " output channels exceed the DMA's 16-bit row size");
 
   const std::vector<NTile> tiles = makeNTiles(g, cfg.rows, cfg.cols);
   const auto tiling = searchConvTiling(g, tiles, ctx.cost());
@@ -151,7 +154,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   }
 
   const bool ws = cfg.dataflow == npu::Dataflow::WeightStationary;
-  const int64_t maxM = ws ? 65535 : cfg.rows;
+  const int64_t maxM = ws ? limits::kGemmRows : cfg.rows;
   const int64_t rowBytes = g.rowBytes(), wv = g.virtualWidth();
   const int64_t allocRows = g.bandInputRows(t.bandRows);
   const int64_t rightPad = g.padW() - g.pl - g.w;
@@ -159,7 +162,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   const int64_t inPixelBytes = job.inPixelBytes ? job.inPixelBytes : g.c;
   const int64_t inRowBytes = job.inRowBytes ? job.inRowBytes : g.w * g.c;
   const int64_t inImageBytes = job.inImageBytes ? job.inImageBytes : g.h * g.w * g.c;
-  if (inRowBytes >= (int64_t(1) << 24) || inPixelBytes >= (int64_t(1) << 24))
+  if (inRowBytes > limits::kDramStride || inPixelBytes > limits::kDramStride)
     return layerError("an input row stride of ", inRowBytes, " bytes exceeds the DMA's stride fields");
   size_t curBand = SIZE_MAX;
   int64_t curBlock = -1, curPart = -1;
@@ -215,7 +218,8 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
         data.sramStride = g.c;
       } else if (realRows > 0) {
         const int64_t bottom = inRows - top - realRows;
-        if (top > 255 || bottom > 255) return layerError("padding of more than 255 rows");
+        if (top > limits::kDmaPadRows || bottom > limits::kDmaPadRows)
+          return layerError("padding of more than ", limits::kDmaPadRows, " rows");
         data.dram = job.input + uint64_t(band.image * inImageBytes + realStart * inRowBytes);
         data.y = realRows;
         data.dramYStride = inRowBytes;
@@ -360,7 +364,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     Dma st;
     st.sram = outSlot;
     st.dram = job.output + uint64_t(((band.image * g.oh + band.oy0) * g.ow) * g.o + blockC0);
-    if (blockWidth == g.o && g.ow * g.o <= 65535) {
+    if (blockWidth == g.o && g.ow * g.o <= limits::kDmaRowElements) {
       st.x = g.ow * g.o;
       st.y = b;
       st.dramYStride = g.ow * g.o;
@@ -512,7 +516,7 @@ std::optional<Expected<LayerInfo>> emitGlobalAvgPool(CompileContext& ctx, const 
   const int64_t n = in.dims[0], pixels = in.dims[1] * in.dims[2], c = in.dims[3];
   // Channel block: two input slots take at most half the scratchpad.
   const int64_t perSlot = cfg.scratchpadBytes / 4 / pixels;
-  const int64_t block = std::min({c, perSlot / cfg.cols * cfg.cols, int64_t(65535)});
+  const int64_t block = std::min({c, perSlot / cfg.cols * cfg.cols, limits::kDmaRowElements});
   if (block < 1) return std::nullopt;
   const int64_t chunk = cfg.rows;  // pixels per gemm
   SramAllocator& sram = ctx.sram();

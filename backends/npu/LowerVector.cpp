@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "Instructions.h"
+#include "IsaLimits.h"
 #include "Lowering.h"
 
 namespace ember::npu_backend {
@@ -29,7 +30,9 @@ Error layerError(const Instruction& inst, const std::string& what) {
 int64_t tileBytes(const npu::NpuConfig& c, int64_t pairs) {
   const int64_t budget =
       c.scratchpadBanks > pairs ? c.bankBytes() / 2 : (c.scratchpadBytes - 1024) / (2 * pairs);
-  return std::max<int64_t>(64, std::min<int64_t>(65535, budget) / 64 * 64);
+  // A tile is one DMA row and one vector row.
+  const int64_t widest = std::min(limits::kDmaRowElements, limits::kVectorCols);
+  return std::max<int64_t>(64, std::min<int64_t>(widest, budget) / 64 * 64);
 }
 
 /// A strided block: elements at base + i*strideA + j*strideB, i < a, j < b.
@@ -56,7 +59,7 @@ Expected<Dma> blockDma(const Block& blk, uint64_t sram) {
     d.sramStride = 1;
   }
   if (d.dramYStride < 0 || d.dramZStride < 0) return makeError("a negative stride (reversed slice)");
-  if (d.dramYStride >= (1 << 24) || d.dramZStride >= (1 << 24))
+  if (d.dramYStride > limits::kDramStride || d.dramZStride > limits::kDramStride)
     return makeError("a DRAM stride beyond 24 bits");
   d.dram = blk.base;
   return d;
@@ -184,8 +187,10 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
   const auto& pads = inst.attrs.getInts("pads");
   const auto& dil = inst.attrs.getInts("dilations");
   if (dil[0] != 1 || dil[1] != 1) return layerError(inst, "dilated max pooling is not supported");
-  if (kernel[0] > 255 || kernel[1] > 255 || strides[0] > 255 || strides[1] > 255)
-    return layerError(inst, "pooling windows and strides are limited to 255");
+  if (kernel[0] > limits::kPoolWindow || kernel[1] > limits::kPoolWindow ||
+      strides[0] > limits::kPoolStride || strides[1] > limits::kPoolStride)
+    return layerError(inst, "pooling windows are limited to " + std::to_string(limits::kPoolWindow) +
+                                " and strides to " + std::to_string(limits::kPoolStride));
   ConvGeometry g;
   g.n = in.dims[0], g.h = in.dims[1], g.w = in.dims[2], g.c = in.dims[3];
   g.oh = out.dims[1], g.ow = out.dims[2], g.o = g.c;
@@ -193,7 +198,8 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
   g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
   const npu::NpuConfig& cfg = ctx.config();
   const int64_t rowBytes = g.rowBytes();
-  if (rowBytes > 65535) return layerError(inst, "a padded input row exceeds the DMA's 16-bit row size");
+  if (rowBytes > limits::kDmaRowElements)
+    return layerError(inst, "a padded input row exceeds the DMA's 16-bit row size");
   // Tiling: the tallest band whose double-buffered input and output fit.
   int64_t bandRows = 0;
   uint64_t best = UINT64_MAX;
@@ -249,8 +255,8 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
         data.padTop = top;
         data.padBottom = inRows - top - realRows;
         data.padValue = -128;
-        if (data.padTop > 255 || data.padBottom > 255)
-          return layerError(inst, "padding of more than 255 rows");
+        if (data.padTop > limits::kDmaPadRows || data.padBottom > limits::kDmaPadRows)
+          return layerError(inst, "padding of more than " + std::to_string(limits::kDmaPadRows) + " rows");
       } else {
         data.dram = ctx.fillRegion(-128, uint64_t(g.w * g.c));
         data.y = inRows;
@@ -267,7 +273,8 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
       st.y = b;
       st.dramYStride = g.ow * g.c;
       st.sramStride = g.ow * g.c;
-      if (st.x > 65535) return layerError(inst, "an output row exceeds the DMA's 16-bit row size");
+      if (st.x > limits::kDmaRowElements)
+        return layerError(inst, "an output row exceeds the DMA's 16-bit row size");
       step.stores.push_back(makeStore(st));
       ctx.program().addStep(std::move(step));
     }
@@ -323,7 +330,7 @@ bool addLayout(const Dims& out, const Dims& a, const Dims& b, int64_t& rows, int
 bool addBroadcastSupported(const Dims& out, const Dims& a, const Dims& b) {
   int64_t rows = 0, cols = 0;
   AddOperand ea, eb;
-  return addLayout(out, a, b, rows, cols, ea, eb) && (rows == 1 || cols <= 65535);
+  return addLayout(out, a, b, rows, cols, ea, eb) && (rows == 1 || cols <= limits::kVectorCols);
 }
 
 namespace {

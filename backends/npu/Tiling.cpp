@@ -5,6 +5,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "IsaLimits.h"
+
 namespace ember::npu_backend {
 
 int64_t ConvGeometry::padW() const { return std::max(pl + w + pr, (ow - 1) * sw + (kw - 1) * dw + 1); }
@@ -205,8 +207,8 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
   const npu::NpuConfig& c = cost.config();
   const ConvSramNeeds needs = sramNeeds(g, tiles, t, c);
   if (!fits(needs, c)) return std::nullopt;
-  if (accRows(g, t.bandRows, t.multiRow) > 65535 || t.bandRows * g.ow > 65535 ||
-      needs.bandBytes > (int64_t(1) << 24))
+  if (accRows(g, t.bandRows, t.multiRow) > limits::kGemmRows || t.bandRows * g.ow > limits::kVectorRows ||
+      needs.bandBytes > limits::kScratchpadAddressSpace)
     return std::nullopt;
   const int64_t bandsPerImage = ceilDiv(g.oh, t.bandRows);
   const int64_t bands = g.n * bandsPerImage;

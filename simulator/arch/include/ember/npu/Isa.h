@@ -58,13 +58,14 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                  \
-  X(Mem)                                                                                                     \
-  X(DramAddr) X(SramAddr) X(XSize) X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop)   \
-      X(PadBottom) X(PadLeft) X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(M) X(K) X(N) X(InpAddr)     \
-          X(WgtAddr) X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) \
-              X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi)        \
-                  X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH)           \
+#define EMBER_NPU_FIELDS(X)                                                                                 \
+  X(Mem)                                                                                                    \
+  X(DramAddr)                                                                                               \
+  X(SramAddr) X(XSize) X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) \
+      X(PadLeft) X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(M) X(K) X(N) X(InpAddr) X(WgtAddr)      \
+          X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols)           \
+              X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi)       \
+                  X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH)          \
                       X(StrideW) X(OutH) X(OutW) X(Channels) X(QueueSel)
 
 enum class Field : uint8_t {
@@ -140,8 +141,15 @@ Expected<EncodedInstruction> encode(const Instruction& instr);
 Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes);
 
 /// The range of a field's values: [min, max].
-int64_t fieldMin(const FieldLayout& layout);
-int64_t fieldMax(const FieldLayout& layout);
+constexpr int64_t fieldMin(const FieldLayout& layout) {
+  return layout.kind == FieldKind::Signed ? -(int64_t(1) << (layout.width - 1)) : 0;
+}
+constexpr int64_t fieldMax(const FieldLayout& layout) {
+  if (layout.kind == FieldKind::Signed) return (int64_t(1) << (layout.width - 1)) - 1;
+  if (layout.kind == FieldKind::QueueId) return 2;
+  if (layout.kind == FieldKind::Memory || layout.kind == FieldKind::PoolMode) return 1;
+  return layout.width >= 63 ? INT64_MAX : (int64_t(1) << layout.width) - 1;
+}
 
 /// Layout of the 32-byte parameter record that EAdd reads from the scratchpad
 /// (little-endian): int32 multiplier_a, shift_a, multiplier_b, shift_b,
