@@ -227,8 +227,11 @@ def build_onnx(res):
 # result; the amplification downstream is still measured in f64).
 NO_DOUBLE = {"Conv", "ConvTranspose", "AveragePool", "Clip", "HardSigmoid", "ThresholdedRelu", "LeakyRelu", "PRelu",
              "Mean", "Softsign", "Softplus", "InstanceNormalization", "Elu", "Sinh", "Cosh", "Erf", "Selu", "Tan",
-             "GlobalMaxPool", "GlobalAveragePool", "Celu", "Resize", "Shrink", "HardSwish"}
-FLOAT_INPUTS = {"Resize": 1}  # Resize: roi and scales stay f32 initializers; sizes is int64
+             "GlobalMaxPool", "GlobalAveragePool", "Celu", "Resize", "Shrink", "HardSwish", "OneHot", "Asin", "Acos",
+             "Atan", "Asinh", "Acosh", "Atanh", "Hardmax", "LRN"}
+# Inputs from this index on are not cast (Resize: roi, scales stay f32
+# initializers, sizes is int64; OneHot: indices and depth are integers).
+FLOAT_INPUTS = {"Resize": 1, "OneHot": 0}
 
 
 def to_double(model):

@@ -227,6 +227,8 @@ def _unaries():
                    lambda rng: {"lambd": float(rng.choice([0.1, 0.5])), "bias": float(rng.choice([0.0, 0.2]))},
                    min_opset=9, separated=True))
     u.append(Unary("identity", O, None, lambda e, x, r: e.node("Identity", [x])))
+    u.append(Unary("round", TO, lambda x, r: torch.round(x), lambda e, x, r: e.node("Round", [x]), min_opset=11,
+                   separated=True))
     u.append(Unary("dropout", O, None, lambda e, x, r: e.node("Dropout", [x])))
     return u
 
@@ -1370,9 +1372,369 @@ class ShapeOps(Op):
         return e.node("Div", [x, size])
 
 
+# ---------------------------------------------------------------------------
+# Ops added by model coverage part 1 (Mod, Round, inverse trigonometric,
+# IsNaN/IsInf, Gather/ScatterElements, GatherND/ScatterND, Trilu, EyeLike,
+# OneHot, Hardmax, ReverseSequence, LRN, training Dropout, Einsum).
+
+
+class Mod(Op):
+    """Mod of a separated input by integer constants: never near a multiple,
+    so truncation cannot flip. fmod 1 on floats, fmod 0 on int64."""
+    name = "mod"
+    builders = ("onnx",)
+    separated_only = True
+    min_opset = 10
+
+    def draw(self, g, a):
+        return [], {"fmod": int(g.rng.integers(0, 2)), "seed": g.seed(), "crank": int(g.rng.integers(0, a.rank + 1)),
+                    "keep": [int(v) for v in g.rng.random(6) < 0.5]}
+
+    def infer(self, p, ins):
+        cs = const_shape(ins[0].shape, p["keep"], p["crank"])
+        c = wrng(p).choice([2.0, 3.0, -2.0, -3.0, 5.0], cs).astype(np.float32)
+        return Val(broadcast(ins[0].shape, cs)), dict(p), {"c": c}
+
+    def onnx(self, r, w, e, x):
+        if r["fmod"]:
+            return e.node("Mod", [x, e.init(w["c"])], fmod=1)
+        xi = e.node("Cast", [x], to=7)
+        return e.node("Cast", [e.node("Mod", [xi, e.init(w["c"].astype(np.int64))], fmod=0)], to=1)
+
+
+class InverseTrig(Op):
+    name = "inverse_trig"
+    weight = 1.5
+
+    def draw(self, g, a):
+        fns = ["Asin", "Acos", "Atan"] + (["Asinh", "Acosh", "Atanh"] if g.builder == "onnx" else [])  # torch 1.13
+        return [], {"fn": str(g.rng.choice(fns))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        fn = getattr(torch, r["fn"].lower())
+        if r["fn"] in ("Asin", "Acos", "Atanh"):
+            return fn(torch.tanh(x) * 0.9)
+        if r["fn"] == "Acosh":
+            return fn(torch.abs(x) + 1.0)
+        return fn(x)
+
+    def onnx(self, r, w, e, x):
+        if r["fn"] in ("Asin", "Acos", "Atanh"):
+            x = e.node("Mul", [e.node("Tanh", [x]), e.scalar(0.9)])
+        elif r["fn"] == "Acosh":
+            x = e.node("Add", [e.node("Abs", [x]), e.scalar(1.0)])
+        return e.node(r["fn"], [x])
+
+
+class NanInf(Op):
+    """x through IsNaN/IsInf (no input is NaN or infinite, so the value is x)."""
+    name = "isnan_isinf"
+    builders = ("onnx",)
+    min_opset = 10
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(["IsNaN", "IsInf"])), "pos": int(g.rng.integers(0, 2)),
+                    "neg": int(g.rng.integers(0, 2))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        if r["kind"] == "IsNaN":
+            return e.node("Where", [e.node("IsNaN", [x]), e.scalar(0.0), x])
+        flag = e.node("IsInf", [x], detect_positive=r["pos"], detect_negative=r["neg"])
+        return e.node("Add", [x, e.node("Cast", [flag], to=1)])
+
+
+class GatherElements(Op):
+    name = "gather_elements"
+    ranks = range(1, 7)
+    min_opset = 11
+
+    def draw(self, g, a):
+        return [], {"axis": int(g.rng.integers(0, a.rank)), "seed": g.seed(), "n": int(g.rng.integers(1, 5)),
+                    "shrink": [int(v) for v in g.rng.random(6) < 0.3], "neg": int(g.builder == "onnx")}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        ax = p["axis"] % len(s)
+        ishape = tuple(p["n"] if i == ax else (max(1, d // 2) if p["shrink"][i] else d) for i, d in enumerate(s))
+        idx = wrng(p).integers(0, s[ax], ishape).astype(np.int64)
+        if p["neg"]:
+            idx = idx - s[ax] * (wrng(p, 1).random(ishape) < 0.5)
+        return Val(check_size(ishape)), dict(p, ax=ax), {"idx": idx}
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        return torch.gather(x, r["ax"], w["idx"])
+
+    def onnx(self, r, w, e, x):
+        return e.node("GatherElements", [x, e.init(w["idx"])], axis=r["ax"] - (len(e.shape_of(x)) if r["neg"] else 0))
+
+
+def _unique_line_indices(p, ishape, ax, dim):
+    """Indices of shape ishape whose values along `ax` are distinct (a
+    permutation prefix per line), so a scatter writes each element once."""
+    rng = wrng(p, 5)
+    moved = np.moveaxis(np.zeros(ishape, np.int64), ax, -1)
+    flat = moved.reshape(-1, moved.shape[-1])
+    for row in flat:
+        row[:] = rng.permutation(dim)[:len(row)]
+    return np.moveaxis(flat.reshape(moved.shape), -1, ax)
+
+
+class ScatterElements(Op):
+    name = "scatter_elements"
+    ranks = range(1, 7)
+    min_opset = 11
+
+    def draw(self, g, a):
+        red = str(g.rng.choice(["none", "none", "add", "mul"])) if g.builder == "onnx" and g.opset >= 16 else "none"
+        return [], {"axis": int(g.rng.integers(0, a.rank)), "seed": g.seed(), "red": red,
+                    "frac": float(g.rng.uniform(0.3, 1.0)), "shrink": [int(v) for v in g.rng.random(6) < 0.3]}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        ax = p["axis"] % len(s)
+        ishape = tuple(max(1, int(d * p["frac"])) if i == ax else (max(1, d // 2) if p["shrink"][i] else d)
+                       for i, d in enumerate(s))
+        if p["red"] == "none":
+            idx = _unique_line_indices(p, ishape, ax, s[ax])
+        else:
+            idx = wrng(p, 2).integers(0, s[ax], ishape).astype(np.int64)
+        upd = normal(p, ishape, salt=3) if p["red"] != "mul" else uniform(p, ishape, 0.5, 1.5, 3)
+        return Val(s), dict(p, ax=ax), {"idx": idx, "upd": upd}
+
+    def torch(self, r, w, x):
+        return x.scatter(r["ax"], w["idx"], w["upd"])
+
+    def onnx(self, r, w, e, x):
+        attrs = {"axis": r["ax"]}
+        if r["red"] != "none":
+            attrs["reduction"] = r["red"]
+        return e.node("ScatterElements", [x, e.init(w["idx"]), e.init(w["upd"])], **attrs)
+
+
+class GatherScatterND(Op):
+    name = "gather_scatter_nd"
+    builders = ("onnx",)
+    ranks = range(1, 7)
+    min_opset = 12
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(["GatherND", "ScatterND"])), "seed": g.seed(),
+                    "k": int(g.rng.integers(1, 4)), "m": int(g.rng.integers(1, 5)),
+                    "batch": int(g.rng.random() < 0.3),
+                    "red": str(g.rng.choice(["none", "none", "add", "mul"])) if g.opset >= 16 else "none"}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        r = dict(p)
+        rank = len(s)
+        b = 1 if p["batch"] and p["kind"] == "GatherND" and rank >= 2 else 0
+        k = min(p["k"], rank - b)
+        if k < 1:
+            raise Invalid("rank")
+        rng = wrng(p)
+        if p["kind"] == "ScatterND":
+            cells = int(np.prod(s[:k]))
+            m = min(p["m"], cells)
+            flat = rng.permutation(cells)[:m] if p["red"] == "none" else rng.integers(0, cells, m)
+            idx = np.stack(np.unravel_index(flat, s[:k]), axis=-1).astype(np.int64)
+            ushape = (m,) + s[k:]
+            upd = normal(p, ushape, salt=1) if p["red"] != "mul" else uniform(p, ushape, 0.5, 1.5, 1)
+            return Val(s), dict(r, k=k), {"idx": idx, "upd": upd}
+        ishape = s[:b] + (p["m"], k)
+        idx = np.stack([rng.integers(0, s[b + j], ishape[:-1]) for j in range(k)], axis=-1).astype(np.int64)
+        out = s[:b] + (p["m"],) + s[b + k:]
+        if len(out) > 6:
+            raise Invalid("rank")
+        return Val(check_size(out)), dict(r, k=k, b=b), {"idx": idx}
+
+    def onnx(self, r, w, e, x):
+        if r["kind"] == "GatherND":
+            return e.node("GatherND", [x, e.init(w["idx"])], batch_dims=r["b"])
+        attrs = {"reduction": r["red"]} if r["red"] != "none" else {}
+        return e.node("ScatterND", [x, e.init(w["idx"]), e.init(w["upd"])], **attrs)
+
+
+class Trilu(Op):
+    name = "trilu"
+    builders = ("onnx",)
+    ranks = range(2, 7)
+    min_opset = 14
+
+    def draw(self, g, a):
+        return [], {"upper": int(g.rng.integers(0, 2)), "k": int(g.rng.integers(-2, 3)),
+                    "with_k": int(g.rng.random() < 0.7)}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        ins = [x] + ([e.init(np.array(r["k"], np.int64))] if r["with_k"] else [])
+        return e.node("Trilu", ins, upper=r["upper"])
+
+
+class EyeLikeAdd(Op):
+    name = "eyelike"
+    builders = ("onnx",)
+    ranks = (2,)
+    min_opset = 9
+
+    def draw(self, g, a):
+        return [], {"k": int(g.rng.integers(-1, 2))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("Add", [x, e.node("EyeLike", [x], k=r["k"])])
+
+
+class OneHotMatMul(Op):
+    """x [..., K] @ OneHot(indices [K], depth N, [off, on]): a column gather."""
+    name = "onehot"
+    builders = ("onnx",)
+    ranks = range(1, 7)
+    min_opset = 11
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "depth": int(g.rng.integers(1, 6)), "axis": int(g.rng.choice([-1, 1])),
+                    "off": float(g.rng.choice([0.0, -0.5])), "on": float(g.rng.choice([1.0, 2.0]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        idx = wrng(p).integers(-p["depth"], p["depth"], (s[-1],)).astype(np.int64)
+        return Val(check_size(s[:-1] + (p["depth"],))), dict(p), {"idx": idx}
+
+    def onnx(self, r, w, e, x):
+        oh = e.node("OneHot", [e.init(w["idx"]), e.init(np.array([r["depth"]], np.int64)),
+                               e.init(np.array([r["off"], r["on"]], np.float32))], axis=r["axis"])
+        return e.node("MatMul", [x, oh])
+
+
+class Hardmax(Op):
+    name = "hardmax"
+    builders = ("onnx",)
+    separated_only = True
+    ranks = range(1, 7)
+
+    def draw(self, g, a):
+        return [], {"axis": int(g.rng.integers(-a.rank, a.rank))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p, axis=axis_of(p["axis"], ins[0].rank)), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("Hardmax", [x], axis=r["axis"])
+
+
+class ReverseSequence(Op):
+    name = "reverse_sequence"
+    builders = ("onnx",)
+    ranks = range(2, 7)
+    min_opset = 10
+
+    def draw(self, g, a):
+        return [], {"batch": int(g.rng.integers(0, 2)), "seed": g.seed()}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        b, t = p["batch"], 1 - p["batch"]
+        lens = wrng(p).integers(1, s[t] + 1, (s[b],)).astype(np.int64)
+        return Val(s), dict(p, b=b, t=t), {"lens": lens}
+
+    def onnx(self, r, w, e, x):
+        return e.node("ReverseSequence", [x, e.init(w["lens"])], batch_axis=r["b"], time_axis=r["t"])
+
+
+class Lrn(Op):
+    name = "lrn"
+    builders = ("onnx",)
+    ranks = (4,)
+
+    def draw(self, g, a):
+        return [], {"size": int(g.rng.choice([1, 3, 5])), "alpha": float(g.rng.choice([1e-4, 0.01, 0.5])),
+                    "beta": float(g.rng.choice([0.75, 0.5])), "bias": float(g.rng.choice([1.0, 2.0]))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("LRN", [x], size=r["size"], alpha=r["alpha"], beta=r["beta"], bias=r["bias"])
+
+
+class TrainingDropout(Op):
+    """Dropout with training_mode true and ratio 0: an identity."""
+    name = "training_dropout"
+    builders = ("onnx",)
+    min_opset = 12
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("Dropout", [x, e.scalar(0.0), e.init(np.array(True))])
+
+
+class Einsum(Op):
+    name = "einsum"
+    ranks = range(1, 6)
+    min_opset = 12
+
+    def draw(self, g, a):
+        kinds = ["matmul", "transpose", "reduce"] if a.rank >= 2 else ["matmul", "reduce"]
+        return [], {"kind": str(g.rng.choice(kinds)), "seed": g.seed(), "n": int(g.rng.choice([1, 3, 4])),
+                    "implicit": int(g.rng.random() < 0.3), "ellipsis": int(g.rng.random() < 0.3),
+                    "perm_seed": int(g.rng.integers(0, 1000)), "drop": [int(v) for v in g.rng.random(6) < 0.5]}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        rank = len(s)
+        letters = "abcdefgh"[:rank]
+        kind = p["kind"]
+        w = {}
+        if kind == "matmul":
+            k = letters[-1]
+            w["b"] = normal(p, (s[-1], p["n"]), 1 / math.sqrt(s[-1]))
+            lhs = ("..." + letters[-1]) if p["ellipsis"] else letters
+            out = (("..." + "z") if p["ellipsis"] else letters[:-1] + "z")
+            eq = f"{lhs},{k}z" + ("" if p["implicit"] and not p["ellipsis"] else f"->{out}")
+            shape = s[:-1] + (p["n"],)
+        elif kind == "transpose":
+            perm = list(np.random.default_rng(p["perm_seed"]).permutation(rank))
+            eq = f"{letters}->{''.join(letters[i] for i in perm)}"
+            shape = tuple(s[i] for i in perm)
+        else:
+            keep = [i for i in range(rank) if not p["drop"][i]]
+            if len(keep) == rank:
+                keep = keep[:-1]
+            eq = f"{letters}->{''.join(letters[i] for i in keep)}"
+            shape = tuple(s[i] for i in keep)
+        return Val(check_size(shape)), dict(p, eq=eq), w
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        return torch.einsum(r["eq"], x, w["b"]) if "b" in w else torch.einsum(r["eq"], x)
+
+    def onnx(self, r, w, e, x):
+        ins = [x] + ([e.init(w["b"])] if "b" in w else [])
+        return e.node("Einsum", ins, equation=r["eq"])
+
+
+def new_ops():
+    return [Mod(), InverseTrig(), NanInf(), GatherElements(), ScatterElements(), GatherScatterND(), Trilu(),
+            EyeLikeAdd(), OneHotMatMul(), Hardmax(), ReverseSequence(), Lrn(), TrainingDropout(), Einsum()]
+
+
 def all_ops():
     ops = _unaries() + [Binary(), Variadic(), PRelu(), WhereCompare(), CastRoundTrip(), MatMul(), Gemm(), Conv(),
                         ConvTranspose(), Pool(), GlobalPool(), Resize(), BatchNorm(), InstanceNorm(), LayerNorm(),
                         Softmax(), Reduce(), ArgReduce(), TopK(), Transpose(), Reshape(), Concat(), Slice(),
-                        Split(), Pad(), Tile(), Expand(), Gather(), DepthSpace(), ShapeOps()]
+                        Split(), Pad(), Tile(), Expand(), Gather(), DepthSpace(), ShapeOps()] + new_ops()
     return {op.name: op for op in ops}
