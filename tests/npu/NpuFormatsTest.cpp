@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "EmberTool.h"
 #include "NpuTestUtil.h"
-#include "ember/npu/Commands.h"
 
 namespace ember::npu::test {
 namespace {
@@ -326,30 +326,31 @@ TEST(NpuCommands, AsmDisasmSimFromFiles) {
   std::filesystem::create_directories(dir);
   const std::string bundle = (dir / "conv.bin").string(), text = (dir / "conv.s").string();
   EXPECT_EQ(
-      runAsmCommand({testFile("conv_im2col.s"), "-o", bundle, "--config", configFile("npu-16x16.yaml")}), 0);
-  EXPECT_EQ(runDisasmCommand({bundle, "-o", text}), 0);
+      runEmber("asm", {testFile("conv_im2col.s"), "-o", bundle, "--config", configFile("npu-16x16.yaml")}),
+      0);
+  EXPECT_EQ(runEmber("disasm", {bundle, "-o", text}), 0);
   const std::string again = (dir / "again.bin").string();
-  EXPECT_EQ(runAsmCommand({text, "-o", again}), 0);
+  EXPECT_EQ(runEmber("asm", {text, "-o", again}), 0);
   auto read = [](const std::string& p) {
     std::ifstream in(p, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
   EXPECT_EQ(read(bundle), read(again));
   const std::string stats = (dir / "stats.json").string(), trace = (dir / "trace.json").string();
-  EXPECT_EQ(
-      runSimCommand({bundle, "--config", configFile("npu-16x16.yaml"), "--random-inputs", "--seed", "3",
-                     "--output-dir", (dir / "out").string(), "--stats", stats, "--trace", trace, "--quiet"}),
-      0);
+  EXPECT_EQ(runEmber("sim",
+                     {bundle, "--config", configFile("npu-16x16.yaml"), "--random-inputs", "--seed", "3",
+                      "--output-dir", (dir / "out").string(), "--stats", stats, "--trace", trace, "--quiet"}),
+            0);
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "Y.npy"));
   EXPECT_NE(read(stats).find("\"mac_utilization\""), std::string::npos);
   EXPECT_NE(read(trace).find("traceEvents"), std::string::npos);
-  EXPECT_EQ(runSimCommand({bundle, "--quiet"}), 1);  // missing inputs
-  EXPECT_EQ(runSimCommand({bundle, "--bogus"}), 2);
-  EXPECT_EQ(runSimCommand({"--help"}), 0);
-  EXPECT_EQ(runAsmCommand({"--help"}), 0);
-  EXPECT_EQ(runDisasmCommand({"--help"}), 0);
-  EXPECT_EQ(runDisasmCommand({(dir / "missing.bin").string()}), 1);
-  EXPECT_EQ(runSimCommand({bundle, "--config", (dir / "missing.yaml").string()}), 1);
+  EXPECT_EQ(runEmber("sim", {bundle, "--quiet"}), 1);  // missing inputs
+  EXPECT_EQ(runEmber("sim", {bundle, "--bogus"}), 2);
+  EXPECT_EQ(runEmber("sim", {"--help"}), 0);
+  EXPECT_EQ(runEmber("asm", {"--help"}), 0);
+  EXPECT_EQ(runEmber("disasm", {"--help"}), 0);
+  EXPECT_EQ(runEmber("disasm", {(dir / "missing.bin").string()}), 1);
+  EXPECT_EQ(runEmber("sim", {bundle, "--config", (dir / "missing.yaml").string()}), 1);
   std::filesystem::remove_all(dir);
 }
 

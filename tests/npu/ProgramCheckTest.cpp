@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "EmberTool.h"
 #include "NpuTestUtil.h"
-#include "ember/npu/Commands.h"
 #include "ember/npu/ProgramCheck.h"
 
 namespace ember::npu::test {
@@ -321,9 +321,9 @@ TEST(ProgramCheck, SimCheckFlag) {
   std::ofstream(good) << withPop(true);
   std::ofstream(racy) << withPop(false);
   const std::string cfg = configFile("npu-16x16.yaml");
-  EXPECT_EQ(runSimCommand({good, "--config", cfg, "--check", "--quiet"}), 0);
-  EXPECT_EQ(runSimCommand({racy, "--config", cfg, "--quiet"}), 0);  // the simulator alone does not notice
-  EXPECT_EQ(runSimCommand({racy, "--config", cfg, "--check", "--quiet"}), 1);
+  EXPECT_EQ(runEmber("sim", {good, "--config", cfg, "--check", "--quiet"}), 0);
+  EXPECT_EQ(runEmber("sim", {racy, "--config", cfg, "--quiet"}), 0);  // the simulator alone does not notice
+  EXPECT_EQ(runEmber("sim", {racy, "--config", cfg, "--check", "--quiet"}), 1);
   std::filesystem::remove_all(dir);
 }
 

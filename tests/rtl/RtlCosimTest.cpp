@@ -10,9 +10,9 @@
 #include <iterator>
 #include <random>
 
+#include "EmberTool.h"
 #include "RtlPrograms.h"
 #include "ember/npu/Assembler.h"
-#include "ember/npu/Commands.h"
 #include "ember/npu/MatrixEngine.h"
 #include "ember/npu/Simulator.h"
 
@@ -20,6 +20,7 @@ namespace ember::rtl::test {
 namespace {
 
 using namespace ember::npu;
+using ember::npu::test::runEmber;
 
 NpuConfig loadShipped(const std::string& name) {
   auto c = loadConfig(std::string(EMBER_NPU_CONFIG_DIR) + "/" + name);
@@ -132,17 +133,17 @@ TEST(RtlCosim, SimCommandWithRtlEngineAndVcd) {
   const std::string vcd = (dir / "me.vcd").string(), stats = (dir / "stats.json").string();
   const std::string program = std::string(EMBER_NPU_TEST_DIR) + "/gemm_64x48x32.s";
   const std::string cfg = std::string(EMBER_NPU_CONFIG_DIR) + "/npu-16x16.yaml";
-  EXPECT_EQ(runSimCommand({program, "--config", cfg, "--matrix-engine", "rtl", "--random-inputs", "--vcd",
-                           vcd, "--stats", stats, "--output-dir", dir.string(), "--quiet"}),
+  EXPECT_EQ(runEmber("sim", {program, "--config", cfg, "--matrix-engine", "rtl", "--random-inputs", "--vcd",
+                             vcd, "--stats", stats, "--output-dir", dir.string(), "--quiet"}),
             0);
   EXPECT_GT(std::filesystem::file_size(vcd), 1000u);
   std::ifstream in(stats);
   const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"matrix_engine\": \"rtl\""), std::string::npos);
   // --vcd with the fast engine, and an array size without an RTL build, are errors.
-  EXPECT_NE(runSimCommand({program, "--config", cfg, "--random-inputs", "--vcd", vcd, "--quiet"}), 0);
-  EXPECT_NE(runSimCommand({program, "--config", std::string(EMBER_NPU_CONFIG_DIR) + "/npu-64x64.yaml",
-                           "--matrix-engine", "rtl", "--random-inputs", "--quiet"}),
+  EXPECT_NE(runEmber("sim", {program, "--config", cfg, "--random-inputs", "--vcd", vcd, "--quiet"}), 0);
+  EXPECT_NE(runEmber("sim", {program, "--config", std::string(EMBER_NPU_CONFIG_DIR) + "/npu-64x64.yaml",
+                             "--matrix-engine", "rtl", "--random-inputs", "--quiet"}),
             0);
   std::filesystem::remove_all(dir);
 }

@@ -16,6 +16,10 @@ int newBackendCommand(const std::vector<std::string>& args);
 int quantizeCommand(const std::vector<std::string>& args);
 int sweepCommand(const std::vector<std::string>& args);
 int reportCommand(const std::vector<std::string>& args);
+// The NPU's: the simulator, the assembler and the disassembler.
+int simCommand(const std::vector<std::string>& args);
+int asmCommand(const std::vector<std::string>& args);
+int disasmCommand(const std::vector<std::string>& args);
 int compareCommand(const std::vector<std::string>& args);
 
 }  // namespace ember::cli

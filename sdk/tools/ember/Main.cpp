@@ -9,7 +9,6 @@
 #include "Commands.h"
 #include "Options.h"
 #include "ember/Plugin.h"
-#include "ember/npu/Commands.h"
 
 namespace ember::cli {
 namespace {
@@ -30,9 +29,9 @@ const Subcommand kSubcommands[] = {
     {"dump", "print the model at a pipeline stage (graph, optimized, lowered, ir)", dumpCommand},
     {"backends", "list the available backends", backendsCommand},
     {"quantize", "calibrate a model and write a quantization profile", quantizeCommand},
-    {"sim", "run an NPU bundle on the simulator", npu::runSimCommand},
-    {"asm", "assemble an NPU program into a bundle", npu::runAsmCommand},
-    {"disasm", "disassemble an NPU bundle", npu::runDisasmCommand},
+    {"sim", "run an NPU bundle on the simulator", simCommand},
+    {"asm", "assemble an NPU program into a bundle", asmCommand},
+    {"disasm", "disassemble an NPU bundle", disasmCommand},
     {"conformance", "run the operator conformance kit on a backend", conformanceCommand},
     {"compare", "name the first node (or pass) where a backend disagrees with the reference", compareCommand},
     {"new-backend", "write the skeleton of an out-of-tree backend plugin", newBackendCommand},

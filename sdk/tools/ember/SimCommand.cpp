@@ -1,0 +1,206 @@
+// ember sim: runs an NPU bundle (or an assembly file) on the SystemC simulator
+// (docs/cli.md, docs/npu/architecture.md).
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "Commands.h"
+#include "Options.h"
+#include "Tool.h"
+#include "ember/Npy.h"
+#include "ember/npu/Assembler.h"
+#include "ember/npu/ProgramCheck.h"
+#include "ember/npu/Simulator.h"
+
+namespace ember::cli {
+namespace {
+
+using namespace ember::npu;
+
+bool kindMatches(SymbolType t, ElemKind k) {
+  switch (t) {
+    case SymbolType::I8:
+      return k == ElemKind::Int8Q;
+    case SymbolType::U8:
+      return k == ElemKind::UInt8Q;
+    case SymbolType::I32:
+      return k == ElemKind::I32 || k == ElemKind::Int32Q;
+  }
+  return false;
+}
+
+/// A bundle, or assembly (a path ending in .s) assembled first.
+Expected<Bundle> loadProgram(const std::string& path) {
+  if (path.size() > 2 && path.substr(path.size() - 2) == ".s") return assembleFile(path);
+  return readBundle(path);
+}
+
+/// The static checks of `--check`, on the decoded program.
+Error checkProgram(const Bundle& bundle, const NpuConfig& config) {
+  std::vector<isa::Instruction> program;
+  program.reserve(bundle.program.size());
+  for (size_t i = 0; i < bundle.program.size(); ++i) {
+    auto instr = isa::decode(bundle.program[i]);
+    if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
+    program.push_back(*instr);
+  }
+  EMBER_RETURN_IF_ERROR(checkTokens(program, config));
+  return checkSramRaces(program, config);
+}
+
+/// Writes the bundle's input symbols into `dram`: from --input files, else
+/// seeded random values with --random-inputs; an error names what is missing.
+Error fillInputs(const Bundle& bundle, const std::map<std::string, std::string>& files, bool randomInputs,
+                 uint64_t seed, DramImage& dram) {
+  for (const auto& [name, file] : files) {
+    bool known = false;
+    for (const auto& s : bundle.symbols) known |= s.name == name && s.direction == Symbol::Direction::Input;
+    if (!known) return makeError("--input ", name, ": the bundle has no input symbol '", name, "'");
+  }
+  std::vector<std::string> missing;
+  std::mt19937_64 rng(seed);
+  for (const auto& s : bundle.symbols) {
+    if (s.direction != Symbol::Direction::Input) continue;
+    uint8_t* dst = dram.bytes.data() + s.dramOffset;
+    auto it = files.find(s.name);
+    if (it != files.end()) {
+      auto tensor = readNpy(it->second);
+      if (!tensor) return tensor.error();
+      const Type& t = tensor->type();
+      if (!kindMatches(s.type, t.kind))
+        return makeError(it->second, ": input '", s.name, "' expects ", symbolTypeName(s.type),
+                         " data but the file holds ", elemKindName(t.kind));
+      if (t.dims != Dims(s.shape.begin(), s.shape.end()))
+        return makeError(it->second, ": input '", s.name, "' expects shape ",
+                         dimsStr(Dims(s.shape.begin(), s.shape.end())), " but the file has ",
+                         dimsStr(t.dims));
+      std::memcpy(dst, tensor->data(), s.sizeInBytes());
+    } else if (randomInputs) {
+      const uint64_t n = uint64_t(s.numElements());
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t bits = rng();
+        if (s.type == SymbolType::I32) {
+          const int32_t v = int32_t(int8_t(bits));
+          std::memcpy(dst + 4 * i, &v, 4);
+        } else {
+          dst[i] = uint8_t(bits);
+        }
+      }
+    } else {
+      missing.push_back(s.name);
+    }
+  }
+  if (missing.empty()) return Error::success();
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  return makeError("missing inputs (give --input NAME=FILE.npy or --random-inputs): ", list);
+}
+
+/// Writes each output symbol as DIR/<name>.npy.
+Error writeOutputs(const Bundle& bundle, const DramImage& dram, const std::string& outputDir) {
+  std::error_code ec;
+  std::filesystem::create_directories(outputDir, ec);
+  for (const auto& s : bundle.symbols) {
+    if (s.direction != Symbol::Direction::Output) continue;
+    const ElemKind kind = s.type == SymbolType::I8   ? ElemKind::Int8Q
+                          : s.type == SymbolType::U8 ? ElemKind::UInt8Q
+                                                     : ElemKind::I32;
+    Type type(kind, Dims(s.shape.begin(), s.shape.end()));
+    if (kind != ElemKind::I32) {
+      type.scale = s.scale;
+      type.offset = s.zeroPoint;
+    }
+    Tensor tensor(type);
+    std::memcpy(tensor.data(), dram.bytes.data() + s.dramOffset, s.sizeInBytes());
+    const std::string path =
+        (std::filesystem::path(outputDir) / (sanitizeFileName(s.name) + ".npy")).string();
+    EMBER_RETURN_IF_ERROR(writeNpy(path, tensor));
+  }
+  return Error::success();
+}
+
+}  // namespace
+
+int simCommand(const std::vector<std::string>& args) {
+  std::string bundlePath, configPath, outputDir, statsPath, tracePath, vcdPath, engine;
+  std::vector<std::string> inputs;
+  bool randomInputs = false, perInstruction = false, quiet = false, check = false;
+  int64_t seed = 0;
+  OptionParser parser("ember sim", "BUNDLE --config NPU.yaml [options]",
+                      "Runs an NPU bundle (or an assembly file ending in .s) "
+                      "on the cycle-approximate simulator.");
+  parser.addPositional("BUNDLE", &bundlePath,
+                       "the bundle (`ember compile --backend npu -o`, `ember "
+                       "asm`) or a .s file");
+  parser.addString("--config", "NPU.yaml", &configPath,
+                   "NPU configuration (default: the built-in npu-16x16 parameters)");
+  parser.addString("--matrix-engine", "fast|rtl", &engine,
+                   "the matrix engine: the fast model or the verilated RTL "
+                   "(default: the config's)");
+  parser.addList("--input", "NAME=FILE.npy", &inputs,
+                 ".npy data for input symbol NAME (dtype and shape must match)");
+  parser.addFlag("--random-inputs", &randomInputs,
+                 "fill inputs without --input with random values (seeded by --seed)");
+  parser.addInt("--seed", "N", &seed, "seed of the random inputs (default: 0)");
+  parser.addString("--output-dir", "DIR", &outputDir, "write each output symbol as DIR/<name>.npy");
+  parser.addString("--stats", "FILE.json", &statsPath, "write statistics as JSON");
+  parser.addFlag("--per-instruction", &perInstruction, "with --stats: one record per instruction");
+  parser.addString("--trace", "FILE.json", &tracePath,
+                   "write a Chrome trace-event timeline (open it in Perfetto)");
+  parser.addString("--vcd", "FILE", &vcdPath, "with the RTL matrix engine: write its waveforms");
+  parser.addFlag("--check", &check,
+                 "first run the static program checks (tokens, SRAM races and bounds) and refuse a "
+                 "failing program");
+  parser.addFlag("--quiet", &quiet, "no summary on stdout and no progress on stderr");
+  if (auto status = parser.parse(args)) return *status;
+  if (!engine.empty() && engine != "fast" && engine != "rtl")
+    return parser.usageError("--matrix-engine expects fast or rtl, got '" + engine + "'");
+  std::map<std::string, std::string> inputFiles;
+  for (const std::string& spec : inputs) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return parser.usageError("--input expects NAME=FILE.npy, got '" + spec + "'");
+    inputFiles[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+
+  NpuConfig config;
+  if (!configPath.empty()) {
+    auto loaded = loadConfig(configPath);
+    if (!loaded) return fail(loaded.error().message());
+    config = *loaded;
+  }
+  if (engine == "rtl") config.matrixEngineModel = MatrixEngineModel::Rtl;  // overrides the config's key
+  if (engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
+  auto bundle = loadProgram(bundlePath);
+  if (!bundle) return fail(bundle.error().message());
+  if (check)
+    if (Error e = checkProgram(*bundle, config)) return fail(bundlePath + ": --check: " + e.message());
+  if (bundle->dramBytes > uint64_t(config.dramBytes))  // checked before allocating the image
+    return fail(bundlePath + ": the bundle uses " + std::to_string(bundle->dramBytes) +
+                " bytes of DRAM but config '" + config.name + "' has " + std::to_string(config.dramBytes));
+  DramImage dram = makeDram(*bundle);
+  if (Error e = fillInputs(*bundle, inputFiles, randomInputs, uint64_t(seed), dram)) return fail(e.message());
+
+  SimOptions options;
+  options.progressAfterSeconds = quiet ? -1 : 2.0;
+  options.vcdPath = vcdPath;
+  auto stats = simulate(*bundle, config, dram, options);
+  if (!stats) return fail(bundlePath + ": " + stats.error().message());
+
+  if (!outputDir.empty())
+    if (Error e = writeOutputs(*bundle, dram, outputDir)) return fail(e.message());
+  if (!statsPath.empty())
+    if (Error e = writeTextFile(statsPath, statsToJson(*stats, *bundle, perInstruction)))
+      return fail(e.message());
+  if (!tracePath.empty())
+    if (Error e = writeTextFile(tracePath, traceToJson(*stats, *bundle))) return fail(e.message());
+  if (!quiet)
+    std::cout << "cycles " << stats->cycles << "  macs " << stats->macs << "  mac_utilization "
+              << stats->macUtilization << "  dram_bytes " << (stats->dramReadBytes + stats->dramWriteBytes)
+              << "  energy_pj " << stats->energyPj << "  host_seconds " << stats->hostSeconds << "\n";
+  return kExitSuccess;
+}
+
+}  // namespace ember::cli
