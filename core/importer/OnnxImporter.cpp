@@ -4,8 +4,10 @@
 #include "OnnxImporter.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "ember/Importer.h"
@@ -50,7 +52,7 @@ Expected<std::vector<Value>> NodeBuilder::inputs() const {
 
 Expected<std::vector<int64_t>> NodeBuilder::constInts(size_t i, std::string_view what) const {
   EMBER_TRY(Value v, input(i));
-  if (!v.isConstant()) return makeError("input '", what, "' must be a constant under static shapes");
+  if (!v.isConstant()) return importer_.notConstant(what, v);
   const ElemKind kind = v.type.kind;
   if (kind != ElemKind::I64 && kind != ElemKind::I32)
     return makeError("input '", what, "' must be int32 or int64, not ", elemKindName(kind));
@@ -61,7 +63,7 @@ Expected<std::vector<int64_t>> NodeBuilder::constInts(size_t i, std::string_view
 
 Expected<std::vector<double>> NodeBuilder::constFloats(size_t i, std::string_view what) const {
   EMBER_TRY(Value v, input(i));
-  if (!v.isConstant()) return makeError("input '", what, "' must be a constant under static shapes");
+  if (!v.isConstant()) return importer_.notConstant(what, v);
   std::vector<double> result;
   for (int64_t k = 0; k < v.constant->type().numElements(); ++k)
     result.push_back(v.type.kind == ElemKind::I64 ? double(intElement(*v.constant, k))
@@ -294,7 +296,35 @@ Error GraphImporter::importInitializers(const onnx::GraphProto& graph) {
   return Error::success();
 }
 
+Expected<std::optional<Tensor>> GraphImporter::boundValue(const std::string& name,
+                                                          const Type& declared) const {
+  const Tensor* value = nullptr;
+  if (auto it = options_.boundInputs.find(name); it != options_.boundInputs.end())
+    value = &it->second;
+  else if (auto given = options_.inputValues.find(name);
+           given != options_.inputValues.end() && bind_.count(name))
+    value = &given->second;
+  if (!value) return std::optional<Tensor>();
+  const Type& got = value->type();
+  if (got.kind != declared.kind || got.dims != declared.dims)
+    return makeError("the value given has type ", got.str(), " but the model declares ", declared.str());
+  Tensor copy(declared);  // takes the declared quantization, if any
+  if (copy.sizeInBytes() > 0) std::memcpy(copy.data(), value->data(), copy.sizeInBytes());
+  return std::optional<Tensor>(std::move(copy));
+}
+
 Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
+  std::set<std::string> declared;
+  std::string names;
+  for (const auto& input : graph.input()) {
+    declared.insert(input.name());
+    names += (names.empty() ? "'" : ", '") + input.name() + "'";
+  }
+  for (const auto* values : {&options_.inputValues, &options_.boundInputs})
+    for (const auto& [name, value] : *values)
+      if (!declared.count(name))
+        return makeError("a value is given for '", name, "', but the model has no input '", name,
+                         "' (inputs: ", names, ")");
   for (const auto& input : graph.input()) {
     const std::string& name = input.name();
     // IR < 4: initializers are also listed as inputs; they stay constants.
@@ -327,15 +357,49 @@ Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
     if (!type) return type.error().withContext(what);
     if (Error e = checkValueSize(*type)) return e.withContext(what);
     if (name.empty()) return makeError("a graph input has no name");
+    Expected<std::optional<Tensor>> boundOrError = boundValue(name, *type);
+    if (!boundOrError) return boundOrError.error().withContext(what);
+    std::optional<Tensor> bound = boundOrError.take();
+    if (bound) {
+      // Shape specialisation: the input is a constant from here on.
+      if (Error e = chargeConstant(bound->type())) return e.withContext(what);
+      if (Error e = define(name, Value::ofTensor(std::move(*bound), name))) return e;
+      continue;
+    }
     Node* placeholder = function_.createPlaceholder(name, type.take());
     if (Error e = define(name, Value::ofNode(placeholder->result()))) return e;
   }
   return Error::success();
 }
 
+Error GraphImporter::notConstant(std::string_view what, const Value& v) {
+  // The Placeholders that v's node depends on are the graph inputs behind it.
+  shapeDecidingInputs_.clear();
+  std::vector<const Node*> pending = {v.node.node};
+  std::set<const Node*> visited;
+  while (!pending.empty()) {
+    const Node* node = pending.back();
+    pending.pop_back();
+    if (!node || !visited.insert(node).second) continue;
+    if (node->kind() == OpKind::Placeholder) shapeDecidingInputs_.push_back(node->name());
+    for (const NodeValue& in : node->inputs()) pending.push_back(in.node);
+  }
+  std::sort(shapeDecidingInputs_.begin(), shapeDecidingInputs_.end());
+  std::string names, flags;
+  for (const std::string& name : shapeDecidingInputs_) {
+    names += (names.empty() ? "'" : ", '") + name + "'";
+    flags += (flags.empty() ? "" : " ") + name + "=FILE.npy";
+  }
+  if (names.empty()) return makeError("input '", what, "' must be a constant under static shapes");
+  return makeError("input '", what, "' must be a constant under static shapes; it depends on graph input",
+                   shapeDecidingInputs_.size() > 1 ? "s " : " ", names,
+                   ": give the value (ember run --input ", flags, ", ember compile --bind ", flags, ")");
+}
+
 Error GraphImporter::importNode(const onnx::NodeProto& node, size_t index) {
   const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
   const std::string context = "node '" + name + "' (" + node.op_type() + ")";
+  shapeDecidingInputs_.clear();
   if (!isDefaultDomain(node.domain()))
     return makeError(context, ": unsupported operator ", node.domain(), ".", node.op_type());
   const OpHandler* handler = findOpHandler(node.op_type());
@@ -394,9 +458,21 @@ Expected<Function*> importModel(const std::string& bytes, const std::string& ori
   if (opset < 1) return fail(makeError("invalid opset version ", opset));
   if (module.function("main")) return fail(makeError("the module already has a function 'main'"));
 
+  const TensorSource source{baseDir, options.maxElements, options.maxTensorBytes};
+  // Shape specialisation: trial imports into a scratch module find the given
+  // inputs that decide shapes, one failing operand at a time.
+  std::set<std::string> bind;
+  while (!options.inputValues.empty()) {
+    Module scratch;
+    GraphImporter trial(scratch.createFunction("main"), options, source, opset, bind);
+    if (!trial.importGraph(model.graph())) break;
+    bool grew = false;
+    for (const std::string& name : trial.shapeDecidingInputs())
+      if (options.inputValues.count(name)) grew |= bind.insert(name).second;
+    if (!grew) break;  // the final import reports the error
+  }
   Function& function = module.createFunction("main");
-  GraphImporter importer(function, options,
-                         TensorSource{baseDir, options.maxElements, options.maxTensorBytes}, opset);
+  GraphImporter importer(function, options, source, opset, bind);
   if (Error e = importer.importGraph(model.graph())) return fail(e);
   return &function;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -163,8 +164,14 @@ int64_t product(const Dims& dims, size_t begin, size_t end);
 /// Imports one ONNX graph into a Function.
 class GraphImporter {
  public:
-  GraphImporter(Function& function, const ImportOptions& options, TensorSource source, int64_t opset)
-      : function_(function), options_(options), source_(std::move(source)), opset_(opset) {}
+  /// `bind` names the inputs of options.inputValues to import as constants.
+  GraphImporter(Function& function, const ImportOptions& options, TensorSource source, int64_t opset,
+                std::set<std::string> bind = {})
+      : function_(function),
+        options_(options),
+        source_(std::move(source)),
+        opset_(opset),
+        bind_(std::move(bind)) {}
 
   Error importGraph(const onnx::GraphProto& graph);
 
@@ -182,10 +189,19 @@ class GraphImporter {
   Error chargeConstant(const Type& type);
   /// Checks a graph value's size against ImportOptions::maxTensorBytes.
   Error checkValueSize(const Type& type) const;
+  /// The error for an operand `what` that must be a constant but is the graph
+  /// value `v`: names the graph inputs it depends on and how to bind them,
+  /// and remembers them in shapeDecidingInputs().
+  Error notConstant(std::string_view what, const Value& v);
+  /// The graph inputs behind the last notConstant() error.
+  const std::vector<std::string>& shapeDecidingInputs() const { return shapeDecidingInputs_; }
 
  private:
   Error importInitializers(const onnx::GraphProto& graph);
   Error importInputs(const onnx::GraphProto& graph);
+  /// The constant value of graph input `name` when it is bound (checked
+  /// against the declared type), or nullopt.
+  Expected<std::optional<Tensor>> boundValue(const std::string& name, const Type& declared) const;
   Error importNode(const onnx::NodeProto& node, size_t index);
   Error importOutputs(const onnx::GraphProto& graph);
 
@@ -193,6 +209,8 @@ class GraphImporter {
   const ImportOptions& options_;
   TensorSource source_;
   int64_t opset_;
+  std::set<std::string> bind_;
+  std::vector<std::string> shapeDecidingInputs_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<std::string> used_;
   int64_t constantBytes_ = 0;

@@ -6,7 +6,6 @@
 // counted and reported instead of ending the run. The exit status is non-zero
 // when a case of the --expected list does not pass or when any case crashes.
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -24,7 +23,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -60,7 +58,7 @@ const char* statusName(Status s) {
 struct CaseResult {
   Status status = Status::Fail;
   std::string message;  ///< why it did not pass (first mismatch, error text)
-  /// Graph inputs folded into the model as initializers (see graphInputsFeeding).
+  /// Graph inputs the importer bound as constants (shape specialisation).
   std::vector<std::string> constantInputs;
 
   CaseResult() = default;
@@ -311,7 +309,8 @@ CaseResult fail(std::string message) { return {Status::Fail, std::move(message)}
 CaseResult unsupported(std::string message) { return {Status::Unsupported, std::move(message)}; }
 
 CaseResult runDataSet(ember::CompiledModel& compiled, const onnx::ModelProto& model, const fs::path& setDir,
-                      const std::set<std::string>& baked, std::map<std::string, ember::Tensor>* outputs = nullptr) {
+                      const std::set<std::string>& baked,
+                      std::map<std::string, ember::Tensor>* outputs = nullptr) {
   const auto& graph = model.graph();
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
@@ -361,77 +360,24 @@ CaseResult runDataSet(ember::CompiledModel& compiled, const onnx::ModelProto& mo
 }
 
 // Ember compiles for static shapes, so operands that determine a shape (a
-// Reshape's shape, Slice's starts, TopK's K, ...) must be constants. ONNX's
-// node tests often feed them as graph inputs. When the importer names such an
-// operand, the runner folds the graph input behind it into the model as an
-// initializer holding the test's value, and imports again. Such passes are
-// reported with the names of the folded inputs.
+// Reshape's shape, Slice's starts, TopK's K, ...) must be constants, while
+// ONNX's node tests often feed them as graph inputs. The runner gives the
+// importer every input's value, as `ember run --input` does
+// (ImportOptions::inputValues); the importer binds the inputs that decide
+// shapes as constants (shape specialisation) and the others stay inputs. Such
+// passes are reported with the names of the bound inputs.
 
-/// The graph inputs that operand `operand` of `opType` nodes depends on,
-/// directly or through other nodes; the operand is found by the operator's
-/// schema at the model's opset.
-std::vector<std::string> graphInputsFeeding(const onnx::ModelProto& model, const std::string& opType,
-                                            const std::string& operand) {
-  const auto& graph = model.graph();
-  int opset = 1;
-  for (const auto& id : model.opset_import())
-    if (id.domain().empty() || id.domain() == "ai.onnx") opset = int(id.version());
-  std::set<std::string> graphInputs;
-  for (const auto& vi : graph.input()) graphInputs.insert(vi.name());
-  std::map<std::string, const onnx::NodeProto*> producer;
-  for (const auto& node : graph.node())
-    for (const auto& out : node.output()) producer[out] = &node;
-
-  std::vector<std::string> pending;
-  for (const auto& node : graph.node()) {
-    if (node.op_type() != opType) continue;
-    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(opType, opset, node.domain());
-    if (!schema) continue;
-    const auto& formals = schema->inputs();
-    for (size_t i = 0; i < formals.size() && int(i) < node.input_size(); ++i)
-      if (formals[i].GetName() == operand) pending.push_back(node.input(int(i)));
-  }
-  std::set<std::string> visited;
-  std::vector<std::string> found;
-  while (!pending.empty()) {
-    std::string value = pending.back();
-    pending.pop_back();
-    if (value.empty() || !visited.insert(value).second) continue;
-    if (graphInputs.count(value)) {
-      found.push_back(value);
-    } else if (auto it = producer.find(value); it != producer.end()) {
-      for (const auto& in : it->second->input()) pending.push_back(in);
-    }
-  }
-  return found;
-}
-
-/// Copy of `model` with the graph inputs in `baked` turned into initializers
-/// holding their values from `setDir`.
-std::optional<std::string> withConstantInputs(const onnx::ModelProto& model,
-                                              const std::set<std::string>& baked, const fs::path& setDir,
-                                              std::string& error) {
-  onnx::ModelProto copy = model;
-  auto* graph = copy.mutable_graph();
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> keptInputs;
+/// The value of every graph input of `model` in `setDir` that converts to an
+/// Ember tensor (the others are reported when the data set runs).
+std::map<std::string, ember::Tensor> givenInputs(const onnx::ModelProto& model, const fs::path& setDir) {
+  std::map<std::string, ember::Tensor> values;
   for (int j = 0; j < model.graph().input_size(); ++j) {
-    const auto& vi = model.graph().input(j);
-    if (!baked.count(vi.name())) {
-      *keptInputs.Add() = vi;
-      continue;
-    }
     fs::path file = setDir / ("input_" + std::to_string(j) + ".pb");
-    auto bytes = readFile(file);
-    onnx::TensorProto value;
-    if (!bytes || !value.ParseFromString(*bytes)) {
-      error = "cannot parse TensorProto " + file.string();
-      return std::nullopt;
-    }
-    value.set_name(vi.name());
-    *graph->add_initializer() = value;
+    if (!fs::exists(file)) continue;
+    Converted in = readTensorFile(file);
+    if (in.tensor) values.emplace(model.graph().input(j).name(), std::move(*in.tensor));
   }
-  graph->mutable_input()->Swap(&keptInputs);
-  return copy.SerializeAsString();
+  return values;
 }
 
 std::vector<fs::path> dataSetDirs(const fs::path& caseDir) {
@@ -458,30 +404,19 @@ CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName
   std::vector<fs::path> sets = dataSetDirs(info.dir);
   if (sets.empty()) return fail("no test_data_set_* directory");
 
-  static const std::regex kMustBeConstant(R"(\(([A-Za-z0-9_]+)\): input '([^']+)' must be a constant)");
-  std::set<std::string> baked;
-  std::unique_ptr<ember::Module> module;
-  ember::Function* function = nullptr;
-  std::optional<std::string> modelBytes;
-  for (;;) {
-    std::string error;
-    modelBytes = baked.empty() ? bytes : withConstantInputs(model, baked, sets.front(), error);
-    if (!modelBytes) return fail(error);
-    module = std::make_unique<ember::Module>();
-    auto imported = ember::importOnnxBytes(*modelBytes, modelPath.string(), *module);
-    if (imported) {
-      function = *imported;
-      break;
-    }
+  ember::ImportOptions importOptions;
+  // Only single-data-set cases: a bound value must be the same for every run.
+  if (sets.size() == 1) importOptions.inputValues = givenInputs(model, sets.front());
+  auto module = std::make_unique<ember::Module>();
+  auto imported = ember::importOnnxBytes(*bytes, modelPath.string(), *module, importOptions);
+  if (!imported) {
     const std::string& msg = imported.error().message();
-    std::smatch match;
-    bool grew = false;
-    // Only single-data-set cases: the folded value must be the same for every run.
-    if (sets.size() == 1 && std::regex_search(msg, match, kMustBeConstant))
-      for (const auto& name : graphInputsFeeding(model, match[1].str(), match[2].str()))
-        grew |= baked.insert(name).second;
-    if (!grew) return {mentionsUnsupported(msg) ? Status::Unsupported : Status::Fail, "import: " + msg};
+    return {mentionsUnsupported(msg) ? Status::Unsupported : Status::Fail, "import: " + msg};
   }
+  ember::Function* function = *imported;
+  std::set<std::string> baked;
+  for (const auto& [name, value] : importOptions.inputValues) baked.insert(name);
+  for (const ember::Node* input : function->inputs()) baked.erase(input->name());
   std::vector<std::string> constantInputs(baked.begin(), baked.end());
 
   auto backend = ember::BackendRegistry::global().create(backendName);
@@ -503,7 +438,7 @@ CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName
 
   // The IR optimizer must not change a single bit: run again without it.
   ember::Module plainModule;
-  auto plainFunction = ember::importOnnxBytes(*modelBytes, modelPath.string(), plainModule);
+  auto plainFunction = ember::importOnnxBytes(*bytes, modelPath.string(), plainModule, importOptions);
   auto plainBackend = ember::BackendRegistry::global().create(backendName);
   if (!plainFunction || !plainBackend) return fail("re-import for --no-ir-opt failed");
   ember::CompileOptions plainOptions;
@@ -800,7 +735,8 @@ int main(int argc, char** argv) {
   std::map<std::string, Tally> perOp;
   for (size_t i = 0; i < cases.size(); ++i) {
     std::cerr << "[" << (i + 1) << "/" << cases.size() << "] " << cases[i].name << " ... " << std::flush;
-    results[i] = options.fork ? runCaseForked(cases[i], options) : runCaseGuarded(cases[i], options.backend, options.compareNoIrOpt);
+    results[i] = options.fork ? runCaseForked(cases[i], options)
+                              : runCaseGuarded(cases[i], options.backend, options.compareNoIrOpt);
     std::cerr << statusName(results[i].status) << "\n";
     tally.add(results[i].status);
     perOp[cases[i].opType].add(results[i].status);
@@ -846,7 +782,7 @@ int main(int argc, char** argv) {
   unsigned passesWithConstants = 0;
   for (const auto& r : results) passesWithConstants += r.status == Status::Pass && !r.constantInputs.empty();
   if (passesWithConstants)
-    std::printf("\n%u of the passing cases fold shape inputs into constants (static shapes)\n",
+    std::printf("\n%u of the passing cases bind shape-deciding inputs as constants (shape specialisation)\n",
                 passesWithConstants);
   std::printf("\nnode tests (%s): %u passed, %u failed, %u unsupported, %u crashed (of %u)\n",
               options.backend.c_str(), tally.pass, tally.fail, tally.unsupported, tally.crash, tally.total());

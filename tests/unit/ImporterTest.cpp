@@ -288,8 +288,54 @@ TEST(ImporterErrors, NonConstantShapeInput) {
   m.input("s", {int64_t(2)}, onnx::TensorProto::INT64);
   m.node("Reshape", {"x", "s"}, {"y"}, "r");
   m.output("y");
-  EXPECT_EQ(importError(m.bytes()),
-            "model.onnx: node 'r' (Reshape): input 'shape' must be a constant under static shapes");
+  EXPECT_EQ(
+      importError(m.bytes()),
+      "model.onnx: node 'r' (Reshape): input 'shape' must be a constant under static shapes; it depends "
+      "on graph input 's': give the value (ember run --input s=FILE.npy, ember compile --bind "
+      "s=FILE.npy)");
+}
+
+TEST(Importer, ShapeSpecialisationBindsOnlyShapeDecidingInputs) {
+  // s decides the Reshape's shape (through an Add); x and z are plain data.
+  OnnxModel m;
+  m.input("x", {int64_t(4), int64_t(3)});
+  m.input("s", {int64_t(2)}, onnx::TensorProto::INT64);
+  m.input("z", {int64_t(6), int64_t(2)});
+  m.node("Add", {"s", "s"}, {"s2"}, "twice");
+  m.node("Reshape", {"x", "s2"}, {"r"}, "r");
+  m.node("Add", {"r", "z"}, {"y"}, "add");
+  m.output("y");
+  ImportOptions options;
+  options.inputValues.emplace("x", f32({4, 3}, iota(12)));
+  options.inputValues.emplace("z", f32({6, 2}, iota(12)));
+  options.inputValues.emplace("s",
+                              Tensor::fromValues<int64_t>(ElemKind::I64, {2}, std::vector<int64_t>{3, 1}));
+  Module module;
+  Function* f = importOk(m, module, options);
+  ASSERT_NE(f, nullptr);
+  std::vector<std::string> inputs;
+  for (const Node* in : f->inputs()) inputs.push_back(in->name());
+  EXPECT_EQ(inputs, (std::vector<std::string>{"x", "z"}));
+  auto out = evaluate(*f, {{"x", f32({4, 3}, iota(12))}, {"z", f32({6, 2}, iota(12))}});
+  ASSERT_EQ(out.at("y").type(), Type(ElemKind::F32, {6, 2}));
+  std::vector<double> expected;
+  for (int i = 0; i < 12; ++i) expected.push_back(2.0 * i);
+  EXPECT_EQ(elements(out.at("y")), expected);
+
+  // --bind binds even a data input; a value of the wrong type names the input.
+  ImportOptions bindAll;
+  bindAll.boundInputs.emplace("s",
+                              Tensor::fromValues<int64_t>(ElemKind::I64, {2}, std::vector<int64_t>{3, 1}));
+  bindAll.boundInputs.emplace("z", f32({6, 2}, iota(12)));
+  Module bound;
+  Function* g = importOk(m, bound, bindAll);
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(g->inputs().size(), 1u);
+  EXPECT_EQ(g->inputs()[0]->name(), "x");
+  ImportOptions wrong;
+  wrong.boundInputs.emplace("s", f32({2}, {3, 1}));
+  EXPECT_EQ(importError(m.bytes(), wrong),
+            "model.onnx: input 's': the value given has type f32<2> but the model declares i64<2>");
 }
 
 TEST(ImporterErrors, TypeRuleFailureNamesNode) {

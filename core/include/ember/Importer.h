@@ -6,6 +6,7 @@
 
 #include "ember/Error.h"
 #include "ember/Graph.h"
+#include "ember/Tensor.h"
 
 namespace ember {
 
@@ -20,6 +21,15 @@ struct ImportOptions {
   /// Refuse a model whose import-time constants (initializers, Constant nodes
   /// and folded values) exceed this many bytes in total.
   int64_t maxConstantBytes = int64_t(32) << 30;
+  /// Values of graph inputs known at compile time (`ember run --input`).
+  /// Shape specialisation: an input whose value decides a shape (it feeds an
+  /// operand Ember needs as a constant, such as Reshape's `shape` or Slice's
+  /// `starts`) is bound to its value and imported as a constant, so the
+  /// function no longer has that input; the other inputs stay inputs. Finding
+  /// them re-imports the model once per newly bound input.
+  std::map<std::string, Tensor> inputValues;
+  /// Graph inputs bound to constants unconditionally (`ember compile --bind`).
+  std::map<std::string, Tensor> boundInputs;
 };
 
 /// Imports an ONNX model file (opsets 7-17) into `module` as one Function

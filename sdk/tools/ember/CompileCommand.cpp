@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "Commands.h"
+#include "ModelIO.h"
 #include "Tool.h"
 
 namespace ember::cli {
@@ -10,6 +11,7 @@ namespace ember::cli {
 int compileCommand(const std::vector<std::string>& args) {
   PipelineArgs pipeline;
   std::string outputPath, reportPath;
+  std::vector<std::string> bindings;
   bool quiet = false;
 
   OptionParser parser("ember compile", "MODEL.onnx [--backend B] [options]",
@@ -21,6 +23,9 @@ int compileCommand(const std::vector<std::string>& args) {
                    "a model with several npu partitions writes OUT, OUT.2, ...)");
   parser.addAlias("-o", "--output");
   parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
+  parser.addList("--bind", "NAME=FILE.npy", &bindings,
+                 "compile for this value of model input NAME: it becomes a constant\n"
+                 "(shape specialisation, for inputs that decide shapes)");
   parser.addFlag("--quiet", &quiet, "print nothing on success");
   if (auto status = parser.parse(args)) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
@@ -30,8 +35,13 @@ int compileCommand(const std::vector<std::string>& args) {
   if (!backend) return fail(backend.error());
   std::string backendName = (*backend)->name();
 
+  Expected<std::map<std::string, Tensor>> bound = readNamedInputs(bindings);
+  if (!bound) return fail(bound.error().withContext("--bind"));
+  pipeline.importOptions.boundInputs = bound.take();
   Expected<LoadedModel> loaded = importModel(pipeline);
   if (!loaded) return fail(loaded.error());
+  const std::vector<std::string> boundNames =
+      boundInputNames(pipeline.importOptions.boundInputs, *loaded->function);
   Expected<CompiledModel> model =
       compileFunction(*loaded->function, backend.take(), pipeline.compileOptions());
   if (!model) return fail(model.error().withContext(pipeline.model));
@@ -53,6 +63,7 @@ int compileCommand(const std::vector<std::string>& args) {
     std::cout << "\noutputs:     ";
     for (const auto& [name, type] : model->outputs) std::cout << " " << name << " " << type.str();
     std::cout << "\n";
+    printBoundInputs(std::cout, boundNames, pipeline.importOptions.boundInputs);
     printReport(std::cout, backendName, model->report, std::nullopt, 1, device);
     if (!outputPath.empty()) std::cout << "wrote:        " << outputPath << "\n";
   }

@@ -80,6 +80,39 @@ Tensor randomTensor(const Type& type, uint64_t& state) {
   return t;
 }
 
+Expected<std::map<std::string, Tensor>> readNamedInputs(const std::vector<std::string>& specs) {
+  std::map<std::string, Tensor> values;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    Expected<Tensor> tensor = readNpy(file);
+    if (!tensor) return tensor.error().withContext("input '" + name + "'");
+    if (!values.emplace(name, tensor.take()).second) return makeError("input '", name, "' is given twice");
+  }
+  return values;
+}
+
+std::vector<std::string> boundInputNames(const std::map<std::string, Tensor>& given,
+                                         const Function& function) {
+  std::set<std::string> names;
+  for (const auto& [name, value] : given) names.insert(name);
+  for (const Node* input : function.inputs()) names.erase(input->name());
+  return {names.begin(), names.end()};
+}
+
+void printBoundInputs(std::ostream& os, const std::vector<std::string>& names,
+                      const std::map<std::string, Tensor>& values) {
+  constexpr int64_t kShown = 8;
+  for (const std::string& name : names) {
+    const Tensor& value = values.at(name);
+    const int64_t n = value.type().numElements();
+    os << "bound:        " << name << " " << value.type().str() << " = [";
+    for (int64_t i = 0; i < std::min(n, kShown); ++i) os << (i ? ", " : "") << value.elementAsDouble(i);
+    os << (n > kShown ? ", ...]" : "]") << " (decides shapes: compiled for this value)\n";
+  }
+}
+
 Error prepareInputs(const Signature& signature, const InputArgs& args, ExecutionContext& context) {
   auto findInput = [&signature](const std::string& name) -> const Type* {
     for (const auto& [n, type] : signature)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "ember/Backend.h"
 #include "ember/Error.h"
+#include "ember/Graph.h"
 #include "ember/Tensor.h"
 
 namespace ember::cli {
@@ -22,6 +24,20 @@ struct InputArgs {
   bool randomInputs = false;
   int64_t seed = 0;
 };
+
+/// Reads the NAME=FILE.npy specs (--input, --bind) into values by name, for
+/// shape specialisation (ImportOptions). A bare FILE.npy names no input and is
+/// skipped; errors name the input and file.
+Expected<std::map<std::string, Tensor>> readNamedInputs(const std::vector<std::string>& specs);
+
+/// The graph inputs that import bound as constants: those of `given` that
+/// `function` no longer has as inputs, sorted.
+std::vector<std::string> boundInputNames(const std::map<std::string, Tensor>& given,
+                                         const Function& function);
+
+/// "bound:        shape = i64<2> [3, 1] (decides shapes; compiled for this value)" per bound input.
+void printBoundInputs(std::ostream& os, const std::vector<std::string>& names,
+                      const std::map<std::string, Tensor>& values);
 
 /// Reads every --input and fills the rest with random data when asked. The
 /// tensors are checked against `signature`; errors name the input and file.

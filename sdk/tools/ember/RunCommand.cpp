@@ -51,9 +51,17 @@ int runCommand(const std::vector<std::string>& args) {
   if (!backend) return fail(backend.error());
   std::string backendName = (*backend)->name();
 
+  // Shape specialisation: the importer binds given inputs that decide shapes.
+  Expected<std::map<std::string, Tensor>> given = readNamedInputs(inputArgs.inputs);
+  if (!given) return fail(given.error());
+  pipeline.importOptions.inputValues = given.take();
   Expected<LoadedModel> loaded = importModel(pipeline);
   if (!loaded) return fail(loaded.error());
   Function& function = *loaded->function;
+  const std::vector<std::string> bound = boundInputNames(pipeline.importOptions.inputValues, function);
+  std::erase_if(inputArgs.inputs, [&bound](const std::string& spec) {
+    return std::find(bound.begin(), bound.end(), spec.substr(0, spec.find('='))) != bound.end();
+  });
 
   // Inputs are read before compiling, so that a bad input fails fast.
   Signature inputSignature, outputSignature;
@@ -114,6 +122,7 @@ int runCommand(const std::vector<std::string>& args) {
       printTensorSummary(std::cout, name, *tensor);
       if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
     }
+    printBoundInputs(std::cout, bound, pipeline.importOptions.inputValues);
     printReport(std::cout, backendName, model->report, median, repeat, deviceReport);
   }
   return kExitSuccess;
