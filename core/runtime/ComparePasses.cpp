@@ -33,10 +33,24 @@ Expected<PassBisection> bisectPasses(const CompareSide& test, const CompareSide*
   auto full = compileAndRun(test, withPassLimit(test.options, -1), inputs);
   if (!full) return full.error().withContext("every pass");
   bisection.passesRun = full->report.passesRun;
-  auto baseline = compileAndRun(test, withPassLimit(test.options, 0), inputs);
+  bisection.compilations = 1;
+  // The baseline: the fewest passes that compile (normally none).
+  Expected<SideRun> baseline = makeError("unreachable");
+  for (size_t limit = 0; limit <= bisection.passesRun.size(); ++limit) {
+    baseline = compileAndRun(test, withPassLimit(test.options, int64_t(limit)), inputs);
+    ++bisection.compilations;
+    if (baseline) {
+      bisection.baselineLimit = limit;
+      break;
+    }
+    bisection.baselineNote = "with " + std::to_string(limit) + ": " + baseline.error().message();
+  }
   if (!baseline) return baseline.error().withContext("no optional pass");
-  bisection.compilations = 2;
-  const std::string baselineLabel = test.label + " with no optional pass";
+  if (bisection.baselineLimit == 0) bisection.baselineNote.clear();
+  const std::string baselineLabel =
+      test.label + (bisection.baselineLimit
+                        ? " with the first " + std::to_string(bisection.baselineLimit) + " passes"
+                        : " with no optional pass");
 
   if (oracle) {
     auto oracleRun = compileAndRun(*oracle, oracle->options, inputs);
@@ -47,7 +61,7 @@ Expected<PassBisection> bisectPasses(const CompareSide& test, const CompareSide*
   }
 
   const std::vector<std::string> irPasses = irPassNames();
-  for (size_t limit = 1; limit <= bisection.passesRun.size(); ++limit) {
+  for (size_t limit = bisection.baselineLimit + 1; limit <= bisection.passesRun.size(); ++limit) {
     auto run = compileAndRun(test, withPassLimit(test.options, int64_t(limit)), inputs);
     ++bisection.compilations;
     std::optional<ValueComparison> changed;

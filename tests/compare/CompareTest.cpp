@@ -341,6 +341,59 @@ TEST_F(CompareTest, BisectionReportsABackendThatIsWrongWithoutPasses) {
   EXPECT_EQ(bisection->baselineVersusOracle->node, "out");
 }
 
+/// The reference backend without Add: a model whose only Add adds two
+/// constants compiles for it only once constant folding has run.
+class ReferenceWithoutAdd : public Backend {
+ public:
+  ReferenceWithoutAdd() : reference_(BackendRegistry::global().create("reference").take()) {}
+  std::string name() const override { return "reference_without_add"; }
+  bool supports(const NodeInfo& info) const override {
+    return info.kind != OpKind::Add && reference_->supports(info);
+  }
+  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
+    return reference_->compile(ir);
+  }
+
+ private:
+  std::unique_ptr<Backend> reference_;
+};
+
+Expected<Function*> buildFoldableAdd(Module& module) {
+  Function& f = module.createFunction("foldable_add");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {4, 6}));
+  Node* one = f.createConstant("one", f32({1}, {1}));
+  Node* two = f.createConstant("two", f32({1}, {2}));
+  auto sum = f.create(OpKind::Add, "three", {one->result(), two->result()});
+  if (!sum) return sum.error();
+  auto scaled = f.create(OpKind::Mul, "scaled", {x->result(), (*sum)->result()});
+  if (!scaled) return scaled.error();
+  f.addOutput("out", (*scaled)->result());
+  return &f;
+}
+
+TEST_F(CompareTest, BisectionBaselineIsTheFewestPassesThatCompile) {
+  CompareSide test;
+  test.makeModel = buildFoldableAdd;
+  test.makeBackend = []() -> Expected<std::unique_ptr<Backend>> {
+    return std::unique_ptr<Backend>(std::make_unique<ReferenceWithoutAdd>());
+  };
+  test.label = "'reference_without_add'";
+  CompareSide oracle = sideForBackend(buildFoldableAdd, "reference");
+  std::map<std::string, Tensor> inputs = chainInputs();
+  inputs.erase("y");
+  auto bisection = bisectPasses(test, &oracle, inputs, Tolerance{});
+  ASSERT_TRUE(bisection) << bisection.error().message();
+  // Constant folding is the first pass of the pipeline.
+  ASSERT_FALSE(bisection->passesRun.empty());
+  EXPECT_EQ(bisection->passesRun[0], "constant-folding");
+  EXPECT_EQ(bisection->baselineLimit, 1u);
+  EXPECT_NE(bisection->baselineNote.find("with 0: "), std::string::npos) << bisection->baselineNote;
+  EXPECT_NE(bisection->baselineNote.find("node 'three' (Add): unsupported"), std::string::npos)
+      << bisection->baselineNote;
+  EXPECT_FALSE(bisection->baselineVersusOracle);
+  EXPECT_FALSE(bisection->culprit);
+}
+
 TEST_F(CompareTest, CommandLineBisectionWithCorrectPasses) {
   Result r = ember({"compare", kChain, "--random-inputs", "--bisect-passes"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;

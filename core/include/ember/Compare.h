@@ -117,6 +117,13 @@ Expected<std::vector<ValueComparison>> compareWithExpected(const CompareSide& te
 struct PassBisection {
   /// The optional pass executions of the whole pipeline (passLimit = -1).
   std::vector<std::string> passesRun;
+  /// The pass limit of the baseline: 0, unless fewer passes do not compile
+  /// (a quantization profile is calibrated on the optimized graph, so the
+  /// quantizer refuses the graph before the graph optimizer has run); then
+  /// the smallest limit that compiles, and `baselineNote` gives the error of
+  /// the limit below it ("with 19: ...").
+  size_t baselineLimit = 0;
+  std::string baselineNote;
   /// Baseline (passLimit = 0) against the oracle, when one was given: the
   /// first output beyond tolerance, or nothing when the baseline agrees.
   std::optional<ValueComparison> baselineVersusOracle;
@@ -132,8 +139,9 @@ struct PassBisection {
   size_t compilations = 0;  ///< compile-and-run cycles the search took
 };
 
-/// Compiles and runs `test` with passLimit = 0 (the baseline), then with
-/// passLimit = 1, 2, ... (a linear scan: one wrong pass may be undone by a
+/// Compiles and runs `test` with passLimit = 0 (the baseline; if that does
+/// not compile, the smallest limit that does), then with passLimit = 1, 2,
+/// ... (a linear scan: one wrong pass may be undone by a
 /// later one, so the outcome need not be monotonic) and stops at the first
 /// limit whose outputs differ from the baseline beyond `tolerance`. The scan
 /// honours test.options.disabledPasses and extraGraphPasses. With `oracle`,

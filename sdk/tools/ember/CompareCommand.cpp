@@ -208,13 +208,19 @@ void printBisection(std::ostream& os, const PassBisection& bisection, const std:
   os << "optional pass executions: " << bisection.passesRun.size() << " (";
   for (size_t i = 0; i < bisection.passesRun.size(); ++i) os << (i ? ", " : "") << bisection.passesRun[i];
   os << ")\n";
+  const std::string baseline =
+      bisection.baselineLimit ? "baseline (the first " + std::to_string(bisection.baselineLimit) + " passes)"
+                              : std::string("baseline (no optional pass)");
+  if (bisection.baselineLimit)
+    os << "baseline: the first " << bisection.baselineLimit
+       << " pass executions, since fewer do not compile: " << bisection.baselineNote << "\n";
   if (!oracleLabel.empty()) {
     if (bisection.baselineVersusOracle) {
-      os << "baseline (no optional pass) differs from " << oracleLabel
+      os << baseline << " differs from " << oracleLabel
          << ": the backend itself disagrees, whatever the passes do:\n";
       printTable(os, {headerRow(false, false), valueRow(*bisection.baselineVersusOracle, false, false)});
     } else {
-      os << "baseline (no optional pass) agrees with " << oracleLabel << "\n";
+      os << baseline << " agrees with " << oracleLabel << "\n";
     }
   }
   if (!bisection.culprit) {
@@ -239,6 +245,8 @@ void writeBisection(JsonWriter& json, const PassBisection& bisection) {
   json.key("passes_run").beginArray();
   for (const std::string& pass : bisection.passesRun) json.value(pass);
   json.endArray();
+  json.key("baseline_pass_limit").value(uint64_t(bisection.baselineLimit));
+  if (!bisection.baselineNote.empty()) json.key("baseline_note").value(bisection.baselineNote);
   json.key("baseline_differs_from_oracle");
   if (bisection.baselineVersusOracle)
     writeValue(json, *bisection.baselineVersusOracle);
