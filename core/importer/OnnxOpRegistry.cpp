@@ -13,6 +13,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerTensorOps(t);
     registerNNOps(t);
     registerIndexingOps(t);
+    registerLossOps(t);
     return t;
   }();
   auto it = table.find(opType);
