@@ -54,17 +54,29 @@ Expected<InstrumentedRun> runInstrumented(const CompareSide& side,
   return result;
 }
 
-std::string nodeKey(const ExposedValue& value) { return value.node + "#" + std::to_string(value.result); }
+/// "name#result#n": the n-th value of that node name and result number in
+/// topological order, so that a name used twice still matches one to one.
+std::vector<std::string> nodeKeys(const std::vector<ExposedValue>& values) {
+  std::map<std::string, int> seen;
+  std::vector<std::string> keys;
+  for (const ExposedValue& value : values) {
+    std::string key = value.node + "#" + std::to_string(value.result);
+    keys.push_back(key + "#" + std::to_string(seen[key]++));
+  }
+  return keys;
+}
 
 /// Matches the exposed values by node name and result number, in the test
 /// side's order.
 void compareExposed(const InstrumentedRun& test, const InstrumentedRun& oracle, const Tolerance& tolerance,
                     ModelComparison& comparison) {
+  const std::vector<std::string> testKeys = nodeKeys(test.exposed), oracleKeys = nodeKeys(oracle.exposed);
   std::map<std::string, const ExposedValue*> oracleByKey;
-  for (const ExposedValue& value : oracle.exposed) oracleByKey.emplace(nodeKey(value), &value);
+  for (size_t i = 0; i < oracle.exposed.size(); ++i) oracleByKey.emplace(oracleKeys[i], &oracle.exposed[i]);
   std::set<std::string> matched;
-  for (const ExposedValue& value : test.exposed) {
-    auto it = oracleByKey.find(nodeKey(value));
+  for (size_t i = 0; i < test.exposed.size(); ++i) {
+    const ExposedValue& value = test.exposed[i];
+    auto it = oracleByKey.find(testKeys[i]);
     if (it == oracleByKey.end() || it->second->op != value.op) {
       comparison.notCompared.push_back(value.node + " (" + value.op + ")");
       continue;
@@ -79,8 +91,9 @@ void compareExposed(const InstrumentedRun& test, const InstrumentedRun& oracle, 
     compared.diff = diffTensors(test.run.values.at(value.output), expected, tolerance);
     comparison.nodes.push_back(std::move(compared));
   }
-  for (const ExposedValue& value : oracle.exposed)
-    if (!matched.count(nodeKey(value))) comparison.notCompared.push_back(value.node + " (" + value.op + ")");
+  for (size_t i = 0; i < oracle.exposed.size(); ++i)
+    if (!matched.count(oracleKeys[i]))
+      comparison.notCompared.push_back(oracle.exposed[i].node + " (" + oracle.exposed[i].op + ")");
 }
 
 }  // namespace

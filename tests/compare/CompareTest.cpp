@@ -241,6 +241,16 @@ TEST_F(CompareTest, CommandLineAgreementExitsZero) {
   Result r = ember({"compare", kChain, "--random-inputs"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("6 of 6 nodes compared, 0 diverged"), std::string::npos) << r.out;
+  // A second model is matched node by node; the broken toy against it
+  // diverges at the same node.
+  Result model = ember({"compare", kChain, "--random-inputs", "--against", kChain});
+  EXPECT_EQ(model.status, 0) << model.out << model.err;
+  EXPECT_NE(model.out.find("6 of 6 nodes compared, 0 diverged"), std::string::npos) << model.out;
+  Result broken = ember({"compare", kChain, "--random-inputs", "--backend", kBrokenToy, "--backend-path",
+                         COMPARE_PLUGIN_DIR, "--against", kChain, "--outputs-only"});
+  EXPECT_EQ(broken.status, 1) << broken.out << broken.err;
+  EXPECT_NE(broken.out.find("outputs: 1 of 1 diverged"), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("0 of 0 nodes compared"), std::string::npos) << broken.out;
 }
 
 // ---- pass bisection ---------------------------------------------------------
