@@ -280,10 +280,11 @@ int compareCommand(const std::vector<std::string>& args) {
   OptionParser parser(
       "ember compare", "MODEL.onnx --backend NAME [--against reference|BACKEND|MODEL2.onnx|DIR] [options]",
       "Runs MODEL.onnx on the backend under test and on an oracle with the same inputs, compares\n"
-      "the model outputs, then every node result of the imported graph (each exposed as an extra\n"
-      "output on both sides), and prints the first node, in topological order, whose output\n"
-      "diverges: op, shape, kind, max abs error, max rel error (to the oracle's max magnitude)\n"
-      "and the worst element. --bisect-passes instead compiles for the backend with 0, 1, 2, ...\n"
+      "the model outputs, then every node result of the optimized (and quantized) graph, before\n"
+      "lowering, each exposed as an extra output on both sides, and prints the first node, in\n"
+      "topological order, whose output diverges: op, shape, kind, max abs error, max rel error\n"
+      "(to the oracle's max magnitude) and the worst element. --bisect-passes instead compiles for the "
+      "backend with 0, 1, 2, ...\n"
       "optional passes and names the first pass that changes the outputs.\n"
       "Floats agree when max abs <= atol + rtol * max|expected|; ints, bools and quantized values\n"
       "when max abs <= atol. Pass flags (--disable-pass, --pass-limit) apply to the backend\n"
