@@ -283,9 +283,9 @@ int compareCommand(const std::vector<std::string>& args) {
       "the model outputs, then every node result of the optimized (and quantized) graph, before\n"
       "lowering, each exposed as an extra output on both sides, and prints the first node, in\n"
       "topological order, whose output diverges: op, shape, kind, max abs error, max rel error\n"
-      "(to the oracle's max magnitude) and the worst element. --bisect-passes instead compiles for the "
-      "backend with 0, 1, 2, ...\n"
-      "optional passes and names the first pass that changes the outputs.\n"
+      "(to the oracle's max magnitude) and the worst element.\n"
+      "--bisect-passes instead compiles for the backend with 0, 1, 2, ... optional passes and\n"
+      "names the first pass that changes the outputs.\n"
       "Floats agree when max abs <= atol + rtol * max|expected|; ints, bools and quantized values\n"
       "when max abs <= atol. Pass flags (--disable-pass, --pass-limit) apply to the backend\n"
       "under test only. Exit status: 0 all agree, 1 divergence or bad input, 2 bad command line.");
