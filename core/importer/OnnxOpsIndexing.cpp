@@ -205,6 +205,31 @@ Error importReverseSequence(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// Compress: the slices along `axis` (of the flattened input without one)
+/// where `condition` is true. The output shape depends on the condition's
+/// values, so it must be a constant (or a bound input).
+Error importCompress(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(std::vector<double> condition, b.constFloats(1, "condition"));
+  Value data = x;
+  int64_t axis = 0;
+  if (b.hasAttr("axis")) {
+    EMBER_TRY(axis, b.attrInt("axis"));
+    EMBER_TRY(axis, normalizeAxis(axis, int64_t(x.rank())));
+  } else {
+    EMBER_TRY(data, b.reshape(x, {x.type.numElements()}, "flat"));
+  }
+  const int64_t extent = data.dims()[size_t(axis)];
+  if (int64_t(condition.size()) > extent)
+    return makeError("condition has ", condition.size(), " values but the axis has ", extent);
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < condition.size(); ++i)
+    if (condition[i] != 0) kept.push_back(int64_t(i));
+  Value indices = b.constant(Tensor::fromValues<int64_t>(ElemKind::I64, {int64_t(kept.size())}, kept));
+  EMBER_TRY(Value out, b.emit(OpKind::Gather, {data, indices}, Attributes{{"axis", axis}}));
+  return b.setOutput(0, out);
+}
+
 Error importEinsum(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
   EMBER_TRY(std::string equation, b.attrString("equation"));
@@ -226,6 +251,7 @@ void registerIndexingOps(OpTable& t) {
   t["Hardmax"] = importHardmax;
   t["ReverseSequence"] = importReverseSequence;
   t["Einsum"] = importEinsum;
+  t["Compress"] = importCompress;
 }
 
 }  // namespace ember::onnx_import

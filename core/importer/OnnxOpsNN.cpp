@@ -376,6 +376,34 @@ Error importInstanceNorm(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// LayerNormalization whose Mean or InvStdDev output is used: composed from
+/// primitives so that both statistics (kept dims of size 1 from `axis` on, as
+/// ONNX defines them) are values of the graph.
+Error layerNormWithStatistics(NodeBuilder& b, const Value& x, const Value& scale, const Value& bias,
+                              int64_t axis, double epsilon) {
+  if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  const ElemKind kind = x.type.kind;
+  std::vector<int64_t> axes;
+  for (int64_t a = axis; a < int64_t(x.rank()); ++a) axes.push_back(a);
+  const double inverseCount = 1.0 / double(product(x.dims(), size_t(axis), x.rank()));
+  const Attributes sum{{"axes", axes}, {"keepdims", int64_t(1)}};
+  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, sum, "sum"));
+  EMBER_TRY(Value mean, b.emit(OpKind::Mul, {total, b.scalar(kind, inverseCount)}, {}, "mean"));
+  EMBER_TRY(Value centered, b.emit(OpKind::Sub, {x, mean}, {}, "centered"));
+  EMBER_TRY(Value square, b.emit(OpKind::Mul, {centered, centered}, {}, "square"));
+  EMBER_TRY(Value squares, b.emit(OpKind::ReduceSum, {square}, sum, "sumsq"));
+  EMBER_TRY(Value variance, b.emit(OpKind::Mul, {squares, b.scalar(kind, inverseCount)}, {}, "var"));
+  EMBER_TRY(Value shifted, b.emit(OpKind::Add, {variance, b.scalar(kind, epsilon)}, {}, "var_eps"));
+  EMBER_TRY(Value stddev, b.emit(OpKind::Sqrt, {shifted}, {}, "stddev"));
+  EMBER_TRY(Value invStdDev, b.emit(OpKind::Reciprocal, {stddev}, {}, "inv_stddev"));
+  EMBER_TRY(Value normalized, b.emit(OpKind::Mul, {centered, invStdDev}, {}, "normalized"));
+  EMBER_TRY(Value scaled, b.emit(OpKind::Mul, {normalized, scale}, {}, "scaled"));
+  EMBER_TRY(Value out, b.emit(OpKind::Add, {scaled, bias}));
+  EMBER_RETURN_IF_ERROR(b.setOutput(0, out));
+  EMBER_RETURN_IF_ERROR(b.setOutput(1, mean));
+  return b.setOutput(2, invStdDev);
+}
+
 Error importLayerNorm(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   EMBER_TRY(Value scale, b.input(1));
@@ -388,7 +416,7 @@ Error importLayerNorm(NodeBuilder& b) {
   EMBER_TRY(int64_t axis, b.attrInt("axis", -1));
   EMBER_TRY(axis, normalizeAxis(axis, int64_t(x.rank())));
   EMBER_TRY(double epsilon, b.attrFloat("epsilon", 1e-5));
-  EMBER_RETURN_IF_ERROR(b.requireUnused(1, "Mean/InvStdDev"));
+  if (b.outputUsed(1) || b.outputUsed(2)) return layerNormWithStatistics(b, x, scale, bias, axis, epsilon);
   EMBER_TRY(Value out,
             b.emit(OpKind::LayerNorm, {x, scale, bias}, Attributes{{"epsilon", epsilon}, {"axis", axis}}));
   return b.setOutput(0, out);

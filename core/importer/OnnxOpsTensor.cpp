@@ -81,6 +81,29 @@ Error importSize(NodeBuilder& b) {
   return b.setOutput(0, b.constant(int64Tensor({}, {x.type.numElements()})));
 }
 
+/// HannWindow, HammingWindow, BlackmanWindow (opset 17): a constant of `size`
+/// (a constant input) elements, a0 - a1 cos(2 pi n / D) + a2 cos(4 pi n / D)
+/// with D = size (periodic) or size - 1 (symmetric).
+OpHandler window(double a0, double a1, double a2) {
+  return [a0, a1, a2](NodeBuilder& b) -> Error {
+    EMBER_TRY(std::vector<int64_t> sizes, b.constInts(0, "size"));
+    if (sizes.size() != 1) return makeError("input 'size' must hold one value");
+    const int64_t n = sizes[0];
+    if (n < 0 || n > b.maxElements()) return makeError("size ", n, " is out of range");
+    EMBER_TRY(int64_t periodic, b.attrInt("periodic", 1));
+    EMBER_TRY(int64_t dataType, b.attrInt("output_datatype", 1));
+    EMBER_TRY(Type type, typeFromOnnx(int32_t(dataType), {n}));
+    EMBER_RETURN_IF_ERROR(b.reserveConstant(type));
+    Tensor t(type);
+    const double denominator = double(periodic ? n : n - 1);
+    for (int64_t i = 0; i < n; ++i) {
+      const double phase = 2 * M_PI * double(i) / denominator;
+      t.setElementFromDouble(i, a0 - a1 * std::cos(phase) + a2 * std::cos(2 * phase));
+    }
+    return b.setOutput(0, b.constant(std::move(t)));
+  };
+}
+
 Error importRange(NodeBuilder& b) {
   EMBER_TRY(Value start, b.input(0));
   const ElemKind kind = start.type.kind;
@@ -483,6 +506,9 @@ void registerTensorOps(OpTable& t) {
   t["Shape"] = importShape;
   t["Size"] = importSize;
   t["Range"] = importRange;
+  t["HannWindow"] = window(0.5, 0.5, 0);
+  t["HammingWindow"] = window(25.0 / 46, 1 - 25.0 / 46, 0);
+  t["BlackmanWindow"] = window(0.42, 0.5, 0.08);
   t["Reshape"] = importReshape;
   t["Flatten"] = importFlatten;
   t["Squeeze"] = importSqueeze;
