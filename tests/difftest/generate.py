@@ -22,6 +22,7 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import casebuild  # noqa: E402
+import ops  # noqa: E402
 import specgen  # noqa: E402
 
 
@@ -57,7 +58,11 @@ def main():
     ap.add_argument("--builder", choices=["torch", "onnx"], help="only this builder (default: alternate)")
     ap.add_argument("--spec", help="build this one spec instead of random ones")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--with-known-bugs", action="store_true",
+                    help="also draw the op variants of known_wrong_answers.txt")
     args = ap.parse_args()
+    if args.with_known_bugs:
+        ops.KNOWN_WRONG.clear()
     start = time.time()
     if args.spec:
         with open(args.spec) as f:

@@ -11,6 +11,7 @@ builders see the same numbers.
 """
 
 import math
+import os
 
 import numpy as np
 
@@ -43,6 +44,17 @@ class Val:
 
 
 MAX_ELEMENTS = 6144
+
+
+def _known_wrong_answers():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "known_wrong_answers.txt")
+    with open(path) as f:
+        return {line.split("#")[0].strip() for line in f} - {""}
+
+
+# Op variants with reported, unfixed wrong answers (known_wrong_answers.txt):
+# not drawn; generate.py --with-known-bugs empties the set.
+KNOWN_WRONG = _known_wrong_answers()
 
 
 def check_size(shape):
@@ -167,6 +179,12 @@ def _clip_onnx(e, x, lo, hi):
     return e.node("Clip", [x], min=float(lo), max=float(hi))
 
 
+def _clip_min_onnx(e, x, lo):
+    if e.opset >= 11:
+        return e.node("Clip", [x, e.scalar(lo)])
+    return e.node("Clip", [x], min=float(lo))
+
+
 def _unaries():
     torch, tf = _t()
     T, O, TO = ("torch",), ("onnx",), ("torch", "onnx")
@@ -183,7 +201,11 @@ def _unaries():
     simple("erf", torch.erf, "Erf")
     simple("sin", torch.sin, "Sin")
     simple("cos", torch.cos, "Cos")
-    simple("softplus", tf.softplus, "Softplus")
+    # While Softplus's f32 precision bug is open (known_wrong_answers.txt), its
+    # input is clamped to >= -5, where log(1 + exp(x)) keeps 1e-5.
+    guard = lambda rng: {"guard": int("softplus" in KNOWN_WRONG)}
+    u.append(Unary("softplus", TO, lambda x, r: tf.softplus(torch.clamp(x, min=-5.0) if r.get("guard") else x),
+                   lambda e, x, r: e.node("Softplus", [_clip_min_onnx(e, x, -5.0) if r.get("guard") else x]), guard))
     simple("softsign", tf.softsign, "Softsign")
     simple("floor", torch.floor, "Floor", separated=True)
     simple("ceil", torch.ceil, "Ceil", separated=True)
@@ -697,8 +719,8 @@ class Resize(Op):
             mode = str(g.rng.choice(["nearest", "linear"]))
         return [], {"mode": mode, "sh": float(g.rng.choice([1.0, 2.0, 2.0, 3.0, 0.5])),
                     "sw": float(g.rng.choice([2.0, 2.0, 1.5, 0.5])), "by_size": int(g.rng.random() < 0.4),
-                    "ctm": str(g.rng.choice(["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                             "tf_half_pixel_for_nn"])),
+                    "ctm": str(g.rng.choice([m for m in ["half_pixel", "pytorch_half_pixel", "align_corners",
+                                                         "asymmetric", "tf_half_pixel_for_nn"] if m not in KNOWN_WRONG])),
                     "nm": str(g.rng.choice(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]))}
 
     def infer(self, p, ins):
@@ -843,7 +865,8 @@ class Reduce(Op):
     kinds = ["sum", "mean", "max", "min", "prod", "sumsquare", "l1", "l2", "logsumexp", "logsum"]
 
     def draw(self, g, a):
-        return [], {"kind": str(g.rng.choice(self.kinds)), "axes": [int(v) for v in g.rng.random(6) < 0.4],
+        kinds = [k for k in self.kinds if k not in KNOWN_WRONG]
+        return [], {"kind": str(g.rng.choice(kinds)), "axes": [int(v) for v in g.rng.random(6) < 0.4],
                     "keep": int(g.rng.random() < 0.5), "first": int(g.rng.integers(0, 6))}
 
     def infer(self, p, ins):
