@@ -1,6 +1,7 @@
 // Tensor differences for `ember compare`: max absolute and relative error,
 // the worst element, and a type mismatch instead of a comparison when kind,
 // shape or quantization differ.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,8 +37,13 @@ TensorDiff diffTensors(const Tensor& got, const Tensor& expected, const Toleranc
   }
   // Quantized values are compared as raw integers, so relative tolerance
   // only makes sense for floats.
-  const bool isFloatKind = isFloat(expected.type().kind);
-  const double bound = tolerance.atol + (isFloatKind ? tolerance.rtol * diff.maxMagnitude : 0.0);
+  const ElemKind kind = expected.type().kind;
+  double rtol = isFloat(kind) ? tolerance.rtol : 0.0;
+  // Half-precision results carry 11 (f16) or 8 (bf16) significant bits, as
+  // in the conformance kit.
+  if (kind == ElemKind::F16) rtol = std::max(rtol, 1e-3);
+  if (kind == ElemKind::BF16) rtol = std::max(rtol, 8e-3);
+  const double bound = tolerance.atol + rtol * diff.maxMagnitude;
   for (int64_t i = 0; i < n; ++i) {
     double e = expected.elementAsDouble(i), g = got.elementAsDouble(i);
     double error;

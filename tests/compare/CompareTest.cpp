@@ -149,6 +149,14 @@ TEST(TensorDiffTest, IntegersAreExactUnlessAtolAllows) {
   EXPECT_TRUE(diffTensors(a, b, Tolerance{0, 1}).withinTolerance);
 }
 
+TEST(TensorDiffTest, HalfPrecisionHasItsOwnFloor) {
+  // 1.0 and 1.001 differ by 1e-3 relative: too much for f32's 1e-4, within
+  // f16's 1e-3 floor (both values are exact in f16: 1.001 rounds to 1.0009765625).
+  auto f16 = [](float v) { return Tensor::fromValues<float>(ElemKind::F16, {1}, std::vector<float>{v}); };
+  EXPECT_TRUE(diffTensors(f16(1.001f), f16(1.0f), Tolerance{}).withinTolerance);
+  EXPECT_FALSE(diffTensors(f32({1}, {1.001f}), f32({1}, {1.0f}), Tolerance{}).withinTolerance);
+}
+
 TEST(TensorDiffTest, NaNMatchesNaNOnly) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(diffTensors(f32({2}, {nan, 1}), f32({2}, {nan, 1}), Tolerance{}).withinTolerance);

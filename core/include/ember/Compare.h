@@ -21,9 +21,10 @@
 
 namespace ember {
 
-/// When two tensors agree. Floats (f32, f16, bf16):
-/// maxAbsError <= atol + rtol * max|expected|. Integers, bools and quantized
-/// values (compared as raw integers): maxAbsError <= atol, exact by default.
+/// When two tensors agree. Floats: maxAbsError <= atol + rtol * max|expected|
+/// (rtol at least 1e-3 for f16 and 8e-3 for bf16, their precision).
+/// Integers, bools and quantized values (compared as raw integers):
+/// maxAbsError <= atol, exact by default.
 struct Tolerance {
   double rtol = 1e-4;
   double atol = 0;
