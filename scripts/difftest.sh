@@ -6,16 +6,20 @@
 #
 # Usage: scripts/difftest.sh --seed S --count N [--backend reference|cpu|npu]...
 #          [--keep DIR] [--dir DIR] [--no-minimize] [--runner PATH] [--jobs J] [--int8-every K]
+#          [--regressions DIR] [--with-known-bugs]
 #   --keep DIR     generate into DIR and keep it (default: a temporary directory)
 #   --dir DIR      generate into DIR, replacing what is there, and keep it (ctest uses this)
 #   --jobs J       run the cases in J runner processes (default 1)
 #   --int8-every K the int8 npu check on every K-th compared case (default 1: all)
+#   --regressions DIR  where minimised failures go (default tests/difftest/regressions)
+#   --with-known-bugs  also draw the op variants of tests/difftest/known_wrong_answers.txt
 # Needs /usr/bin/python3 (numpy, onnx, torch), node with onnxruntime-node in
 # $EMBER_NODE_DIR (default /opt/ember/node; scripts/install-deps.sh) and
 # difftest_runner (default build/default/tests/difftest/difftest_runner).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seed=1 count=100 dir="" keep=0 minimize=1 jobs=1 int8_every=1
+seed=1 count=100 dir="" keep=0 minimize=1 jobs=1 int8_every=1 gen_args=()
+regressions=$root/tests/difftest/regressions
 runner=${EMBER_BUILD_DIR:-$root/build/default}/tests/difftest/difftest_runner
 known=$root/tests/difftest/known_errors.txt
 backend_args=()
@@ -30,7 +34,9 @@ while [ $# -gt 0 ]; do
     --runner) runner=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --int8-every) int8_every=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --regressions) regressions=$2; shift 2 ;;
+    --with-known-bugs) gen_args+=(--with-known-bugs); shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "difftest.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -45,7 +51,7 @@ cleanup() { [ "$keep" = 1 ] || rm -rf "$dir"; }
 trap cleanup EXIT
 
 start=$(date +%s.%N)
-/usr/bin/python3 "$root/tests/difftest/generate.py" --seed "$seed" --count "$count" --out "$dir/cases"
+/usr/bin/python3 "$root/tests/difftest/generate.py" --seed "$seed" --count "$count" --out "$dir/cases" "${gen_args[@]}"
 gen_end=$(date +%s.%N)
 
 # Shard the cases over J runner processes; each writes its own log.
@@ -69,7 +75,7 @@ if [ "$status" != 0 ] && [ "$minimize" = 1 ]; then
   grep -h '^FAIL ' "$dir"/runner.*.log | awk '!seen[$2]++ { print $2, $3 }' | while read -r name check; do
     echo "minimising $name ($check)"
     /usr/bin/python3 "$root/tests/difftest/minimize.py" --case "$dir/cases/$name" --check "$check" \
-      --runner "$runner" --out "$root/tests/difftest/regressions" || true
+      --runner "$runner" --out "$regressions" || true
   done
 fi
 /usr/bin/python3 - "$count" "$start" "$gen_end" "$end" <<'EOF'
