@@ -227,25 +227,35 @@ struct ReduceSpec {
   std::optional<OpKind> after;   ///< applied to the result (ReduceL2: Sqrt)
 };
 
+/// The normalised axes a Reduce* node reduces (all of them when none are
+/// given), or nullopt when it is a no-op (noop_with_empty_axes, no axes).
+Expected<std::optional<std::vector<int64_t>>> reductionAxes(NodeBuilder& b, int64_t axesInputOpset,
+                                                            int64_t rank) {
+  EMBER_TRY(int64_t noopWithEmptyAxes, b.attrInt("noop_with_empty_axes", 0));
+  std::vector<int64_t> axes;
+  if (b.opset() >= axesInputOpset) {
+    if (b.hasInput(1)) {
+      EMBER_TRY(axes, b.constInts(1, "axes"));
+    }
+  } else {
+    EMBER_TRY(axes, b.attrInts("axes", std::vector<int64_t>{}));
+  }
+  if (axes.empty()) {
+    if (noopWithEmptyAxes) return std::optional<std::vector<int64_t>>();
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  }
+  EMBER_TRY(axes, normalizeAxes(axes, rank));
+  return std::optional<std::vector<int64_t>>(std::move(axes));
+}
+
 OpHandler reduce(ReduceSpec spec) {
   return [spec](NodeBuilder& b) -> Error {
     EMBER_TRY(Value x, b.input(0));
     EMBER_TRY(int64_t keepdims, b.attrInt("keepdims", 1));
-    EMBER_TRY(int64_t noopWithEmptyAxes, b.attrInt("noop_with_empty_axes", 0));
-    std::vector<int64_t> axes;
-    if (b.opset() >= spec.axesInputOpset) {
-      if (b.hasInput(1)) {
-        EMBER_TRY(axes, b.constInts(1, "axes"));
-      }
-    } else {
-      EMBER_TRY(axes, b.attrInts("axes", std::vector<int64_t>{}));
-    }
-    const int64_t rank = int64_t(x.rank());
-    if (axes.empty()) {
-      if (noopWithEmptyAxes) return b.setOutput(0, x);
-      for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    }
-    EMBER_TRY(axes, normalizeAxes(axes, rank));
+    EMBER_TRY(std::optional<std::vector<int64_t>> reduced,
+              reductionAxes(b, spec.axesInputOpset, int64_t(x.rank())));
+    if (!reduced) return b.setOutput(0, x);
+    const std::vector<int64_t>& axes = *reduced;
     Value v = x;
     if (spec.before) {
       EMBER_TRY(v, b.emit(*spec.before, {v}, {}, "pre"));
@@ -264,6 +274,27 @@ OpHandler reduce(ReduceSpec spec) {
     }
     return b.setOutput(0, v);
   };
+}
+
+/// ReduceLogSumExp as max + log(sum(exp(x - max))): exp of x itself overflows
+/// f32 for x > ~88 and underflows to log(0) = -inf for x < ~-103, where ONNX
+/// Runtime and PyTorch return finite results.
+Error reduceLogSumExp(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(int64_t keepdims, b.attrInt("keepdims", 1));
+  EMBER_TRY(std::optional<std::vector<int64_t>> reduced, reductionAxes(b, 18, int64_t(x.rank())));
+  if (!reduced || reduced->empty()) return b.setOutput(0, x);  // a no-op, or a scalar: log(exp(x)) = x
+  const std::vector<int64_t>& axes = *reduced;
+  EMBER_TRY(Value max,
+            b.emit(OpKind::ReduceMax, {x}, Attributes{{"axes", axes}, {"keepdims", int64_t(1)}}, "max"));
+  EMBER_TRY(Value shifted, b.emit(OpKind::Sub, {x, max}, {}, "shifted"));
+  EMBER_TRY(Value exp, b.emit(OpKind::Exp, {shifted}, {}, "exp"));
+  EMBER_TRY(Value sum, b.emit(OpKind::ReduceSum, {exp},
+                              Attributes{{"axes", axes}, {"keepdims", int64_t(keepdims != 0)}}, "sum"));
+  EMBER_TRY(Value log, b.emit(OpKind::Log, {sum}, {}, "log"));
+  EMBER_TRY(Value offset, b.reshape(max, log.dims(), "max_reshaped"));
+  EMBER_TRY(Value y, b.emit(OpKind::Add, {log, offset}));
+  return b.setOutput(0, y);
 }
 
 OpHandler argReduce(OpKind kind) {
@@ -430,7 +461,7 @@ void registerMathOps(OpTable& t) {
   t["ReduceL1"] = reduce({OpKind::ReduceSum, 18, OpKind::Abs, {}});
   t["ReduceL2"] = reduce({OpKind::ReduceSumSquare, 18, {}, OpKind::Sqrt});
   t["ReduceLogSum"] = reduce({OpKind::ReduceSum, 18, {}, OpKind::Log});
-  t["ReduceLogSumExp"] = reduce({OpKind::ReduceSum, 18, OpKind::Exp, OpKind::Log});
+  t["ReduceLogSumExp"] = reduceLogSumExp;
   t["ArgMax"] = argReduce(OpKind::ArgMax);
   t["ArgMin"] = argReduce(OpKind::ArgMin);
   t["TopK"] = importTopK;

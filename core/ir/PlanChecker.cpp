@@ -16,20 +16,23 @@ Error IRFunction::verifyPlan() const {
     }
     return uint64_t(0);
   };
-  for (ValueId v = 0; v < values_.size(); ++v) {
-    const IRValue& value = values_[v];
-    if (value.kind == ValueKind::View) continue;
-    if (value.offset % plan_.alignment)
-      return makeError(name_, ": value '%", value.name, "' is not aligned to ", plan_.alignment);
-    if (value.offset + value.type.sizeInBytes() > regionSize(regionOf(v)))
-      return makeError(name_, ": value '%", value.name, "' lies outside its region");
-  }
-  // Live ranges from the alloc/dealloc markers, then an all-pairs overlap test.
+  // Live ranges from the alloc/dealloc markers. An activation with no alloc
+  // is dead (a removed store, as of an unused Split result) and takes no memory.
   std::vector<size_t> begin(values_.size(), SIZE_MAX), end(values_.size(), SIZE_MAX);
   for (size_t i = 0; i < instrs_.size(); ++i) {
     if (instrs_[i].kind == OpKind::AllocActivation) begin[instrs_[i].operands[0].value] = i;
     if (instrs_[i].kind == OpKind::DeallocActivation) end[instrs_[i].operands[0].value] = i;
   }
+  for (ValueId v = 0; v < values_.size(); ++v) {
+    const IRValue& value = values_[v];
+    if (value.kind == ValueKind::View) continue;
+    if (value.kind == ValueKind::Activation && begin[v] == SIZE_MAX) continue;
+    if (value.offset % plan_.alignment)
+      return makeError(name_, ": value '%", value.name, "' is not aligned to ", plan_.alignment);
+    if (value.offset + value.type.sizeInBytes() > regionSize(regionOf(v)))
+      return makeError(name_, ": value '%", value.name, "' lies outside its region");
+  }
+  // Then an all-pairs overlap test of the live activations.
   std::vector<ValueId> acts;
   for (ValueId v = 0; v < values_.size(); ++v)
     if (values_[v].kind == ValueKind::Activation && begin[v] != SIZE_MAX) acts.push_back(v);

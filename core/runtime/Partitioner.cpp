@@ -90,10 +90,13 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
                                         std::string(node->info().name) + " on (" + inputTypesOf(*node) +
                                         ")"});
   }
-  for (const auto& [name, value] : function.outputs())
-    if (!placement.count(value.node))
-      return makeError("model output '", name, "' is a ", value.node->info().name,
-                       " node; a partitioned model needs every output computed");
+  for (const auto& [name, value] : function.outputs()) {
+    if (placement.count(value.node)) continue;
+    if (value.node->isConstant())
+      plan.storageOutputs.push_back({name, "", value.node->payload()});
+    else
+      plan.storageOutputs.push_back({name, value.node->name(), std::nullopt});
+  }
 
   auto groups = groupNodes(function, placement);
   std::unordered_map<const Node*, size_t> partitionOf;
@@ -130,7 +133,7 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
       }
     }
     for (const auto& [name, value] : function.outputs())
-      if (partitionOf.at(value.node) == p && !exported.count(name))
+      if (partitionOf.count(value.node) && partitionOf.at(value.node) == p && !exported.count(name))
         sub->addOutput(name, mapped.at({value.node, value.resNo}));
     EMBER_RETURN_IF_ERROR(sub->verify().withContext("partition " + std::to_string(p)));
     plan.partitions.push_back({groups[p].first, std::move(sub)});
@@ -156,6 +159,17 @@ Error PartitionedFunction::execute(ExecutionContext& context) {
       if (!out) return makeError("partition ", s, ": produced no tensor '", name, "'");
       available[name] = out;
     }
+  }
+  // Outputs no partition computes: a model input passed through, or a constant.
+  for (const StorageOutput& out : storageOutputs_) {
+    if (out.constant) {
+      available[out.name] = &*out.constant;
+      continue;
+    }
+    auto it = available.find(out.inputName);
+    if (it == available.end())
+      return makeError("model output '", out.name, "': no model input '", out.inputName, "'");
+    available[out.name] = it->second;
   }
   for (const std::string& name : modelOutputs_) {
     auto it = available.find(name);

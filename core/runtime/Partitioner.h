@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,18 @@ struct Partition {
   std::unique_ptr<Function> function;
 };
 
+/// A model output that no partition computes: a model input passed through
+/// (the optimizer removed every op between them) or a constant.
+struct StorageOutput {
+  std::string name;
+  std::string inputName;           ///< the model input it is, when not a constant
+  std::optional<Tensor> constant;  ///< its value, when a constant
+};
+
 struct PartitionPlan {
   std::vector<Partition> partitions;  ///< in execution order
   std::vector<FallbackNode> fallbackNodes;
+  std::vector<StorageOutput> storageOutputs;
 };
 
 /// "i8q<1x8x8x8:0.01,-128>, f32<8>": a node's input types, for messages.
@@ -45,8 +55,11 @@ class PartitionedFunction : public CompiledFunction {
     std::vector<std::string> inputs;   ///< names read from earlier stages or the model inputs
     std::vector<std::string> outputs;  ///< names it produces
   };
-  PartitionedFunction(std::vector<Stage> stages, std::vector<std::string> modelOutputs)
-      : stages_(std::move(stages)), modelOutputs_(std::move(modelOutputs)) {}
+  PartitionedFunction(std::vector<Stage> stages, std::vector<std::string> modelOutputs,
+                      std::vector<StorageOutput> storageOutputs = {})
+      : stages_(std::move(stages)),
+        modelOutputs_(std::move(modelOutputs)),
+        storageOutputs_(std::move(storageOutputs)) {}
 
   Error execute(ExecutionContext& context) override;
   const DeviceReport* deviceReport() const override;
@@ -60,6 +73,7 @@ class PartitionedFunction : public CompiledFunction {
 
   std::vector<Stage> stages_;
   std::vector<std::string> modelOutputs_;
+  std::vector<StorageOutput> storageOutputs_;
   mutable DeviceReport merged_;
 };
 

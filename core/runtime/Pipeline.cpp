@@ -17,6 +17,12 @@ const Node* firstUnsupported(const Function& function, const Backend& backend) {
   return nullptr;
 }
 
+bool hasComputeNode(const Function& function) {
+  for (const Node* node : function.nodes())
+    if (node->info().category != OpCategory::Storage) return true;
+  return false;
+}
+
 Error checkSupported(const Function& function, const Backend& backend) {
   const Node* node = firstUnsupported(function, backend);
   if (!node) return Error::success();
@@ -195,7 +201,8 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
   }
   std::vector<std::string> outputs;
   for (const auto& [name, type] : model.outputs) outputs.push_back(name);
-  model.function = std::make_shared<PartitionedFunction>(std::move(stages), std::move(outputs));
+  model.function = std::make_shared<PartitionedFunction>(std::move(stages), std::move(outputs),
+                                                         std::move(plan->storageOutputs));
   return Error::success();
 }
 
@@ -211,7 +218,9 @@ Expected<CompiledModel> compileFunction(Function& function, std::unique_ptr<Back
   PassGate gate(options.disabledPasses, options.passLimit);
   EMBER_RETURN_IF_ERROR(optimizeAndLower(function, *backend, options, gate));
   model.backend = std::move(backend);
-  if (firstUnsupported(function, *model.backend)) {
+  // A model with no compute node (every output an input or a constant) needs
+  // no backend: the partitioned function with no stage passes them through.
+  if (firstUnsupported(function, *model.backend) || !hasComputeNode(function)) {
     EMBER_RETURN_IF_ERROR(compilePartitioned(function, model, options, gate));
   } else {
     auto compiled = compileLowered(function, *model.backend, options, gate);

@@ -325,3 +325,30 @@ TEST(PassControl, RejectsUnknownAndRequiredPasses) {
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message().find("'lowering' is required"), std::string::npos) << b.error().message();
 }
+
+// An unused result whose store the IR optimizer removed (a Split half nobody
+// reads, kept when dce is off) takes no memory, and the plan checker accepts it.
+TEST(PlanChecker, DeadActivationWithoutAllocTakesNoMemory) {
+  registerBuiltinBackends();
+  Function f("main");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {1, 2}));
+  auto half = [&](int64_t start, const std::string& name) {
+    Attributes attrs{{"starts", std::vector<int64_t>{0, start}},
+                     {"ends", std::vector<int64_t>{1, start + 1}},
+                     {"steps", std::vector<int64_t>{1, 1}}};
+    return (*f.create(OpKind::Slice, name, {x->result()}, attrs))->result();
+  };
+  f.addOutput("y", half(0, "first"));
+  half(1, "unused");
+  CompileOptions options;
+  options.disabledPasses = {"dce"};
+  auto model = compileFunction(f, BackendRegistry::global().create("reference").take(), options);
+  ASSERT_TRUE(model) << model.error().message();
+  ExecutionContext ctx;
+  Tensor input(Type(ElemKind::F32, {1, 2}));
+  input.as<float>()[0] = 1.5f;
+  input.as<float>()[1] = -2.0f;
+  ctx.setInput("x", input);
+  ASSERT_FALSE(model->function->execute(ctx));
+  EXPECT_EQ(ctx.output("y")->as<float>()[0], 1.5f);
+}

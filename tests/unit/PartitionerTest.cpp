@@ -98,5 +98,54 @@ TEST(PartitionerTest, MemoryLimitIsEnforced) {
       << model.error().message();
 }
 
+/// A backend that supports nothing and refuses to compile: a model must never
+/// reach it when no node runs on it.
+class NothingBackend : public Backend {
+ public:
+  std::string name() const override { return "nothing"; }
+  bool supports(const NodeInfo&) const override { return false; }
+  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction&) const override {
+    return makeError("nothing was asked to compile");
+  }
+};
+
+// Outputs that no partition computes: an input passed through (as when the
+// optimizer removes an identity Transpose) and a constant, beside a computed one.
+TEST(PartitionerTest, OutputsThatAreInputsOrConstantsPassThrough) {
+  registerBuiltinBackends();
+  Type type = Type(ElemKind::F32, {2, 3});
+  Function f("storage-outputs");
+  Node* x = f.createPlaceholder("x", type);
+  Node* c = f.createConstant("c", filled(type, 7));
+  f.addOutput("same", x->result());
+  f.addOutput("constant", c->result());
+  f.addOutput("negated", (*f.create(OpKind::Neg, "negated", {x->result()}))->result());
+  CompileOptions options;
+  options.fallbackBackends = {"reference"};
+  auto model = compileFunction(f, std::make_unique<AddOnlyBackend>(), options);
+  ASSERT_TRUE(model) << model.error().message();
+  ExecutionContext context;
+  const Tensor input = filled(type, -1);
+  context.setInput("x", input);
+  ASSERT_FALSE(model->function->execute(context));
+  EXPECT_TRUE(context.output("same")->bitwiseEqual(input));
+  EXPECT_TRUE(context.output("constant")->bitwiseEqual(filled(type, 7)));
+  for (int64_t i = 0; i < type.numElements(); ++i)
+    EXPECT_EQ(context.output("negated")->as<float>()[i], -input.as<float>()[i]);
+}
+
+TEST(PartitionerTest, ModelWithoutComputeNodesNeedsNoBackend) {
+  Type type = Type(ElemKind::F32, {4});
+  Function f("identity");
+  Node* x = f.createPlaceholder("x", type);
+  f.addOutput("y", x->result());
+  auto model = compileFunction(f, std::make_unique<NothingBackend>());
+  ASSERT_TRUE(model) << model.error().message();
+  ExecutionContext context;
+  context.setInput("x", filled(type, 3));
+  ASSERT_FALSE(model->function->execute(context));
+  EXPECT_TRUE(context.output("y")->bitwiseEqual(filled(type, 3)));
+}
+
 }  // namespace
 }  // namespace ember

@@ -108,6 +108,9 @@ int dumpCommand(const std::vector<std::string>& args) {
     // optimizer, memory planning.
     Expected<CompiledModel> model = compileFunction(function, backend.take(), pipeline.compileOptions());
     if (!model) return fail(model.error().withContext(pipeline.model));
+    // With fallback backends, a model none of whose nodes the target runs has no target IR.
+    if (!model->ir) return fail(makeError(pipeline.model, ": no node of the model runs on backend '",
+                                          model->backend->name(), "', so it has no IR"));
     text = model->ir->str();
   } else {
     text = function.str();
