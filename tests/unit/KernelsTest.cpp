@@ -803,3 +803,98 @@ TEST(Kernels, ConvResNetSizedLayerIsFast) {
   Tensor out = run1(OpKind::Conv, {x, w, b}, attrs);
   EXPECT_EQ(out.type().dims, (Dims{1, 56, 56, 64}));
 }
+
+// ---- Model-coverage kernels: values from the ONNX operator spec's examples -----------
+
+TEST(Kernels, ModFollowsTheDivisorOrTheDividendSign) {
+  Tensor x = i64({6}, {-4, 7, 5, 4, -7, 8}), y = i64({6}, {2, -3, 8, -2, 3, 5});
+  EXPECT_EQ(values<int64_t>(run1(OpKind::Mod, {x, y}, {{"fmod", int64_t(0)}})),
+            (std::vector<int64_t>{0, -2, 5, 0, 2, 3}));
+  EXPECT_EQ(values<int64_t>(run1(OpKind::Mod, {x, y}, {{"fmod", int64_t(1)}})),
+            (std::vector<int64_t>{0, 1, 5, 0, -1, 3}));
+  // A remainder by 0 is 0; INT32_MIN % -1 does not trap.
+  EXPECT_EQ(values<int32_t>(
+                run1(OpKind::Mod, {i32({2}, {5, INT32_MIN}), i32({2}, {0, -1})}, {{"fmod", int64_t(0)}})),
+            (std::vector<int32_t>{0, 0}));
+  expectNear(values<float>(run1(OpKind::Mod,
+                                {f32({6}, {-4.3f, 7.2f, 5.0f, 4.3f, -7.2f, 8.0f}),
+                                 f32({6}, {2.1f, -3.4f, 8.0f, -2.1f, 3.4f, 5.0f})},
+                                {{"fmod", int64_t(1)}})),
+             {-0.1f, 0.4f, 5.0f, 0.1f, -0.4f, 3.0f}, 1e-5f);
+  EXPECT_NE(runError(OpKind::Mod, {f32({1}, {1}), f32({1}, {1})}, {{"fmod", int64_t(0)}}), "");
+}
+
+TEST(Kernels, GatherElementsAlongEitherAxis) {
+  EXPECT_EQ(values<float>(run1(OpKind::GatherElements, {f32({2, 2}, {1, 2, 3, 4}), i64({2, 2}, {0, 0, 1, 0})},
+                               {{"axis", int64_t(1)}})),
+            (std::vector<float>{1, 1, 4, 3}));
+  EXPECT_EQ(values<float>(run1(OpKind::GatherElements,
+                               {f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), i32({2, 3}, {1, 2, 0, 2, 0, -3})},
+                               {{"axis", int64_t(0)}})),
+            (std::vector<float>{4, 8, 3, 7, 2, 3}));
+  EXPECT_NE(
+      runError(OpKind::GatherElements, {f32({2, 2}, {1, 2, 3, 4}), i64({1, 1}, {2})}, {{"axis", int64_t(1)}})
+          .find("index 2 is out of range for axis 1 of size 2"),
+      std::string::npos);
+}
+
+TEST(Kernels, ScatterElementsWithEveryReduction) {
+  Tensor zeros = f32({3, 3}, std::vector<float>(9, 0));
+  Attributes none{{"axis", int64_t(0)}, {"reduction", std::string("none")}};
+  expectNear(
+      values<float>(
+          run1(OpKind::ScatterElements,
+               {zeros, i64({2, 3}, {1, 0, 2, 0, 2, 1}), f32({2, 3}, {1, 1.1f, 1.2f, 2, 2.1f, 2.2f})}, none)),
+      {2, 1.1f, 0, 1, 0, 2.2f, 0, 2.1f, 1.2f});
+  // Duplicate indices combine in order.
+  Tensor row = f32({1, 5}, {1, 2, 3, 4, 5});
+  Tensor twice = i64({1, 2}, {1, 1});
+  Tensor updates = f32({1, 2}, {1.1f, 2.1f});
+  auto scatter = [&](const char* reduction) {
+    return values<float>(run1(OpKind::ScatterElements, {row, twice, updates},
+                              {{"axis", int64_t(1)}, {"reduction", std::string(reduction)}}));
+  };
+  expectNear(scatter("none"), {1, 2.1f, 3, 4, 5});
+  expectNear(scatter("add"), {1, 5.2f, 3, 4, 5});
+  expectNear(scatter("mul"), {1, 4.62f, 3, 4, 5});
+  expectNear(scatter("max"), {1, 2.1f, 3, 4, 5});
+  expectNear(scatter("min"), {1, 1.1f, 3, 4, 5});
+}
+
+TEST(Kernels, GatherNDWithAndWithoutBatchDims) {
+  Tensor data = i32({2, 2}, {0, 1, 2, 3});
+  EXPECT_EQ(values<int32_t>(
+                run1(OpKind::GatherND, {data, i64({2, 2}, {0, 0, 1, 1})}, {{"batch_dims", int64_t(0)}})),
+            (std::vector<int32_t>{0, 3}));
+  EXPECT_EQ(
+      values<int32_t>(run1(OpKind::GatherND, {data, i64({2, 1}, {1, 0})}, {{"batch_dims", int64_t(0)}})),
+      (std::vector<int32_t>{2, 3, 0, 1}));
+  Tensor batched = i32({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor out = run1(OpKind::GatherND, {batched, i64({2, 1}, {1, 0})}, {{"batch_dims", int64_t(1)}});
+  EXPECT_EQ(out.type().dims, (Dims{2, 2}));
+  EXPECT_EQ(values<int32_t>(out), (std::vector<int32_t>{2, 3, 4, 5}));
+}
+
+TEST(Kernels, ScatterNDReplacesAndCombinesSlices) {
+  Tensor data = f32({8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor indices = i64({4, 1}, {4, 3, 1, 7});
+  Tensor updates = f32({4}, {9, 10, 11, 12});
+  EXPECT_EQ(
+      values<float>(run1(OpKind::ScatterND, {data, indices, updates}, {{"reduction", std::string("none")}})),
+      (std::vector<float>{1, 11, 3, 10, 9, 6, 7, 12}));
+  EXPECT_EQ(values<float>(run1(OpKind::ScatterND, {data, i64({2, 1}, {0, 0}), f32({2}, {5, 6})},
+                               {{"reduction", std::string("add")}})),
+            (std::vector<float>{12, 2, 3, 4, 5, 6, 7, 8}));
+  // Whole rows of a matrix; a negative index counts from the end.
+  EXPECT_EQ(values<float>(run1(OpKind::ScatterND,
+                               {f32({2, 2}, {1, 2, 3, 4}), i64({1, 1}, {-1}), f32({1, 2}, {8, 9})},
+                               {{"reduction", std::string("none")}})),
+            (std::vector<float>{1, 2, 8, 9}));
+}
+
+TEST(Kernels, RoundHalvesToEvenAndIsNaN) {
+  expectNear(values<float>(run1(OpKind::Round, {f32({6}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f})})),
+             {0, 2, 2, -0.0f, -2, 2});
+  Tensor nan = run1(OpKind::IsNaN, {f32({3}, {1, std::nanf(""), INFINITY})});
+  EXPECT_EQ(values<uint8_t>(nan), (std::vector<uint8_t>{0, 1, 0}));
+}

@@ -855,5 +855,90 @@ TEST(Pipeline, OptimizesAnImportedConvBatchNormReluChain) {
   expectNear(*actual, expected, 1e-5);
 }
 
+// ---- Einsum lowering against a naive evaluator ------------------------------------
+
+/// Sums the product of the operands over every assignment of the labels of an
+/// explicit equation ("ij,jk->ik", letters only), written apart from the
+/// lowering's own parser.
+Tensor naiveEinsum(const std::string& equation, const std::vector<Tensor>& operands) {
+  const size_t arrow = equation.find("->");
+  std::vector<std::string> terms(1);
+  for (char c : equation.substr(0, arrow)) {
+    if (c == ',')
+      terms.emplace_back();
+    else
+      terms.back() += c;
+  }
+  const std::string output = equation.substr(arrow + 2);
+  std::map<char, int64_t> extent;
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (size_t d = 0; d < terms[i].size(); ++d) extent[terms[i][d]] = operands[i].type().dims[d];
+  Dims outDims;
+  for (char c : output) outDims.push_back(extent[c]);
+  Tensor result(Type(operands[0].type().kind, outDims));
+  for (int64_t i = 0; i < result.type().numElements(); ++i) result.setElementFromDouble(i, 0);
+  std::vector<char> labels;
+  for (const auto& [label, n] : extent) labels.push_back(label);
+  std::map<char, int64_t> at;
+  for (char label : labels) at[label] = 0;
+  auto offset = [&](const std::string& term, const Dims& dims) {
+    int64_t o = 0;
+    for (size_t d = 0; d < term.size(); ++d) o = o * dims[d] + at[term[d]];
+    return o;
+  };
+  for (;;) {
+    double product = 1;
+    for (size_t i = 0; i < terms.size(); ++i)
+      product *= operands[i].elementAsDouble(offset(terms[i], operands[i].type().dims));
+    const int64_t o = offset(output, outDims);
+    result.setElementFromDouble(o, result.elementAsDouble(o) + product);
+    size_t k = labels.size();
+    while (k > 0 && ++at[labels[k - 1]] == extent[labels[k - 1]]) at[labels[--k]] = 0;
+    if (k == 0) break;
+  }
+  return result;
+}
+
+TEST(Lowering, EinsumMatchesNaiveSummation) {
+  struct Case {
+    std::string equation, explicitEquation;
+    std::vector<Dims> dims;
+  };
+  const Case cases[] = {
+      {"ij,jk->ik", "ij,jk->ik", {{3, 4}, {4, 5}}},
+      {"bij,bjk->bik", "bij,bjk->bik", {{2, 3, 4}, {2, 4, 5}}},
+      {"i,i", "i,i->", {{7}, {7}}},
+      {"ij->ji", "ij->ji", {{3, 5}}},
+      {"ij->i", "ij->i", {{3, 5}}},
+      {"ij", "ij->ij", {{3, 5}}},
+      {"ji", "ji->ij", {{3, 5}}},
+      {"bhwc,hkc->bhwk", "bhwc,hkc->bhwk", {{2, 3, 4, 5}, {3, 6, 5}}},
+      {"...ij,...jk->...ik", "aij,ajk->aik", {{2, 3, 4}, {2, 4, 3}}},
+      {"abc,cd,de->abe", "abc,cd,de->abe", {{2, 3, 4}, {4, 5}, {5, 2}}},
+      {"ij,kl->ijkl", "ij,kl->ijkl", {{2, 3}, {2, 2}}},
+      {"bn,anm,bm->ba", "bn,anm,bm->ba", {{2, 3}, {4, 3, 5}, {2, 5}}},
+  };
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.equation);
+    std::vector<Tensor> operands;
+    for (const Dims& d : c.dims) operands.push_back(randomTensor(d, seed++));
+    checkLowering(OpKind::Einsum, operands, {{"equation", c.equation}},
+                  naiveEinsum(c.explicitEquation, operands), 1e-4);
+  }
+}
+
+TEST(Lowering, EinsumDeclinesDiagonalsWithTheEquation) {
+  Function f("f");
+  Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {3, 3}));
+  Expected<Node*> node =
+      f.create(OpKind::Einsum, "e", {x->result()}, Attributes{{"equation", std::string("ii->i")}});
+  ASSERT_FALSE(node.hasValue());
+  EXPECT_EQ(node.error().message().find("equation 'ii->i' repeats label 'i' in input 0 (a diagonal)") !=
+                std::string::npos,
+            true)
+      << node.error().message();
+}
+
 }  // namespace
 }  // namespace ember
