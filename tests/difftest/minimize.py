@@ -5,7 +5,7 @@
 
 Starting from CASE_DIR/spec.json it repeatedly keeps only the failing
 output, deletes ops (a deleted op's users read its first operand instead)
-and halves input dimensions, keeping each change while difftest_runner
+and halves input dimensions (all of an input's at once, then one by one), keeping each change while difftest_runner
 still reports CHECK failing on the rebuilt case (with a well-conditioned
 oracle). The smallest spec is written, with its model, inputs and oracle
 outputs, to OUT/<case>_<check>/.
@@ -90,6 +90,11 @@ def candidates(spec):
         if c is not None:
             yield c
     for i, inp in enumerate(spec["inputs"]):
+        # All dims at once first: keeps equalities such as C = H = W.
+        if any(size > 1 for size in inp["shape"]):
+            c = copy.deepcopy(spec)
+            c["inputs"][i]["shape"] = [(size + 1) // 2 for size in inp["shape"]]
+            yield c
         for d, size in enumerate(inp["shape"]):
             for new in sorted({1, (size + 1) // 2} - {size}, reverse=True):
                 c = copy.deepcopy(spec)
