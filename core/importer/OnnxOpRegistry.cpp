@@ -14,6 +14,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerNNOps(t);
     registerIndexingOps(t);
     registerLossOps(t);
+    registerRecurrentOps(t);
     return t;
   }();
   auto it = table.find(opType);

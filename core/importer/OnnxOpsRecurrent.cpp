@@ -1,0 +1,435 @@
+// ONNX recurrent ops (RNN, GRU, LSTM), unrolled over the static sequence
+// length into primitives, so that every backend runs them: the input
+// projection X * W^T of all steps is one MatMul, then each step is a MatMul
+// with R^T, gate slices, activations and elementwise updates. Directions
+// forward, reverse and bidirectional; sequence_lens (a constant or a graph
+// value) keeps the state and writes zeros past each sequence's end.
+
+#include <cmath>
+
+#include "OnnxImporter.h"
+
+namespace ember::onnx_import {
+namespace {
+
+enum class Cell { Rnn, Gru, Lstm };
+
+int64_t gateCount(Cell cell) { return cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4; }
+
+struct Activation {
+  std::string name;
+  double alpha = 0, beta = 0;
+};
+
+/// Names ONNX allows in `activations`, with the number of parameters each takes
+/// from activation_alpha / activation_beta and their defaults.
+struct ActivationInfo {
+  const char* name;
+  bool usesAlpha, usesBeta;
+  double alpha, beta;
+};
+constexpr ActivationInfo kActivations[] = {
+    {"Relu", false, false, 0, 0},        {"Tanh", false, false, 0, 0},
+    {"Sigmoid", false, false, 0, 0},     {"Affine", true, true, 1, 0},
+    {"LeakyRelu", true, false, 0.01, 0}, {"ThresholdedRelu", true, false, 1, 0},
+    {"ScaledTanh", true, true, 1, 1},    {"HardSigmoid", true, true, 0.2, 0.5},
+    {"Elu", true, false, 1, 0},          {"Softsign", false, false, 0, 0},
+    {"Softplus", false, false, 0, 0},
+};
+
+/// The activations of every direction (f, g[, h] per direction), with
+/// alpha/beta consumed in order by the activations that take them.
+Expected<std::vector<Activation>> readActivations(NodeBuilder& b, Cell cell, int64_t directions) {
+  std::vector<std::string> defaults = cell == Cell::Rnn ? std::vector<std::string>{"Tanh"}
+                                      : cell == Cell::Gru
+                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  std::vector<std::string> names;
+  if (const onnx::AttributeProto* a = b.attr("activations")) {
+    for (const std::string& s : a->strings()) names.push_back(s);
+  } else {
+    for (int64_t d = 0; d < directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  }
+  if (names.size() != defaults.size() * size_t(directions))
+    return makeError("attribute 'activations' has ", names.size(), " entries, expected ",
+                     defaults.size() * size_t(directions));
+  EMBER_TRY(std::vector<double> alphas, b.attrFloats("activation_alpha", std::vector<double>{}));
+  EMBER_TRY(std::vector<double> betas, b.attrFloats("activation_beta", std::vector<double>{}));
+  size_t nextAlpha = 0, nextBeta = 0;
+  std::vector<Activation> result;
+  for (const std::string& name : names) {
+    const ActivationInfo* info = nullptr;
+    for (const ActivationInfo& candidate : kActivations)
+      if (name == candidate.name) info = &candidate;
+    if (!info) return makeError("activation '", name, "' is unsupported");
+    Activation act{name, info->alpha, info->beta};
+    if (info->usesAlpha && nextAlpha < alphas.size()) act.alpha = alphas[nextAlpha++];
+    if (info->usesBeta && nextBeta < betas.size()) act.beta = betas[nextBeta++];
+    result.push_back(act);
+  }
+  return result;
+}
+
+class Unroller {
+ public:
+  Unroller(NodeBuilder& b, Cell cell) : b_(b), cell_(cell) {}
+
+  Error run();
+
+ private:
+  Expected<Value> activate(const Activation& act, const Value& x, const std::string& step);
+  Expected<Value> sliceLast(const Value& v, int64_t begin, int64_t end, const std::string& step);
+  Expected<Value> sliceAxis(const Value& v, size_t axis, int64_t begin, int64_t end, const std::string& step);
+  Expected<Value> clipped(const Value& v, const std::string& step);
+  /// One direction over every step; fills ys_[t], and the final h and c.
+  Error runDirection(int64_t d, bool reverse);
+
+  NodeBuilder& b_;
+  Cell cell_;
+  ElemKind kind_ = ElemKind::F32;
+  int64_t seq_ = 0, batch_ = 0, hidden_ = 0, gates_ = 1;
+  Value x_;      ///< [seq, batch, input]
+  Value w_, r_;  ///< [dirs, G*hidden, input|hidden]
+  std::optional<Value> bias_, initialH_, initialC_, peephole_;
+  std::optional<Value> lens_;  ///< i64 [batch, 1]
+  std::vector<Activation> activations_;
+  std::optional<double> clip_;
+  bool linearBeforeReset_ = false;
+  std::vector<Value> ys_;  ///< per step [batch, hidden] of the current direction
+  std::vector<Value> yPerDirection_, hPerDirection_, cPerDirection_;
+};
+
+Expected<Value> Unroller::sliceAxis(const Value& v, size_t axis, int64_t begin, int64_t end,
+                                    const std::string& step) {
+  std::vector<int64_t> starts(v.rank(), 0), ends = v.dims(), steps(v.rank(), 1);
+  starts[axis] = begin;
+  ends[axis] = end;
+  return b_.emit(OpKind::Slice, {v}, Attributes{{"starts", starts}, {"ends", ends}, {"steps", steps}}, step);
+}
+
+Expected<Value> Unroller::sliceLast(const Value& v, int64_t begin, int64_t end, const std::string& step) {
+  return sliceAxis(v, v.rank() - 1, begin, end, step);
+}
+
+Expected<Value> Unroller::clipped(const Value& v, const std::string& step) {
+  if (!clip_) return v;
+  return b_.emit(OpKind::Clip, {v}, Attributes{{"min", -*clip_}, {"max", *clip_}}, step + "_clip");
+}
+
+Expected<Value> Unroller::activate(const Activation& act, const Value& x, const std::string& step) {
+  const std::string& n = act.name;
+  if (n == "Relu" || n == "Tanh" || n == "Sigmoid")
+    return b_.emit(n == "Relu" ? OpKind::Relu : n == "Tanh" ? OpKind::Tanh : OpKind::Sigmoid, {x}, {}, step);
+  if (n == "LeakyRelu") return b_.emit(OpKind::LeakyRelu, {x}, Attributes{{"alpha", act.alpha}}, step);
+  if (n == "Elu") return b_.emit(OpKind::Elu, {x}, Attributes{{"alpha", act.alpha}}, step);
+  if (n == "Softplus") return b_.emit(OpKind::Softplus, {x}, {}, step);
+  if (n == "HardSigmoid")
+    return b_.emit(OpKind::HardSigmoid, {x}, Attributes{{"alpha", act.alpha}, {"beta", act.beta}}, step);
+  if (n == "Affine") {
+    EMBER_TRY(Value scaled, b_.emit(OpKind::Mul, {x, b_.scalar(kind_, act.alpha)}, {}, step + "_scaled"));
+    return b_.emit(OpKind::Add, {scaled, b_.scalar(kind_, act.beta)}, {}, step);
+  }
+  if (n == "ScaledTanh") {
+    EMBER_TRY(Value inner, b_.emit(OpKind::Mul, {x, b_.scalar(kind_, act.beta)}, {}, step + "_inner"));
+    EMBER_TRY(Value tanh, b_.emit(OpKind::Tanh, {inner}, {}, step + "_tanh"));
+    return b_.emit(OpKind::Mul, {tanh, b_.scalar(kind_, act.alpha)}, {}, step);
+  }
+  if (n == "ThresholdedRelu") {
+    EMBER_TRY(Value above, b_.emit(OpKind::Greater, {x, b_.scalar(kind_, act.alpha)}, {}, step + "_above"));
+    return b_.emit(OpKind::Select, {above, x, b_.scalar(kind_, 0)}, {}, step);
+  }
+  // Softsign: x / (1 + |x|).
+  EMBER_TRY(Value abs, b_.emit(OpKind::Abs, {x}, {}, step + "_abs"));
+  EMBER_TRY(Value denom, b_.emit(OpKind::Add, {abs, b_.scalar(kind_, 1)}, {}, step + "_denom"));
+  return b_.emit(OpKind::Div, {x, denom}, {}, step);
+}
+
+Error Unroller::runDirection(int64_t d, bool reverse) {
+  const std::string dir = "d" + std::to_string(d) + "/";
+  const int64_t gateWidth = gates_ * hidden_;
+  const Activation* act = &activations_[size_t(d) * (cell_ == Cell::Rnn ? 1 : cell_ == Cell::Gru ? 2 : 3)];
+
+  // The input projection of every step at once: [seq * batch, input] x W^T.
+  EMBER_TRY(Value w, sliceAxis(w_, 0, d, d + 1, dir + "w"));
+  EMBER_TRY(w, b_.reshape(w, {gateWidth, w_.dims()[2]}, dir + "w2d"));
+  EMBER_TRY(Value wT, b_.transpose(w, {1, 0}, dir + "wT"));
+  EMBER_TRY(Value r, sliceAxis(r_, 0, d, d + 1, dir + "r"));
+  EMBER_TRY(r, b_.reshape(r, {gateWidth, hidden_}, dir + "r2d"));
+  EMBER_TRY(Value rT, b_.transpose(r, {1, 0}, dir + "rT"));
+  EMBER_TRY(Value flatX, b_.reshape(x_, {seq_ * batch_, x_.dims()[2]}, dir + "x2d"));
+  EMBER_TRY(Value projected, b_.emit(OpKind::MatMul, {flatX, wT}, {}, dir + "xw"));
+  std::optional<Value> wb, rb;
+  if (bias_) {
+    EMBER_TRY(Value bd, sliceAxis(*bias_, 0, d, d + 1, dir + "b"));
+    EMBER_TRY(bd, b_.reshape(bd, {2 * gateWidth}, dir + "b1d"));
+    EMBER_TRY(wb, sliceLast(bd, 0, gateWidth, dir + "wb"));
+    EMBER_TRY(rb, sliceLast(bd, gateWidth, 2 * gateWidth, dir + "rb"));
+    // GRU with linear_before_reset keeps Rbh inside the reset product.
+    if (!(cell_ == Cell::Gru && linearBeforeReset_)) {
+      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *wb}, {}, dir + "xw_b"));
+      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *rb}, {}, dir + "xw_rb"));
+    } else {
+      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *wb}, {}, dir + "xw_b"));
+    }
+  }
+  EMBER_TRY(projected, b_.reshape(projected, {seq_, batch_, gateWidth}, dir + "xw3d"));
+
+  auto stateFrom = [&](const std::optional<Value>& init, const std::string& what) -> Expected<Value> {
+    if (!init) {
+      Tensor zeros(Type(kind_, {batch_, hidden_}));
+      for (int64_t i = 0; i < batch_ * hidden_; ++i) zeros.setElementFromDouble(i, 0);
+      return b_.constant(std::move(zeros));
+    }
+    EMBER_TRY(Value s, sliceAxis(*init, 0, d, d + 1, dir + what));
+    return b_.reshape(s, {batch_, hidden_}, dir + what + "2d");
+  };
+  EMBER_TRY(Value h, stateFrom(initialH_, "h0"));
+  Value c = h;
+  if (cell_ == Cell::Lstm) {
+    EMBER_TRY(c, stateFrom(initialC_, "c0"));
+  }
+  std::optional<Value> pi, po, pf;
+  if (peephole_) {
+    EMBER_TRY(Value p, sliceAxis(*peephole_, 0, d, d + 1, dir + "p"));
+    EMBER_TRY(p, b_.reshape(p, {3 * hidden_}, dir + "p1d"));
+    EMBER_TRY(pi, sliceLast(p, 0, hidden_, dir + "pi"));
+    EMBER_TRY(po, sliceLast(p, hidden_, 2 * hidden_, dir + "po"));
+    EMBER_TRY(pf, sliceLast(p, 2 * hidden_, 3 * hidden_, dir + "pf"));
+  }
+
+  ys_.assign(size_t(seq_), Value());
+  for (int64_t i = 0; i < seq_; ++i) {
+    const int64_t t = reverse ? seq_ - 1 - i : i;
+    const std::string s = dir + "t" + std::to_string(t) + "/";
+    EMBER_TRY(Value xt, sliceAxis(projected, 0, t, t + 1, s + "xw"));
+    EMBER_TRY(xt, b_.reshape(xt, {batch_, gateWidth}, s + "xw2d"));
+    EMBER_TRY(Value hr, b_.emit(OpKind::MatMul, {h, rT}, {}, s + "hr"));
+    auto gate = [&](const Value& v, int64_t g, const std::string& name) {
+      return sliceLast(v, g * hidden_, (g + 1) * hidden_, s + name);
+    };
+    Value newH, newC = c;
+    if (cell_ == Cell::Rnn) {
+      EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
+      EMBER_TRY(pre, clipped(pre, s + "pre"));
+      EMBER_TRY(newH, activate(act[0], pre, s + "h"));
+    } else if (cell_ == Cell::Gru) {
+      // Gates z, r, h.
+      EMBER_TRY(Value xz, gate(xt, 0, "xz"));
+      EMBER_TRY(Value xr, gate(xt, 1, "xr"));
+      EMBER_TRY(Value xh, gate(xt, 2, "xh"));
+      EMBER_TRY(Value hz, gate(hr, 0, "hz"));
+      EMBER_TRY(Value hrr, gate(hr, 1, "hrr"));
+      EMBER_TRY(Value zPre, b_.emit(OpKind::Add, {xz, hz}, {}, s + "z_pre"));
+      EMBER_TRY(Value rPre, b_.emit(OpKind::Add, {xr, hrr}, {}, s + "r_pre"));
+      if (linearBeforeReset_ && rb) {
+        // Rbz and Rbr were left out of the projection with Rbh.
+        EMBER_TRY(Value rbz, gate(*rb, 0, "rbz"));
+        EMBER_TRY(zPre, b_.emit(OpKind::Add, {zPre, rbz}, {}, s + "z_pre_b"));
+        EMBER_TRY(Value rbr, gate(*rb, 1, "rbr"));
+        EMBER_TRY(rPre, b_.emit(OpKind::Add, {rPre, rbr}, {}, s + "r_pre_b"));
+      }
+      EMBER_TRY(zPre, clipped(zPre, s + "z_pre"));
+      EMBER_TRY(Value z, activate(act[0], zPre, s + "z"));
+      EMBER_TRY(rPre, clipped(rPre, s + "r_pre"));
+      EMBER_TRY(Value rGate, activate(act[0], rPre, s + "r"));
+      Value candidatePre;
+      if (linearBeforeReset_) {
+        EMBER_TRY(Value hh, gate(hr, 2, "hh"));
+        if (rb) {
+          EMBER_TRY(Value rbh, gate(*rb, 2, "rbh"));
+          EMBER_TRY(hh, b_.emit(OpKind::Add, {hh, rbh}, {}, s + "hh_b"));
+        }
+        EMBER_TRY(Value reset, b_.emit(OpKind::Mul, {rGate, hh}, {}, s + "reset"));
+        EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, reset}, {}, s + "n_pre"));
+      } else {
+        EMBER_TRY(Value resetH, b_.emit(OpKind::Mul, {rGate, h}, {}, s + "reset_h"));
+        EMBER_TRY(Value rh, gate(rT, 2, "rhT"));  // [hidden, hidden] columns of Rh^T
+        EMBER_TRY(Value hh, b_.emit(OpKind::MatMul, {resetH, rh}, {}, s + "hh"));
+        EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, hh}, {}, s + "n_pre"));
+      }
+      EMBER_TRY(candidatePre, clipped(candidatePre, s + "n_pre"));
+      EMBER_TRY(Value candidate, activate(act[1], candidatePre, s + "n"));
+      // H = (1 - z) * n + z * H = n + z * (H - n).
+      EMBER_TRY(Value diff, b_.emit(OpKind::Sub, {h, candidate}, {}, s + "h_minus_n"));
+      EMBER_TRY(Value kept, b_.emit(OpKind::Mul, {z, diff}, {}, s + "kept"));
+      EMBER_TRY(newH, b_.emit(OpKind::Add, {candidate, kept}, {}, s + "h"));
+    } else {
+      // Gates i, o, f, c.
+      EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
+      EMBER_TRY(Value iPre, gate(pre, 0, "i_pre"));
+      EMBER_TRY(Value oPre, gate(pre, 1, "o_pre"));
+      EMBER_TRY(Value fPre, gate(pre, 2, "f_pre"));
+      EMBER_TRY(Value cPre, gate(pre, 3, "c_pre"));
+      if (pi) {
+        EMBER_TRY(Value peepI, b_.emit(OpKind::Mul, {*pi, c}, {}, s + "peep_i"));
+        EMBER_TRY(iPre, b_.emit(OpKind::Add, {iPre, peepI}, {}, s + "i_peep"));
+        EMBER_TRY(Value peepF, b_.emit(OpKind::Mul, {*pf, c}, {}, s + "peep_f"));
+        EMBER_TRY(fPre, b_.emit(OpKind::Add, {fPre, peepF}, {}, s + "f_peep"));
+      }
+      EMBER_TRY(iPre, clipped(iPre, s + "i_pre"));
+      EMBER_TRY(fPre, clipped(fPre, s + "f_pre"));
+      EMBER_TRY(cPre, clipped(cPre, s + "c_pre"));
+      EMBER_TRY(Value ig, activate(act[0], iPre, s + "i"));
+      EMBER_TRY(Value fg, activate(act[0], fPre, s + "f"));
+      EMBER_TRY(Value cg, activate(act[1], cPre, s + "g"));
+      EMBER_TRY(Value keep, b_.emit(OpKind::Mul, {fg, c}, {}, s + "c_keep"));
+      EMBER_TRY(Value add, b_.emit(OpKind::Mul, {ig, cg}, {}, s + "c_add"));
+      EMBER_TRY(newC, b_.emit(OpKind::Add, {keep, add}, {}, s + "c"));
+      if (po) {
+        EMBER_TRY(Value peepO, b_.emit(OpKind::Mul, {*po, newC}, {}, s + "peep_o"));
+        EMBER_TRY(oPre, b_.emit(OpKind::Add, {oPre, peepO}, {}, s + "o_peep"));
+      }
+      EMBER_TRY(oPre, clipped(oPre, s + "o_pre"));
+      EMBER_TRY(Value og, activate(act[0], oPre, s + "o"));
+      EMBER_TRY(Value hc, activate(act[2], newC, s + "hc"));
+      EMBER_TRY(newH, b_.emit(OpKind::Mul, {og, hc}, {}, s + "h"));
+    }
+    if (lens_) {
+      // Past a sequence's end the state stays and the output is 0.
+      EMBER_TRY(Value active,
+                b_.emit(OpKind::Less, {b_.scalar(ElemKind::I64, double(t)), *lens_}, {}, s + "active"));
+      EMBER_TRY(ys_[size_t(t)], b_.emit(OpKind::Select, {active, newH, b_.scalar(kind_, 0)}, {}, s + "y"));
+      EMBER_TRY(h, b_.emit(OpKind::Select, {active, newH, h}, {}, s + "h_kept"));
+      if (cell_ == Cell::Lstm) {
+        EMBER_TRY(c, b_.emit(OpKind::Select, {active, newC, c}, {}, s + "c_kept"));
+      }
+    } else {
+      ys_[size_t(t)] = newH;
+      h = newH;
+      c = newC;
+    }
+  }
+
+  std::vector<Value> steps;
+  for (int64_t t = 0; t < seq_; ++t) {
+    EMBER_TRY(Value y, b_.reshape(ys_[size_t(t)], {1, 1, batch_, hidden_}, dir + "y" + std::to_string(t)));
+    steps.push_back(y);
+  }
+  EMBER_TRY(Value y, steps.size() == 1
+                         ? Expected<Value>(steps[0])
+                         : b_.emit(OpKind::Concat, steps, Attributes{{"axis", int64_t(0)}}, dir + "y"));
+  yPerDirection_.push_back(y);
+  EMBER_TRY(Value hOut, b_.reshape(h, {1, batch_, hidden_}, dir + "h_out"));
+  hPerDirection_.push_back(hOut);
+  EMBER_TRY(Value cOut, b_.reshape(c, {1, batch_, hidden_}, dir + "c_out"));
+  cPerDirection_.push_back(cOut);
+  return Error::success();
+}
+
+Error Unroller::run() {
+  gates_ = gateCount(cell_);
+  EMBER_TRY(Value x, b_.input(0));
+  EMBER_TRY(w_, b_.input(1));
+  EMBER_TRY(r_, b_.input(2));
+  kind_ = x.type.kind;
+  if (!isFloat(kind_)) return makeError("unsupported element type ", elemKindName(kind_));
+  if (x.rank() != 3 || w_.rank() != 3 || r_.rank() != 3)
+    return makeError("X, W and R must have rank 3, got ", x.type.str(), ", ", w_.type.str(), ", ",
+                     r_.type.str());
+  EMBER_TRY(int64_t layout, b_.attrInt("layout", 0));
+  if (layout != 0 && layout != 1) return makeError("layout ", layout, " must be 0 or 1");
+  x_ = x;
+  if (layout == 1) {
+    EMBER_TRY(x_, b_.transpose(x, {1, 0, 2}, "seq_major"));
+  }
+  seq_ = x_.dims()[0];
+  batch_ = x_.dims()[1];
+  EMBER_TRY(std::string direction, b_.attrString("direction", "forward"));
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    return makeError("unknown direction '", direction, "'");
+  const int64_t directions = direction == "bidirectional" ? 2 : 1;
+  hidden_ = r_.dims()[2];
+  if (b_.hasAttr("hidden_size")) {
+    EMBER_TRY(int64_t hidden, b_.attrInt("hidden_size"));
+    if (hidden != hidden_) return makeError("hidden_size ", hidden, " does not match R ", r_.type.str());
+  }
+  if (w_.dims() != Dims{directions, gates_ * hidden_, x_.dims()[2]} ||
+      r_.dims() != Dims{directions, gates_ * hidden_, hidden_})
+    return makeError("W ", w_.type.str(), " or R ", r_.type.str(), " does not match ", directions,
+                     " direction(s), ", gates_, " gate(s) of ", hidden_, " and input size ", x_.dims()[2]);
+  if (seq_ == 0) return makeError("an empty sequence is unsupported");
+  EMBER_TRY(activations_, readActivations(b_, cell_, directions));
+  if (b_.hasAttr("clip")) {
+    EMBER_TRY(double clip, b_.attrFloat("clip"));
+    clip_ = clip;
+  }
+  if (cell_ == Cell::Gru) {
+    EMBER_TRY(int64_t lbr, b_.attrInt("linear_before_reset", 0));
+    linearBeforeReset_ = lbr != 0;
+  }
+  if (cell_ == Cell::Lstm) {
+    EMBER_TRY(int64_t inputForget, b_.attrInt("input_forget", 0));
+    if (inputForget) return makeError("input_forget=1 is unsupported");
+  }
+  auto optionalInput = [&](size_t i, Dims dims, const char* what) -> Expected<std::optional<Value>> {
+    if (!b_.hasInput(i)) return std::optional<Value>();
+    EMBER_TRY(Value v, b_.input(i));
+    if (v.dims() != dims)
+      return makeError("input '", what, "' ", v.type.str(), " must have dims ", dimsStr(dims));
+    return std::optional<Value>(v);
+  };
+  EMBER_TRY(bias_, optionalInput(3, {directions, 2 * gates_ * hidden_}, "B"));
+  if (b_.hasInput(4)) {
+    EMBER_TRY(Value lens, b_.input(4));
+    if (lens.dims() != Dims{batch_})
+      return makeError("sequence_lens ", lens.type.str(), " must be [", batch_, "]");
+    bool full = lens.isConstant();
+    if (full)
+      for (int64_t i = 0; i < batch_; ++i) full = full && lens.constant->elementAsDouble(i) == double(seq_);
+    if (!full) {
+      if (lens.type.kind != ElemKind::I64) {
+        EMBER_TRY(lens, b_.emit(OpKind::Cast, {lens},
+                                Attributes{{"to", std::string(elemKindName(ElemKind::I64))}}, "lens_i64"));
+      }
+      EMBER_TRY(lens, b_.reshape(lens, {batch_, 1}, "lens"));
+      lens_ = lens;
+    }
+  }
+  Dims stateDims = layout == 0 ? Dims{directions, batch_, hidden_} : Dims{batch_, directions, hidden_};
+  EMBER_TRY(initialH_, optionalInput(5, stateDims, "initial_h"));
+  if (cell_ == Cell::Lstm) {
+    EMBER_TRY(initialC_, optionalInput(6, stateDims, "initial_c"));
+    EMBER_TRY(peephole_, optionalInput(7, {directions, 3 * hidden_}, "P"));
+  }
+  if (layout == 1) {
+    for (std::optional<Value>* state : {&initialH_, &initialC_})
+      if (*state) {
+        EMBER_TRY(**state, b_.transpose(**state, {1, 0, 2}, "state_dir_major"));
+      }
+  }
+
+  for (int64_t d = 0; d < directions; ++d)
+    EMBER_RETURN_IF_ERROR(runDirection(d, direction == "reverse" || d == 1));
+
+  auto joined = [&](const std::vector<Value>& parts, int64_t axis,
+                    const std::string& step) -> Expected<Value> {
+    if (parts.size() == 1) return parts[0];
+    return b_.emit(OpKind::Concat, parts, Attributes{{"axis", axis}}, step);
+  };
+  EMBER_TRY(Value y, joined(yPerDirection_, 1, "y"));
+  EMBER_TRY(Value yh, joined(hPerDirection_, 0, "y_h"));
+  EMBER_TRY(Value yc, joined(cPerDirection_, 0, "y_c"));
+  if (layout == 1) {
+    EMBER_TRY(y, b_.transpose(y, {2, 0, 1, 3}, "y_batch_major"));
+    EMBER_TRY(yh, b_.transpose(yh, {1, 0, 2}, "y_h_batch_major"));
+    EMBER_TRY(yc, b_.transpose(yc, {1, 0, 2}, "y_c_batch_major"));
+  }
+  EMBER_RETURN_IF_ERROR(b_.setOutput(0, y));
+  EMBER_RETURN_IF_ERROR(b_.setOutput(1, yh));
+  if (cell_ == Cell::Lstm) return b_.setOutput(2, yc);
+  return Error::success();
+}
+
+OpHandler recurrent(Cell cell) {
+  return [cell](NodeBuilder& b) -> Error { return Unroller(b, cell).run(); };
+}
+
+}  // namespace
+
+void registerRecurrentOps(OpTable& t) {
+  t["RNN"] = recurrent(Cell::Rnn);
+  t["GRU"] = recurrent(Cell::Gru);
+  t["LSTM"] = recurrent(Cell::Lstm);
+}
+
+}  // namespace ember::onnx_import
