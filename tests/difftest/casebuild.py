@@ -222,9 +222,11 @@ def build_onnx(res):
     return model
 
 
-# Ops ONNX Runtime's CPU provider has no double kernel for: in the f64
-# model they stay f32 between Casts (one f32 rounding of that op's own
-# result; the amplification downstream is still measured in f64).
+# Ops ONNX Runtime's CPU provider has no double kernel for. In the f64 model
+# the elementwise ones and InstanceNormalization are rewritten as double
+# primitives (_DoubleExpander); the rest (Conv, pools, Resize, Erf, Asin,
+# ...) stay f32 between Casts: one f32 rounding of that op's own result, whose
+# amplification downstream is still measured in f64.
 NO_DOUBLE = {"Conv", "ConvTranspose", "AveragePool", "Clip", "HardSigmoid", "ThresholdedRelu", "LeakyRelu", "PRelu",
              "Mean", "Softsign", "Softplus", "InstanceNormalization", "Elu", "Sinh", "Cosh", "Erf", "Selu", "Tan",
              "GlobalMaxPool", "GlobalAveragePool", "Celu", "Resize", "Shrink", "HardSwish", "OneHot", "Asin", "Acos",
@@ -232,6 +234,100 @@ NO_DOUBLE = {"Conv", "ConvTranspose", "AveragePool", "Clip", "HardSigmoid", "Thr
 # Inputs from this index on are not cast (Resize: roi, scales stay f32
 # initializers, sizes is int64; OneHot: indices and depth are integers).
 FLOAT_INPUTS = {"Resize": 1, "OneHot": 0}
+
+
+class _DoubleExpander:
+    """Rewrites an op that ONNX Runtime runs only in f32 as double-capable
+    primitives, so the f64 model computes it in f64 too."""
+
+    def __init__(self, graph, ranks):
+        from onnx import helper, numpy_helper
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.graph, self.ranks, self.count, self.nodes = graph, ranks, 0, []
+
+    def name(self):
+        self.count += 1
+        return f"__f64_{self.count}"
+
+    def op(self, op_type, inputs, out=None, **attrs):
+        out = out or self.name()
+        self.nodes.append(self.helper.make_node(op_type, inputs, [out], **attrs))
+        return out
+
+    def const(self, value, dtype=np.float64):
+        name = self.name()
+        self.graph.initializer.append(self.numpy_helper.from_array(np.array(value, dtype), name))
+        return name
+
+    def expand(self, n):
+        """The nodes computing n in double, or None."""
+        from onnx import helper
+        a = {at.name: helper.get_attribute_value(at) for at in n.attribute}
+        x, y, t = (n.input[0] if n.input else ""), n.output[0], n.op_type
+        op, k = self.op, self.const
+        self.nodes = []
+        if t in ("Cosh", "Sinh"):
+            e, en = op("Exp", [x]), op("Exp", [op("Neg", [x])])
+            op("Mul", [op("Add" if t == "Cosh" else "Sub", [e, en]), k(0.5)], y)
+        elif t == "Tan":
+            op("Div", [op("Sin", [x]), op("Cos", [x])], y)
+        elif t == "Softplus":
+            op("Log", [op("Add", [op("Exp", [x]), k(1.0)])], y)
+        elif t == "Softsign":
+            op("Div", [x, op("Add", [op("Abs", [x]), k(1.0)])], y)
+        elif t in ("Elu", "Selu"):
+            alpha = a.get("alpha", 1.0 if t == "Elu" else 1.67326319217681884765625)
+            neg = op("Mul", [k(alpha), op("Sub", [op("Exp", [x]), k(1.0)])])
+            if t == "Elu":
+                op("Where", [op("Greater", [x, k(0.0)]), x, neg], y)
+            else:
+                gamma = a.get("gamma", 1.05070102214813232421875)
+                op("Mul", [k(gamma), op("Where", [op("Greater", [x, k(0.0)]), x, neg])], y)
+        elif t == "Celu":
+            alpha = a.get("alpha", 1.0)
+            neg = op("Mul", [k(alpha), op("Sub", [op("Exp", [op("Div", [x, k(alpha)])]), k(1.0)])])
+            op("Add", [op("Max", [x, k(0.0)]), op("Min", [neg, k(0.0)])], y)
+        elif t in ("HardSigmoid", "HardSwish"):
+            alpha, beta = (a.get("alpha", 0.2), a.get("beta", 0.5)) if t == "HardSigmoid" else (1 / 6, 0.5)
+            hs = op("Max", [op("Min", [op("Add", [op("Mul", [x, k(alpha)]), k(beta)]), k(1.0)]), k(0.0)])
+            op("Mul", [x, hs], y) if t == "HardSwish" else op("Identity", [hs], y)
+        elif t == "LeakyRelu":
+            op("Where", [op("Less", [x, k(0.0)]), op("Mul", [x, k(a.get("alpha", 0.01))]), x], y)
+        elif t == "PRelu":
+            op("Where", [op("Less", [x, k(0.0)]), op("Mul", [x, n.input[1]]), x], y)
+        elif t == "ThresholdedRelu":
+            op("Where", [op("Greater", [x, k(a.get("alpha", 1.0))]), x, k(0.0)], y)
+        elif t == "Shrink":
+            lam, bias = a.get("lambd", 0.5), a.get("bias", 0.0)
+            inner = op("Where", [op("Greater", [x, k(lam)]), op("Sub", [x, k(bias)]), k(0.0)])
+            op("Where", [op("Less", [x, k(-lam)]), op("Add", [x, k(bias)]), inner], y)
+        elif t == "Clip":
+            lo = (n.input[1] if len(n.input) > 1 and n.input[1] else None) if "min" not in a else k(a["min"])
+            hi = (n.input[2] if len(n.input) > 2 and n.input[2] else None) if "max" not in a else k(a["max"])
+            v = op("Max", [x, lo]) if lo else x
+            v = op("Min", [v, hi]) if hi else v
+            op("Identity", [v], y)
+        elif t == "Mean":
+            op("Div", [op("Sum", list(n.input)), k(float(len(n.input)))], y)
+        elif t in ("Asinh", "Acosh"):
+            r = op("Sqrt", [op("Add" if t == "Asinh" else "Sub", [op("Mul", [x, x]), k(1.0)])])
+            op("Log", [op("Add", [x, r])], y)
+        elif t == "Atanh":
+            q = op("Div", [op("Add", [k(1.0), x]), op("Sub", [k(1.0), x])])
+            op("Mul", [k(0.5), op("Log", [q])], y)
+        elif t == "InstanceNormalization" and x in self.ranks:
+            rank = self.ranks[x]
+            axes = list(range(2, rank))
+            mean = op("ReduceMean", [x], axes=axes, keepdims=1)
+            d = op("Sub", [x, mean])
+            var = op("ReduceMean", [op("Mul", [d, d])], axes=axes, keepdims=1)
+            norm = op("Div", [d, op("Sqrt", [op("Add", [var, k(a.get("epsilon", 1e-5))])])])
+            shape = k([-1] + [1] * (rank - 2), np.int64)
+            scaled = op("Mul", [norm, op("Reshape", [n.input[1], shape])])
+            op("Add", [scaled, op("Reshape", [n.input[2], shape])], y)
+        else:
+            return None
+        return self.nodes
 
 
 def to_double(model):
@@ -252,10 +348,21 @@ def to_double(model):
                 a.i = TensorProto.DOUBLE
             if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
                 a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float64)))
+    import onnx
+    try:
+        infos = list(onnx.shape_inference.infer_shapes(model).graph.value_info)
+    except Exception:  # onnx 1.12 disagrees on a ceil_mode pool shape: no ranks, InstanceNorm stays f32
+        infos = []
+    ranks = {vi.name: len(vi.type.tensor_type.shape.dim) for vi in infos + list(model.graph.input)}
+    expander = _DoubleExpander(g, ranks)
     nodes = []
     for n in g.node:
         if n.op_type not in NO_DOUBLE:
             nodes.append(n)
+            continue
+        expanded = expander.expand(n)
+        if expanded is not None:
+            nodes.extend(expanded)
             continue
         for k, name in enumerate(n.input):
             if name and k < FLOAT_INPUTS.get(n.op_type, 99):
