@@ -15,12 +15,15 @@ namespace ember::kernels {
 namespace {
 
 /// Input coordinate of output index x on an axis resized from `in` to `out`
-/// elements with scale `scale` (out / in unless given).
-double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale) {
+/// elements with scale `scale` (out / in unless given). As in ONNX's
+/// reference, align_corners spans the unrounded resized length in * scale
+/// when scales are given.
+double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale,
+                          double resizedLength) {
   double xr = double(x);
   if (mode == "half_pixel") return (xr + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return out == 1 ? 0.0 : xr * double(in - 1) / double(out - 1);
+  if (mode == "align_corners") return resizedLength == 1 ? 0.0 : xr * double(in - 1) / (resizedLength - 1);
   if (mode == "asymmetric") return xr / scale;
   assert(mode == "tf_half_pixel_for_nn");
   return (xr + 0.5) / scale;
@@ -47,7 +50,8 @@ struct AxisMapping {
 
   double coordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
     double scale = scales ? (*scales)[axis] : double(out) / double(in);
-    double c = originalCoordinate(transform, x, in, out, scale);
+    double resizedLength = scales ? double(in) * scale : double(out);
+    double c = originalCoordinate(transform, x, in, out, scale, resizedLength);
     // Keep huge or NaN coordinates (absurd scales) away from the integer casts.
     if (!(c > 0)) return 0;
     return std::min(c, double(in - 1));
