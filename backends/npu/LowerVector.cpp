@@ -454,7 +454,8 @@ Expected<LayerInfo> lowerRequantize(CompileContext& ctx, const Instruction& inst
 Expected<LayerInfo> lowerLookup(CompileContext& ctx, const Instruction& inst) {
   const Type& in = operandValue(ctx, inst, 1).type;
   Step first;
-  auto table = loadConstant(ctx, inst, "table", ctx.addressOf(inst.operands[2].value), 256, first);
+  auto table = loadConstant(ctx, inst, "table", ctx.addressOf(inst.operands[2].value),
+                            int64_t(npu::isa::kLutTableBytes), first);
   if (!table) return table.error();
   const int64_t tile = tileBytes(ctx.config(), 2);
   auto inSlots = allocSlots(ctx, inst, "input", 2, tile, 0);
@@ -491,10 +492,10 @@ Expected<LayerInfo> lowerDataMovement(CompileContext& ctx, const Instruction& in
   const Type& out = operandValue(ctx, inst, 0).type;
   const int64_t tile = tileBytes(ctx.config(), 2);
   Step first;
-  std::array<uint8_t, 256> identity;
-  for (int i = 0; i < 256; ++i) identity[size_t(i)] = uint8_t(int8_t(i - 128));
+  std::array<uint8_t, npu::isa::kLutTableBytes> identity;  // indexed by the int8 input + 128
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = uint8_t(int8_t(int(i) - 128));
   const uint64_t tableDram = ctx.addWeights(identity.data(), identity.size());
-  auto table = loadConstant(ctx, inst, "identity", tableDram, 256, first);
+  auto table = loadConstant(ctx, inst, "identity", tableDram, int64_t(npu::isa::kLutTableBytes), first);
   if (!table) return table.error();
   auto inSlots = allocSlots(ctx, inst, "input", 2, tile, 0);
   if (!inSlots) return inSlots.error();

@@ -137,8 +137,8 @@ void vclip(const isa::Instruction& in, int32_t* acc) {
 }
 
 void lut(const isa::Instruction& in, int8_t* spad) {
-  int8_t table[256];
-  std::memcpy(table, spad + in[Field::LutAddr], 256);
+  int8_t table[isa::kLutTableBytes];
+  std::memcpy(table, spad + in[Field::LutAddr], isa::kLutTableBytes);
   for (int64_t i = 0; i < in[Field::Rows]; ++i) {
     const int8_t* src = spad + in[Field::Src] + i * in[Field::SrcStride];
     int8_t* dst = spad + in[Field::Dst] + i * in[Field::DstStride];

@@ -646,11 +646,11 @@ class NpuTop : public sc_module {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, 256));
+        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, int64_t(isa::kLutTableBytes)));
         end = vectorRows(rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
         functional::lut(in, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
-        s.scratchpadReadBytes += uint64_t(rows * cols + 256);
+        s.scratchpadReadBytes += uint64_t(rows * cols) + isa::kLutTableBytes;
         s.scratchpadWriteBytes += uint64_t(rows * cols);
         break;
       }

@@ -256,7 +256,7 @@ size_t footprints(const Instruction& in, std::array<Footprint, 4>& out) {
       break;
     case Opcode::Lut:
       add("src", false, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
-      add("table", false, false, in[Field::LutAddr], 1, 256, 0);
+      add("table", false, false, in[Field::LutAddr], 1, int64_t(isa::kLutTableBytes), 0);
       add("dst", false, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
       break;
     case Opcode::Pool: {

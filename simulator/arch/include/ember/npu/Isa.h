@@ -58,15 +58,16 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                 \
-  X(Mem)                                                                                                    \
-  X(DramAddr)                                                                                               \
-  X(SramAddr) X(XSize) X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) \
-      X(PadLeft) X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(M) X(K) X(N) X(InpAddr) X(WgtAddr)      \
-          X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols)           \
-              X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi)       \
-                  X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH)          \
-                      X(StrideW) X(OutH) X(OutW) X(Channels) X(QueueSel)
+#define EMBER_NPU_FIELDS(X)                                                                                \
+  X(Mem)                                                                                                   \
+  X(DramAddr)                                                                                              \
+  X(SramAddr)                                                                                              \
+  X(XSize) X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) \
+      X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr)     \
+          X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride)        \
+              X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32)   \
+                  X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH)      \
+                      X(OutW) X(Channels) X(QueueSel)
 
 enum class Field : uint8_t {
 #define EMBER_NPU_FIELD_ENUM(name) name,
@@ -150,6 +151,9 @@ constexpr int64_t fieldMax(const FieldLayout& layout) {
   if (layout.kind == FieldKind::Memory || layout.kind == FieldKind::PoolMode) return 1;
   return layout.width >= 63 ? INT64_MAX : (int64_t(1) << layout.width) - 1;
 }
+
+/// The lookup table Lut reads from the scratchpad: one int8 per int8 input.
+inline constexpr size_t kLutTableBytes = 256;
 
 /// Layout of the 32-byte parameter record that EAdd reads from the scratchpad
 /// (little-endian): int32 multiplier_a, shift_a, multiplier_b, shift_b,

@@ -132,10 +132,10 @@ inline VectorTiming vclip(const NpuConfig& c, uint64_t rows, uint64_t cols) {
   using namespace detail;
   return vectorRows(c, rows, std::max(lanes(c, cols), accPort(c, 4 * cols)));
 }
-/// The 256-byte table is read first, then the lookups.
+/// The table (isa::kLutTableBytes) is read first, then the lookups.
 inline VectorTiming lut(const NpuConfig& c, uint64_t rows, uint64_t cols) {
   using namespace detail;
-  return vectorRows(c, rows, std::max(lanes(c, cols), bank(c, cols)), bank(c, 256));
+  return vectorRows(c, rows, std::max(lanes(c, cols), bank(c, cols)), bank(c, isa::kLutTableBytes));
 }
 /// The parameter record is read first, then the a, b and dst streams.
 inline VectorTiming eadd(const NpuConfig& c, uint64_t rows, uint64_t cols) {
