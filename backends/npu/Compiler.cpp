@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "CompileContext.h"
+#include "IsaLimits.h"
 #include "Lowering.h"
 #include "ember/npu/ProgramCheck.h"
 
@@ -22,6 +23,13 @@ bool constantParameters(const NodeInfo& info) {
   return info.isConstantInput(1) && info.isConstantInput(2) && info.isConstantInput(3);
 }
 
+/// Whether every value of the per-axis attribute `name` is 1 (or it is absent).
+bool unitOrAbsent(const Attributes& attrs, std::string_view name) {
+  for (int64_t v : attrs.getInts(name, {}))
+    if (v != 1) return false;
+  return true;
+}
+
 }  // namespace
 
 bool npuSupports(const NodeInfo& info) {
@@ -38,7 +46,15 @@ bool npuSupports(const NodeInfo& info) {
       // The weights are one [K, N] matrix (no batch of right operands).
       return in[1].rank() >= 2 && in[1].numElements() == in[1].dims[in[1].rank() - 2] * in[1].dims.back();
     }
-    case OpKind::MaxPool:
+    case OpKind::MaxPool: {
+      // The pooling unit has no dilation, and its window and stride fields are bounded.
+      if (!unitOrAbsent(info.attributes, "dilations")) return false;
+      for (int64_t k : info.attributes.getInts("kernel", {}))
+        if (k > limits::kPoolWindow) return false;
+      for (int64_t s : info.attributes.getInts("strides", {}))
+        if (s > limits::kPoolStride) return false;
+      return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
+    }
     case OpKind::QuantizedAvgPool:
       return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
     case OpKind::QuantizedAdd:
@@ -47,8 +63,12 @@ bool npuSupports(const NodeInfo& info) {
       return in.size() == 2 && isI8(in[0]) && isI8(in[1]);
     case OpKind::Requantize:
       return in.size() == 1 && isI8(in[0]) && requantizeSupported(in[0], out[0]);
-    case OpKind::Transpose:
     case OpKind::Slice:
+      // The DMA's strides are unsigned: no reversed slices.
+      for (int64_t step : info.attributes.getInts("steps", {}))
+        if (step < 1) return false;
+      return allI8(in);
+    case OpKind::Transpose:
     case OpKind::Concat:
     case OpKind::Reshape:
     case OpKind::Copy:
@@ -164,6 +184,7 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     auto s = symbolOf(ctx, id, npu::Symbol::Direction::Output);
     if (!s) return s.error();
     bundle.symbols.push_back(*s);
+    result.outputDims[s->name] = ir.value(id).type.dims;
   }
   bundle.weightsOffset = ctx.weightsOffset();
   bundle.weights = ctx.weightImage();

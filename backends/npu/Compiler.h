@@ -2,6 +2,7 @@
 // the static program checks (tokens, SRAM races, allocation) on the result.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "ember/Backend.h"
@@ -15,6 +16,9 @@ struct CompiledProgram {
   npu::Bundle bundle;
   std::vector<LayerReport> layers;  ///< compile-time fields, one per bundle layer
   uint64_t sramPeakBytes = 0;
+  /// The IR's output dims by name: a bundle symbol has rank >= 1, so a scalar
+  /// output is stored as [1] and restored from here.
+  std::map<std::string, Dims> outputDims;
 };
 
 /// Whether the NPU runs `info` natively (Backend::supports).

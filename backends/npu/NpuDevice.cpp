@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,7 +19,9 @@ namespace {
 class NpuFunction final : public CompiledFunction {
  public:
   NpuFunction(CompiledProgram program, npu::NpuConfig config)
-      : bundle_(std::move(program.bundle)), config_(std::move(config)) {
+      : bundle_(std::move(program.bundle)),
+        config_(std::move(config)),
+        outputDims_(std::move(program.outputDims)) {
     report_.layers = std::move(program.layers);
     report_.peakMacsPerCycle = uint64_t(config_.rows * config_.cols);
     report_.sramPeakBytes = program.sramPeakBytes;
@@ -41,7 +44,9 @@ class NpuFunction final : public CompiledFunction {
     const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (const npu::Symbol& s : bundle_.symbols) {
       if (s.direction != npu::Symbol::Direction::Output) continue;
-      Tensor out(Type(ElemKind::Int8Q, s.shape, s.scale, s.zeroPoint));
+      auto dims = outputDims_.find(s.name);
+      Tensor out(Type(ElemKind::Int8Q, dims != outputDims_.end() ? dims->second : Dims(s.shape), s.scale,
+                      s.zeroPoint));
       std::memcpy(out.data(), dram.bytes.data() + s.dramOffset, s.sizeInBytes());
       context.setOutput(s.name, std::move(out));
     }
@@ -91,6 +96,7 @@ class NpuFunction final : public CompiledFunction {
 
   npu::Bundle bundle_;
   npu::NpuConfig config_;
+  std::map<std::string, Dims> outputDims_;
   DeviceReport report_;
   std::optional<npu::SimStats> lastStats_;
 };

@@ -12,7 +12,13 @@ using npu::isa::Queue;
 
 void ProgramBuilder::beginLayer(const std::string& name) {
   assert(steps_.empty());
-  layers_.push_back(name);
+  // Layer names key the bundle's layer table and the per-layer statistics, so
+  // they must be unique; instructions of one node (a Concat's copies, a copy
+  // into an output) share the node's name.
+  std::string unique = name;
+  for (int k = 2; std::find(layers_.begin(), layers_.end(), unique) != layers_.end(); ++k)
+    unique = name + "." + std::to_string(k);
+  layers_.push_back(unique);
   tag_ = uint16_t(layers_.size());
 }
 

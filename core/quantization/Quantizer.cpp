@@ -627,8 +627,8 @@ Error Quantizer::run() {
 
   Type probe(ElemKind::F32, {1});
   Type probeQ(ElemKind::Int8Q, {1}, 1.0f, 0);
-  bool canConvert = backend_.supports(NodeInfo{OpKind::Quantize, {probe}, {probeQ}, {false}}) &&
-                    backend_.supports(NodeInfo{OpKind::Dequantize, {probeQ}, {probe}, {false}});
+  bool canConvert = backend_.supports(NodeInfo{OpKind::Quantize, {probe}, {probeQ}, {false}, {}}) &&
+                    backend_.supports(NodeInfo{OpKind::Dequantize, {probeQ}, {probe}, {false}, {}});
   uses_ = f_.computeUses();
   for (const auto& [name, v] : f_.outputs()) outputs_.insert(v.node);
   for (Node* node : order) {

@@ -6,7 +6,7 @@
 namespace ember {
 
 NodeInfo NodeInfo::of(const Node& node) {
-  NodeInfo info{node.kind(), {}, node.resultTypes(), {}};
+  NodeInfo info{node.kind(), {}, node.resultTypes(), {}, node.attrs()};
   for (const NodeValue& v : node.inputs()) {
     info.inputTypes.push_back(v.type());
     info.constantInputs.push_back(v.node->isConstant());

@@ -145,7 +145,7 @@ class ToyBackend final : public Backend {
     // bad pipeline is an error naming the instruction rather than a crash.
     for (const Instruction& inst : ir.instructions()) {
       if (opInfo(inst.kind).category != OpCategory::Primitive) continue;
-      NodeInfo info{inst.kind, {}, {}, {}};
+      NodeInfo info{inst.kind, {}, {}, {}, inst.attrs};
       for (const Operand& op : inst.operands)
         (op.access == Access::In ? info.inputTypes : info.resultTypes).push_back(ir.value(op.value).type);
       if (!supports(info))

@@ -412,16 +412,16 @@ TEST(NpuBackendSupports, RejectsFloatAndZeroPointRhs) {
   auto backend = BackendRegistry::global().create("npu");
   ASSERT_TRUE(bool(backend));
   Type f32(ElemKind::F32, {1, 4});
-  EXPECT_FALSE((*backend)->supports(NodeInfo{OpKind::Add, {f32, f32}, {f32}, {false, false}}));
+  EXPECT_FALSE((*backend)->supports(NodeInfo{OpKind::Add, {f32, f32}, {f32}, {false, false}, {}}));
   Type lhs(ElemKind::Int8Q, {4, 8}, 0.1f, 3), rhs(ElemKind::Int8Q, {8, 4}, 0.1f, 5),
       out(ElemKind::Int8Q, {4, 4}, 0.1f, 0);
   Type bias(ElemKind::Int32Q, {4}, 0.01f, 0), scales(ElemKind::F32, {4});
   const std::vector<bool> constantWeights{false, true, true, true};
   EXPECT_FALSE((*backend)->supports(
-      NodeInfo{OpKind::QuantizedMatMul, {lhs, rhs, bias, scales}, {out}, constantWeights}));
+      NodeInfo{OpKind::QuantizedMatMul, {lhs, rhs, bias, scales}, {out}, constantWeights, {}}));
   rhs.offset = 0;
   EXPECT_TRUE((*backend)->supports(
-      NodeInfo{OpKind::QuantizedMatMul, {lhs, rhs, bias, scales}, {out}, constantWeights}));
+      NodeInfo{OpKind::QuantizedMatMul, {lhs, rhs, bias, scales}, {out}, constantWeights, {}}));
 }
 
 // compile() folds weights, bias and scales into the weight image, so a claimed
@@ -435,7 +435,7 @@ TEST(NpuBackendSupports, RejectsNonConstantWeights) {
   Type bias(ElemKind::Int32Q, {4}, 0.01f, 0), scales(ElemKind::F32, {4});
   const auto matmul = [&](std::vector<bool> constants) {
     return (*backend)->supports(
-        NodeInfo{OpKind::QuantizedMatMul, {lhs, rhs, bias, scales}, {out}, std::move(constants)});
+        NodeInfo{OpKind::QuantizedMatMul, {lhs, rhs, bias, scales}, {out}, std::move(constants), {}});
   };
   EXPECT_TRUE(matmul({false, true, true, true}));
   EXPECT_FALSE(matmul({false, false, true, true}));  // activation rhs (attention's Q.K^T)
@@ -444,9 +444,36 @@ TEST(NpuBackendSupports, RejectsNonConstantWeights) {
   Type x(ElemKind::Int8Q, {1, 4, 4, 8}, 0.1f, 3), filter(ElemKind::Int8Q, {4, 1, 1, 8}, 0.1f, 0),
       y(ElemKind::Int8Q, {1, 4, 4, 4}, 0.1f, 0);
   EXPECT_TRUE((*backend)->supports(
-      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, true, true, true}}));
+      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, true, true, true}, {}}));
   EXPECT_FALSE((*backend)->supports(
-      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, false, true, true}}));
+      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, false, true, true}, {}}));
+}
+
+// supports() sees the attributes and declines what the compiler cannot lower,
+// so the partitioner places it on the fallback instead of compile() failing.
+TEST(NpuBackendSupports, DeclinesAttributeVariantsTheCompilerRefuses) {
+  registerBuiltinBackends();
+  auto backend = BackendRegistry::global().create("npu");
+  ASSERT_TRUE(bool(backend));
+  Type x(ElemKind::Int8Q, {1, 8, 8, 4}, 0.1f, 0), pooled(ElemKind::Int8Q, {1, 4, 4, 4}, 0.1f, 0);
+  const auto maxPool = [&](std::vector<int64_t> dilations, int64_t kernel) {
+    Attributes attrs{{"kernel", std::vector<int64_t>{kernel, kernel}},
+                     {"strides", std::vector<int64_t>{2, 2}},
+                     {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                     {"dilations", std::move(dilations)}};
+    return (*backend)->supports(NodeInfo{OpKind::MaxPool, {x}, {pooled}, {false}, attrs});
+  };
+  EXPECT_TRUE(maxPool({1, 1}, 2));
+  EXPECT_FALSE(maxPool({2, 2}, 2));
+  EXPECT_FALSE(maxPool({1, 1}, 1000));  // beyond the pooling window field
+  const auto slice = [&](int64_t step) {
+    Attributes attrs{{"starts", std::vector<int64_t>{0, 7, 0, 0}},
+                     {"ends", std::vector<int64_t>{1, 8, 8, 4}},
+                     {"steps", std::vector<int64_t>{1, step, 1, 1}}};
+    return (*backend)->supports(NodeInfo{OpKind::Slice, {x}, {x}, {false}, attrs});
+  };
+  EXPECT_TRUE(slice(1));
+  EXPECT_FALSE(slice(-1));
 }
 
 // A matmul whose right operand is an activation runs on the fallback; the rest

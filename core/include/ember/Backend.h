@@ -25,6 +25,9 @@ struct NodeInfo {
   std::vector<Type> inputTypes;
   std::vector<Type> resultTypes;
   std::vector<bool> constantInputs;  ///< one per input; empty means unknown
+  /// The node's attributes (strides, dilations, perm...), so a backend can
+  /// decline a variant it does not run; empty when unknown.
+  Attributes attributes;
 
   bool isConstantInput(size_t i) const { return i < constantInputs.size() && constantInputs[i]; }
 

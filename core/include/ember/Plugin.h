@@ -8,7 +8,7 @@
 #include "ember/Backend.h"
 
 /// Bumped whenever the Backend interface or this descriptor changes.
-#define EMBER_PLUGIN_ABI_VERSION 2
+#define EMBER_PLUGIN_ABI_VERSION 3
 
 extern "C" {
 /// What a backend plugin exports. A shared library exports the C function
