@@ -1,12 +1,12 @@
 // ember sim: runs an NPU bundle (or an assembly file) on the SystemC simulator
 // (docs/cli.md, docs/npu/architecture.md).
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <random>
 
 #include "Commands.h"
+#include "ModelIO.h"
 #include "Options.h"
 #include "Tool.h"
 #include "ember/Npy.h"
@@ -98,10 +98,10 @@ Error fillInputs(const Bundle& bundle, const std::map<std::string, std::string>&
   return makeError("missing inputs (give --input NAME=FILE.npy or --random-inputs): ", list);
 }
 
-/// Writes each output symbol as DIR/<name>.npy.
-Error writeOutputs(const Bundle& bundle, const DramImage& dram, const std::string& outputDir) {
-  std::error_code ec;
-  std::filesystem::create_directories(outputDir, ec);
+/// Writes each output symbol as DIR/<name>.npy (ModelIO's writer, as `ember run`).
+Error writeOutputSymbols(const Bundle& bundle, const DramImage& dram, const std::string& outputDir) {
+  Signature outputs;
+  ExecutionContext context;
   for (const auto& s : bundle.symbols) {
     if (s.direction != Symbol::Direction::Output) continue;
     const ElemKind kind = s.type == SymbolType::I8   ? ElemKind::Int8Q
@@ -114,11 +114,11 @@ Error writeOutputs(const Bundle& bundle, const DramImage& dram, const std::strin
     }
     Tensor tensor(type);
     std::memcpy(tensor.data(), dram.bytes.data() + s.dramOffset, s.sizeInBytes());
-    const std::string path =
-        (std::filesystem::path(outputDir) / (sanitizeFileName(s.name) + ".npy")).string();
-    EMBER_RETURN_IF_ERROR(writeNpy(path, tensor));
+    outputs.emplace_back(s.name, type);
+    context.setOutput(s.name, std::move(tensor));
   }
-  return Error::success();
+  auto written = cli::writeOutputs(outputDir, outputs, context);
+  return written ? Error::success() : written.error();
 }
 
 }  // namespace
@@ -190,7 +190,7 @@ int simCommand(const std::vector<std::string>& args) {
   if (!stats) return fail(bundlePath + ": " + stats.error().message());
 
   if (!outputDir.empty())
-    if (Error e = writeOutputs(*bundle, dram, outputDir)) return fail(e.message());
+    if (Error e = writeOutputSymbols(*bundle, dram, outputDir)) return fail(e.message());
   if (!statsPath.empty())
     if (Error e = writeTextFile(statsPath, statsToJson(*stats, *bundle, perInstruction)))
       return fail(e.message());
