@@ -56,6 +56,9 @@ bool sliceToView(IRFunction& ir) {
     return isLifetimeMarker(i) &&
            ir.value(i.operands[0].value).kind == ValueKind::View;
   });
+  // Reads through the new views are reads of their base: its dealloc moves
+  // after them, so the IR stays valid without lifetime-tightening.
+  insertDeallocs(ir);
   return true;
 }
 

@@ -189,6 +189,8 @@ class CaseChecker {
         if (!options_.onlyCheck.empty() && options_.onlyCheck != check) continue;
         ember::CompileOptions compileOptions;
         compileOptions.disabledPasses = {pass};
+        // Every pass must leave a valid graph and IR on its own, whichever ran before it.
+        compileOptions.verifyEachPass = true;
         auto run = runCheck(check, "reference", compileOptions);
         // A pass may reorder f32 arithmetic (BatchNorm folding): the output may
         // then move by the rounding noise the oracle itself showed.
