@@ -141,9 +141,30 @@ NodeValue hardSigmoid(Builder& b, NodeValue x, double alpha, double beta) {
                 1.0, "hard_sigmoid");
 }
 
-/// alpha * (exp(x) - 1), the negative branch of Elu and Selu.
+/// log(1 + y) for y >= 0, accurate when y is tiny (as log1p): u = 1 + y
+/// rounds y away, and log(u) * y / (u - 1) undoes that rounding (Goldberg,
+/// "What every computer scientist should know about floating-point", 1991).
+NodeValue logOnePlus(Builder& b, NodeValue y) {
+  NodeValue one = b.scalar(1.0, "one");
+  NodeValue u = b.add(y, one, "u");
+  NodeValue uMinusOne = b.sub(u, one, "u_minus_one");
+  NodeValue corrected = b.div(b.mul(b.unary(OpKind::Log, u, "log_u"), y, "log_u_y"), uMinusOne, "log1p");
+  NodeValue roundedAway = b.op(OpKind::Equal, "rounded_away", {uMinusOne, b.scalar(0.0, "zero")});
+  return b.select(roundedAway, y, corrected, "log1p_or_y");
+}
+
+/// alpha * (exp(x) - 1), the negative branch of Elu and Selu, accurate near 0
+/// (as expm1, Kahan's form): (u - 1) * x / log(u) with u = exp(x); x itself
+/// where u rounds to 1, and -1 where u underflows to 0.
 NodeValue expMinusOne(Builder& b, NodeValue x, double alpha) {
-  NodeValue em1 = b.sub(b.unary(OpKind::Exp, x, "exp"), b.scalar(1.0, "one"), "expm1");
+  NodeValue one = b.scalar(1.0, "one");
+  NodeValue u = b.unary(OpKind::Exp, x, "exp");
+  NodeValue uMinusOne = b.sub(u, one, "u_minus_one");
+  NodeValue corrected = b.div(b.mul(uMinusOne, x, "scaled"), b.unary(OpKind::Log, u, "log_u"), "expm1");
+  NodeValue nearZero = b.op(OpKind::Equal, "near_zero", {u, one});
+  NodeValue underflow = b.op(OpKind::Equal, "underflow", {u, b.scalar(0.0, "zero")});
+  NodeValue em1 =
+      b.select(nearZero, x, b.select(underflow, uMinusOne, corrected, "expm1_or_minus_one"), "expm1_or_x");
   return b.mul(em1, b.scalar(alpha, "alpha"), "negative");
 }
 
@@ -399,8 +420,7 @@ NodeValue lowerNode(Builder& b, const Node& node) {
       // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), which never overflows.
       NodeValue tail =
           b.unary(OpKind::Exp, b.unary(OpKind::Neg, b.unary(OpKind::Abs, x, "abs"), "neg_abs"), "exp");
-      NodeValue log = b.unary(OpKind::Log, b.add(tail, b.scalar(1.0, "one"), "one_plus"), "log");
-      return b.add(b.unary(OpKind::Relu, x, "relu"), log, "softplus");
+      return b.add(b.unary(OpKind::Relu, x, "relu"), logOnePlus(b, tail), "softplus");
     }
     case OpKind::HardSigmoid:
       return hardSigmoid(b, x, attrs.getFloat("alpha"), attrs.getFloat("beta"));
