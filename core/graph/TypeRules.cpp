@@ -449,6 +449,16 @@ static Result inferMatMul(Types in, const Attributes&) {
   return single(Type(in[0].kind, std::move(dims)));
 }
 
+static Result inferDet(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::Det;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  const Dims& d = in[0].dims;
+  if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2])
+    return makeError("Det: input must be [..., M, M], got ", in[0].str());
+  return single(in[0].withDims(Dims(d.begin(), d.end() - 2)));
+}
+
 static Result inferConv(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Conv;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
@@ -886,10 +896,10 @@ static Result inferResize(Types in, const Attributes& attrs) {
   const Type& input = in[0];
   if (mode == "nearest") {
     EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kNumericKinds | kBoolKinds));
-  } else if (mode == "linear") {
+  } else if (mode == "linear" || mode == "cubic") {
     EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
   } else {
-    return makeError("Resize: unknown mode '", mode, "' (expected nearest or linear)");
+    return makeError("Resize: unknown mode '", mode, "' (expected nearest, linear or cubic)");
   }
   static constexpr std::array<std::string_view, 5> kTransforms = {
       "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};

@@ -431,6 +431,7 @@ void registerMathOps(OpTable& t) {
   t["IsNaN"] = direct(OpKind::IsNaN);
   t["IsInf"] = importIsInf;
   t["Mod"] = importMod;
+  t["Det"] = direct(OpKind::Det);
   t["Clip"] = importClip;
   t["Cast"] = importCast;
   t["CastLike"] = importCastLike;

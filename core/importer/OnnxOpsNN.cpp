@@ -434,7 +434,8 @@ Error importResize(NodeBuilder& b) {
 
   EMBER_TRY(std::string mode, b.attrString("mode", "nearest"));
   if (mode == "bilinear") mode = "linear";
-  if (mode != "nearest" && mode != "linear") return makeError("unsupported mode '", mode, "'");
+  if (mode != "nearest" && mode != "linear" && !(mode == "cubic" && !legacy))
+    return makeError("unsupported mode '", mode, "'");
   std::string transform = "asymmetric", nearestMode = "floor";
   if (!legacy) {
     EMBER_TRY(transform, b.attrString("coordinate_transformation_mode", "half_pixel"));
@@ -486,6 +487,12 @@ Error importResize(NodeBuilder& b) {
   attrs.set("mode", mode);
   attrs.set("coordinate_transformation_mode", transform);
   attrs.set("nearest_mode", nearestMode);
+  if (mode == "cubic") {
+    EMBER_TRY(double a, b.attrFloat("cubic_coeff_a", -0.75));
+    EMBER_TRY(int64_t excludeOutside, b.attrInt("exclude_outside", 0));
+    attrs.set("cubic_coeff_a", a);
+    attrs.set("exclude_outside", int64_t(excludeOutside != 0));
+  }
   EMBER_TRY(Value out, b.emit(OpKind::Resize, {x}, std::move(attrs)));
   return b.setOutput(0, out);
 }

@@ -28,6 +28,7 @@ Family familyOf(OpKind kind) {
     case OpKind::MatMul:
     case OpKind::Conv:
     case OpKind::ConvTranspose:
+    case OpKind::Det:
       return Family::LinearAlgebra;
     case OpKind::MaxPool:
     case OpKind::AvgPool:
@@ -164,7 +165,7 @@ bool kindsSupported(OpKind kind, std::span<const Type> inputs, std::span<const T
   return true;
 }
 
-/// Linear Resize interpolates f32 only; nearest moves elements of any kind.
+/// Linear and cubic Resize interpolate f32 only; nearest moves elements of any kind.
 bool resizeSupported(const Attributes& attrs, const Type& input) {
   return attrs.getString("mode", "nearest") == "nearest" || input.kind == ElemKind::F32;
 }

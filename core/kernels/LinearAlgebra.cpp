@@ -4,6 +4,8 @@
 // dependency (output channels / output columns), so that the compiler can
 // vectorise it without reassociating floating-point sums: the results are the
 // same sums, in the same order, on every machine.
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "KernelUtil.h"
@@ -151,6 +153,40 @@ void convTranspose(const Attributes& attrs, Inputs in, const TensorRef& out) {
 
 }  // namespace
 
+/// Determinant of each trailing M x M matrix: Gaussian elimination with
+/// partial pivoting in double.
+void determinants(const ConstTensorRef& in, const TensorRef& out) {
+  const Dims& dims = in.type.dims;
+  const int64_t m = dims.back();
+  const int64_t count = out.numElements();
+  std::vector<double> a(size_t(m * m));
+  for (int64_t k = 0; k < count; ++k) {
+    const float* src = in.as<float>() + k * m * m;
+    for (int64_t i = 0; i < m * m; ++i) a[size_t(i)] = double(src[i]);
+    double det = 1;
+    for (int64_t col = 0; col < m && det != 0; ++col) {
+      int64_t pivot = col;
+      for (int64_t row = col + 1; row < m; ++row)
+        if (std::fabs(a[size_t(row * m + col)]) > std::fabs(a[size_t(pivot * m + col)])) pivot = row;
+      if (a[size_t(pivot * m + col)] == 0) {
+        det = 0;
+        break;
+      }
+      if (pivot != col) {
+        for (int64_t j = 0; j < m; ++j) std::swap(a[size_t(pivot * m + j)], a[size_t(col * m + j)]);
+        det = -det;
+      }
+      const double p = a[size_t(col * m + col)];
+      det *= p;
+      for (int64_t row = col + 1; row < m; ++row) {
+        const double factor = a[size_t(row * m + col)] / p;
+        for (int64_t j = col; j < m; ++j) a[size_t(row * m + j)] -= factor * a[size_t(col * m + j)];
+      }
+    }
+    out.as<float>()[k] = float(det);
+  }
+}
+
 Error runLinearAlgebra(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
   switch (kind) {
     case OpKind::MatMul: {
@@ -163,6 +199,9 @@ Error runLinearAlgebra(OpKind kind, const Attributes& attrs, Inputs in, Outputs 
       return Error::success();
     case OpKind::ConvTranspose:
       convTranspose(attrs, in, out[0]);
+      return Error::success();
+    case OpKind::Det:
+      determinants(in[0], out[0]);
       return Error::success();
     default:
       return makeError(opName(kind), ": not a linear-algebra kernel");

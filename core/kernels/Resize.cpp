@@ -1,10 +1,11 @@
-// Resize (ONNX semantics): nearest and separable linear interpolation on any
-// number of axes.
+// Resize (ONNX semantics): nearest and separable linear and cubic
+// interpolation on any number of axes.
 //
 // Every output coordinate maps to an input coordinate by the coordinate
 // transformation mode; like ONNX's reference implementation, the input is
 // extended by its edge values, i.e. the coordinate is clamped to [0, L-1].
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -38,21 +39,38 @@ int64_t roundNearest(const std::string& mode, double x) {
   return int64_t(frac < 0.5 ? fl : fl + 1);
 }
 
-/// One axis of a linear resize: out[o] = (1 - w[o]) * in[i0[o]] + w[o] * in[i1[o]].
-struct LinearTaps {
-  std::vector<int64_t> i0, i1;
-  std::vector<float> w;
+/// One axis of a separable resize: out[o] = sum_k weight[o][k] * in[index[o][k]]
+/// over `width` taps per output (2 linear, 4 cubic).
+struct Taps {
+  size_t width = 2;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
 };
+
+/// ONNX's cubic convolution weights for the 4 taps around a coordinate with
+/// fractional part `r`, coefficient `a`.
+std::array<double, 4> cubicWeights(double r, double a) {
+  auto outer = [a](double x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };  // 1 < |x| < 2
+  auto inner = [a](double x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };        // |x| <= 1
+  return {outer(r + 1), inner(r), inner(1 - r), outer(2 - r)};
+}
 
 struct AxisMapping {
   std::string transform, nearestMode;
   const std::vector<double>* scales = nullptr;
 
-  double coordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
+  /// The input coordinate, not clamped (cubic taps see past the edges).
+  double rawCoordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
     double scale = scales ? (*scales)[axis] : double(out) / double(in);
     double resizedLength = scales ? double(in) * scale : double(out);
     double c = originalCoordinate(transform, x, in, out, scale, resizedLength);
     // Keep huge or NaN coordinates (absurd scales) away from the integer casts.
+    if (!std::isfinite(c)) return 0;
+    return std::clamp(c, -double(in) - 4, 2 * double(in) + 4);
+  }
+  /// The input coordinate clamped to [0, in - 1] (edge extension).
+  double coordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
+    double c = rawCoordinate(axis, x, in, out);
     if (!(c > 0)) return 0;
     return std::min(c, double(in - 1));
   }
@@ -86,9 +104,44 @@ void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const Tenso
   });
 }
 
+/// The taps of one axis. Linear: the two neighbours of the clamped
+/// coordinate. Cubic: the four around the raw coordinate, indices clamped to
+/// the edge; with exclude_outside, taps outside the input get weight 0 and
+/// the rest are renormalised.
+Taps axisTaps(const AxisMapping& map, size_t d, int64_t inSize, int64_t outSize, bool cubic, double a,
+              bool excludeOutside) {
+  Taps taps;
+  taps.width = cubic ? 4 : 2;
+  for (int64_t o = 0; o < outSize; ++o) {
+    if (!cubic) {
+      double c = map.coordinate(d, o, inSize, outSize);
+      int64_t i0 = int64_t(std::floor(c));
+      double w = c - double(i0);
+      taps.index.insert(taps.index.end(), {i0, std::min(i0 + 1, inSize - 1)});
+      taps.weight.insert(taps.weight.end(), {1 - w, w});
+      continue;
+    }
+    double c = map.rawCoordinate(d, o, inSize, outSize);
+    int64_t base = int64_t(std::floor(c));
+    std::array<double, 4> w = cubicWeights(c - double(base), a);
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = base - 1 + k;
+      if (excludeOutside && (i < 0 || i >= inSize)) w[size_t(k)] = 0;
+      sum += w[size_t(k)];
+    }
+    for (int k = 0; k < 4; ++k) {
+      taps.index.push_back(std::clamp<int64_t>(base - 1 + k, 0, inSize - 1));
+      taps.weight.push_back(excludeOutside && sum != 0 ? w[size_t(k)] / sum : w[size_t(k)]);
+    }
+  }
+  return taps;
+}
+
 /// Separable: one 1-D pass per axis whose size or mapping changes, innermost
 /// axis first (as ONNX's reference recursion does).
-void resizeLinear(const AxisMapping& map, const ConstTensorRef& in, const TensorRef& out) {
+void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeOutside,
+                     const ConstTensorRef& in, const TensorRef& out) {
   Dims dims = in.type.dims;
   const Dims& outDims = out.type.dims;
   std::vector<float> current(in.as<float>(), in.as<float>() + in.numElements());
@@ -99,26 +152,35 @@ void resizeLinear(const AxisMapping& map, const ConstTensorRef& in, const Tensor
       dims[d] = outSize;
       continue;
     }
-    LinearTaps taps;
+    Taps taps = axisTaps(map, d, inSize, outSize, cubic, a, excludeOutside);
+    // An axis that maps every output onto its own input with weight 1 is skipped.
     bool identity = inSize == outSize;
-    for (int64_t o = 0; o < outSize; ++o) {
-      double c = map.coordinate(d, o, inSize, outSize);
-      int64_t i0 = int64_t(std::floor(c));
-      taps.i0.push_back(i0);
-      taps.i1.push_back(std::min(i0 + 1, inSize - 1));
-      taps.w.push_back(float(c - double(i0)));
-      identity = identity && i0 == o && taps.w.back() == 0;
-    }
+    for (int64_t o = 0; o < outSize && identity; ++o)
+      for (size_t k = 0; k < taps.width; ++k) {
+        double w = taps.weight[size_t(o) * taps.width + k];
+        identity = identity && (w == 0 || (w == 1 && taps.index[size_t(o) * taps.width + k] == o));
+      }
     if (identity) continue;
     int64_t outer = product(dims, 0, d), inner = product(dims, d + 1);
     std::vector<float> next(size_t(outer * outSize * inner));
     for (int64_t p = 0; p < outer; ++p)
       for (int64_t o = 0; o < outSize; ++o) {
-        const float* a = current.data() + (p * inSize + taps.i0[size_t(o)]) * inner;
-        const float* b = current.data() + (p * inSize + taps.i1[size_t(o)]) * inner;
-        float w = taps.w[size_t(o)];
         float* dst = next.data() + (p * outSize + o) * inner;
-        for (int64_t k = 0; k < inner; ++k) dst[k] = (1.0f - w) * a[k] + w * b[k];
+        if (taps.width == 2) {
+          // Linear keeps its float formula (bit-identical to earlier results).
+          const float* x0 = current.data() + (p * inSize + taps.index[size_t(o) * 2]) * inner;
+          const float* x1 = current.data() + (p * inSize + taps.index[size_t(o) * 2 + 1]) * inner;
+          float w = float(taps.weight[size_t(o) * 2 + 1]);
+          for (int64_t k = 0; k < inner; ++k) dst[k] = (1.0f - w) * x0[k] + w * x1[k];
+          continue;
+        }
+        for (int64_t k = 0; k < inner; ++k) {
+          double sum = 0;
+          for (size_t t = 0; t < taps.width; ++t)
+            sum += taps.weight[size_t(o) * taps.width + t] *
+                   double(current[size_t((p * inSize + taps.index[size_t(o) * taps.width + t]) * inner + k)]);
+          dst[k] = float(sum);
+        }
       }
     current = std::move(next);
     dims[d] = outSize;
@@ -138,12 +200,16 @@ Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
     map.scales = &scales;
   }
   if (out[0].numElements() == 0) return Error::success();
-  if (attrs.getString("mode") == "nearest") {
+  const std::string& mode = attrs.getString("mode");
+  if (mode == "nearest") {
     resizeNearest(map, in[0], out[0]);
   } else {
     if (in[0].type.kind != ElemKind::F32)
-      return makeError("Resize: linear mode needs f32, got ", in[0].type.str());
-    resizeLinear(map, in[0], out[0]);
+      return makeError("Resize: ", mode, " mode needs f32, got ", in[0].type.str());
+    const bool cubic = mode == "cubic";
+    const double a = attrs.has("cubic_coeff_a") ? attrs.getFloat("cubic_coeff_a") : -0.75;
+    const bool excludeOutside = attrs.has("exclude_outside") && attrs.getInt("exclude_outside") != 0;
+    resizeSeparable(map, cubic, a, excludeOutside, in[0], out[0]);
   }
   return Error::success();
 }

@@ -792,6 +792,30 @@ void indexing(Suite& s) {
   });
 }
 
+void modelCoverageMisc(Suite& s) {
+  for (const Dims& d : {Dims{3, 3}, Dims{2, 4, 4}, Dims{1, 1}}) s.unary(OpKind::Det, t(F32, d), Fill::Signed);
+  struct CubicSpec {
+    std::string name;
+    Dims input, sizes;
+    std::string transform;
+    double a;
+    int64_t excludeOutside;
+  };
+  for (const CubicSpec& c :
+       {CubicSpec{"up2_half_pixel", {1, 4, 4, 2}, {1, 8, 8, 2}, "half_pixel", -0.75, 0},
+        CubicSpec{"down_align_corners", {1, 6, 5, 1}, {1, 4, 3, 1}, "align_corners", -0.75, 0},
+        CubicSpec{"up_exclude_outside", {1, 3, 4, 2}, {1, 5, 7, 2}, "half_pixel", -0.5, 1},
+        CubicSpec{"asymmetric", {2, 3, 3, 1}, {2, 6, 4, 1}, "asymmetric", -0.75, 0}})
+    s.unary(OpKind::Resize, t(F32, c.input), Fill::Signed,
+            {{"sizes", c.sizes},
+             {"mode", std::string("cubic")},
+             {"coordinate_transformation_mode", c.transform},
+             {"nearest_mode", std::string("floor")},
+             {"cubic_coeff_a", c.a},
+             {"exclude_outside", c.excludeOutside}},
+            "/cubic_" + c.name);
+}
+
 void einsumCases(Suite& s) {
   struct EinsumSpec {
     std::string equation;
@@ -834,6 +858,7 @@ std::vector<CaseSpec> allCases() {
   coverageElementwise(s);
   indexing(s);
   einsumCases(s);
+  modelCoverageMisc(s);
   return std::move(s.cases);
 }
 

@@ -217,9 +217,10 @@ TEST(ImporterErrors, NoGraphAndLegacyBroadcast) {
 TEST(ImporterErrors, UnsupportedOperator) {
   OnnxModel m;
   m.input("x", {int64_t(2), int64_t(2)});
-  m.node("Det", {"x"}, {"y"}, "x_det");
+  m.node("Unique", {"x"}, {"y"}, "x_unique");
   m.output("y");
-  EXPECT_EQ(importError(m.bytes()), "model.onnx: node 'x_det' (Det): unsupported operator Det (opset 13)");
+  EXPECT_EQ(importError(m.bytes()),
+            "model.onnx: node 'x_unique' (Unique): unsupported operator Unique (opset 13)");
   OnnxModel ms;
   ms.input("x", {int64_t(2)});
   ms.node("FusedConv", {"x"}, {"y"}, "f").set_domain("com.microsoft");
@@ -838,8 +839,10 @@ TEST(Importer, ResizeFromScalesAndSizes) {
   cubic.floats("scales", {4}, {1, 1, 2, 2});
   auto& rc = cubic.node("Resize", {"x", "", "scales"}, {"y"}, "rc");
   attr(rc, "mode", std::string("cubic"));
+  attr(rc, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
   cubic.output("y");
-  EXPECT_EQ(importError(cubic.bytes()), "model.onnx: node 'rc' (Resize): unsupported mode 'cubic'");
+  EXPECT_EQ(importError(cubic.bytes()),
+            "model.onnx: node 'rc' (Resize): unsupported coordinate_transformation_mode 'tf_crop_and_resize'");
 }
 
 TEST(Importer, ConstantsAndIntegerShapeOps) {

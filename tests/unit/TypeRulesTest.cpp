@@ -249,7 +249,10 @@ TEST(TypeRules, Resize) {
                    {"nearest_mode", std::string("floor")}};
   EXPECT_EQ(infer1(OpKind::Resize, {f32({1, 4, 4, 3})}, attrs), f32({1, 8, 8, 3}));
   attrs.set("mode", std::string("cubic"));
-  EXPECT_CONTAINS(error(OpKind::Resize, {f32({1, 4, 4, 3})}, attrs), "unknown mode 'cubic'");
+  EXPECT_EQ(infer1(OpKind::Resize, {f32({1, 4, 4, 3})}, attrs), f32({1, 8, 8, 3}));
+  EXPECT_CONTAINS(error(OpKind::Resize, {Type(ElemKind::I32, {1, 4, 4, 3})}, attrs), "element kind i32");
+  attrs.set("mode", std::string("area"));
+  EXPECT_CONTAINS(error(OpKind::Resize, {f32({1, 4, 4, 3})}, attrs), "unknown mode 'area'");
   attrs.set("mode", std::string("nearest"));
   attrs.set("coordinate_transformation_mode", std::string("tf_crop_and_resize"));
   EXPECT_CONTAINS(error(OpKind::Resize, {f32({1, 4, 4, 3})}, attrs), "tf_crop_and_resize");
