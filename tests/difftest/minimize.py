@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -137,6 +138,7 @@ def main():
     ap.add_argument("--budget", type=float, default=300, help="seconds to spend shrinking")
     ap.add_argument("--runner-arg", action="append", default=[])
     args = ap.parse_args()
+    warnings.filterwarnings("ignore")  # the exporter's tracer notes
     with open(os.path.join(args.case, "spec.json")) as f:
         spec = json.load(f)
     work = tempfile.mkdtemp(prefix="difftest-min-")

@@ -380,6 +380,9 @@ class WhereCompare(Op):
         a = ins[0]
         if p["cmp"].endswith("OrEqual") and p.get("opset", 99) < 12:
             p = dict(p, cmp=p["cmp"][:-len("OrEqual")])
+        if p.get("opset", 99) < 11:  # Equal on floats needs opset 11
+            p = dict(p, cmp="Less" if p["cmp"] == "Equal" else p["cmp"], cmp2="Less" if p["cmp2"] == "Equal" else
+                     p["cmp2"])
         cs = const_shape(a.shape, p["keep"], p["crank"])
         ints = lambda salt: np.floor(wrng(p, salt).uniform(-2, 3, cs)).astype(np.float32)
         w = {"k1": ints(1), "k2": ints(2)}
@@ -643,8 +646,9 @@ class Pool(Op):
         k = int(g.rng.choice([1, 2, 2, 3]))
         return [], {"kind": str(g.rng.choice(["max", "avg"])), "k": k, "kw": int(g.rng.choice([k, k, 1, 2])),
                     "s": int(g.rng.choice([1, 2, 2])), "pad": [int(v) for v in g.rng.integers(0, 2, 4)],
-                    "sym": int(g.builder == "torch" or g.rng.random() < 0.5), "ceil": int(g.rng.random() < 0.3),
-                    "cip": int(g.rng.random() < 0.5), "d": int(g.rng.choice([1, 1, 2]))}
+                    "sym": int(g.builder == "torch" or g.rng.random() < 0.5),
+                    "ceil": int(g.opset >= 10 and g.rng.random() < 0.3), "cip": int(g.rng.random() < 0.5),
+                    "d": int(g.rng.choice([1, 1, 2])) if g.opset >= 10 else 1}
 
     def infer(self, p, ins):
         shape = ins[0].shape
@@ -677,7 +681,9 @@ class Pool(Op):
         n = 1 if r["one_d"] else 2
         pt, pl, pb, pr = r["pads"]
         attrs = {"kernel_shape": [r["kw"]] if r["one_d"] else [r["kh"], r["kw"]], "strides": [r["s"]] * n,
-                 "pads": [pl, pr] if r["one_d"] else [pt, pl, pb, pr], "ceil_mode": r["ceil"]}
+                 "pads": [pl, pr] if r["one_d"] else [pt, pl, pb, pr]}
+        if e.opset >= 10:
+            attrs["ceil_mode"] = r["ceil"]
         if r["kind"] == "max":
             if r["d"] > 1:
                 attrs["dilations"] = [r["d"]] * n
@@ -721,11 +727,15 @@ class Resize(Op):
                     "sw": float(g.rng.choice([2.0, 2.0, 1.5, 0.5])), "by_size": int(g.rng.random() < 0.4),
                     "ctm": str(g.rng.choice([m for m in ["half_pixel", "pytorch_half_pixel", "align_corners",
                                                          "asymmetric", "tf_half_pixel_for_nn"] if m not in KNOWN_WRONG])),
-                    "nm": str(g.rng.choice(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]))}
+                    "nm": str(g.rng.choice(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])),
+                    "sizes_for_ac": int("align_corners_scales" in KNOWN_WRONG)}
 
     def infer(self, p, ins):
         n, c, h, w_ = ins[0].shape
         r = dict(p)
+        aligned = p["mode"] == "bilinear_ac" or (p["mode"] == "linear" and p["ctm"] == "align_corners")
+        if aligned and p.get("sizes_for_ac"):
+            r["by_size"] = 1  # see known_wrong_answers.txt: align_corners with scales
         if p["mode"] != "nearest" and r["ctm"] == "tf_half_pixel_for_nn":
             r["ctm"] = "half_pixel"
         if p["mode"] != "nearest":
@@ -759,6 +769,33 @@ class Resize(Op):
 
 # ---------------------------------------------------------------------------
 # Normalisations
+
+
+class Upsample(Op):
+    """The opset 9/10 forms: Upsample-9 and Resize-10 (scales input;
+    asymmetric coordinates, nearest rounds down)."""
+    name = "upsample"
+    builders = ("onnx",)
+    ranks = (3, 4)
+    min_opset = 9
+
+    def applicable(self, a, builder, opset):
+        return super().applicable(a, builder, opset) and opset <= 10
+
+    def draw(self, g, a):
+        modes = ["nearest", "nearest", "linear"] if a.rank == 4 else ["nearest"]  # ORT: linear is 2-D/4-D only
+        return [], {"mode": str(g.rng.choice(modes)),
+                    "sh": float(g.rng.choice([1.0, 2.0, 3.0, 1.5])), "sw": float(g.rng.choice([2.0, 2.0, 1.5, 1.0]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        scales = [1.0, 1.0] + ([p["sh"], p["sw"]] if len(s) == 4 else [p["sw"]])
+        out = tuple(int(math.floor(d * k)) for d, k in zip(s, scales))
+        return Val(check_size(out)), dict(p, scales=scales), {}
+
+    def onnx(self, r, w, e, x):
+        scales = e.init(np.array(r["scales"], np.float32))
+        return e.node("Upsample" if e.opset < 10 else "Resize", [x, scales], mode=r["mode"])
 
 
 class BatchNorm(Op):
@@ -950,7 +987,7 @@ class TopK(Op):
 
     def draw(self, g, a):
         return [], {"k": int(g.rng.integers(1, 5)), "axis": int(g.rng.integers(-a.rank, a.rank)),
-                    "largest": int(g.rng.random() < 0.7), "which": int(g.rng.random() < 0.4)}
+                    "largest": int(g.opset < 11 or g.rng.random() < 0.7), "which": int(g.rng.random() < 0.4)}
 
     def infer(self, p, ins):
         s = ins[0].shape
@@ -965,8 +1002,8 @@ class TopK(Op):
         return i if r["which"] else v
 
     def onnx(self, r, w, e, x):
-        outs = e.node("TopK", [x, e.init(np.array([r["k"]], np.int64))], n_out=2, axis=r["axis"],
-                      largest=r["largest"])
+        attrs = {"largest": r["largest"]} if e.opset >= 11 else {}  # opset 10: always the largest
+        outs = e.node("TopK", [x, e.init(np.array([r["k"]], np.int64))], n_out=2, axis=r["axis"], **attrs)
         return outs[r["which"]]
 
 
@@ -1075,8 +1112,9 @@ class Reshape(Op):
             return e.node("Squeeze", [x, axes()]) if e.opset >= 13 else e.node("Squeeze", [x], axes=[r["ax"]])
         if mode == "shape_of":
             # x.view(x.size(0), -1) as exporters write it: the leading dim read by Shape.
-            head = e.node("Slice", [e.node("Shape", [x]), e.init(np.array([0], np.int64)),
-                                    e.init(np.array([1], np.int64))])
+            shape = e.node("Shape", [x])
+            head = e.node("Slice", [shape, e.init(np.array([0], np.int64)), e.init(np.array([1], np.int64))]) \
+                if e.opset >= 10 else e.node("Slice", [shape], starts=[0], ends=[1], axes=[0])
             return e.node("Reshape", [x, e.node("Concat", [head, e.init(np.array([-1], np.int64))], axis=0)])
         out = list(r["out"])
         if r["special"]:
@@ -1131,11 +1169,12 @@ class Slice(Op):
 
     def draw(self, g, a):
         n = a.rank
+        steps = [1, 1, 1, 2, 3] if g.opset >= 10 else [1]
         return [], {"start": [float(v) for v in g.rng.uniform(0, 0.6, n)],
                     "end": [float(v) for v in g.rng.uniform(0.5, 1.01, n)],
-                    "step": [int(v) for v in g.rng.choice([1, 1, 1, 2, 3], n)],
+                    "step": [int(v) for v in g.rng.choice(steps, n)],
                     "active": [int(v) for v in g.rng.random(n) < 0.6],
-                    "neg": int(g.builder == "onnx" and g.rng.random() < 0.3),
+                    "neg": int(g.builder == "onnx" and g.opset >= 10 and g.rng.random() < 0.3),
                     "big_end": int(g.rng.random() < 0.3)}
 
     def infer(self, p, ins):
@@ -1165,6 +1204,8 @@ class Slice(Op):
         return x[tuple(idx)]
 
     def onnx(self, r, w, e, x):
+        if e.opset < 10:
+            return e.node("Slice", [x], starts=r["starts"], ends=r["ends"], axes=r["axes"])
         arr = lambda v: e.init(np.array(v, np.int64))
         return e.node("Slice", [x, arr(r["starts"]), arr(r["ends"]), arr(r["axes"]), arr(r["steps"])])
 
@@ -1300,7 +1341,8 @@ class Gather(Op):
     def draw(self, g, a):
         return [], {"axis": int(g.rng.integers(0, a.rank)), "seed": g.seed(),
                     "ishape": str(g.rng.choice(["scalar", "vec", "vec", "mat"])),
-                    "neg": int(g.builder == "onnx" and g.rng.random() < 0.5), "n": int(g.rng.integers(1, 5))}
+                    "neg": int(g.builder == "onnx" and g.opset >= 11 and g.rng.random() < 0.5),
+                    "n": int(g.rng.integers(1, 5))}
 
     def infer(self, p, ins):
         s = ins[0].shape
@@ -1335,7 +1377,8 @@ class DepthSpace(Op):
 
     def draw(self, g, a):
         n, c, h, w = a.shape
-        modes = [m for m in (["d2s_crd", "d2s_dcr", "s2d"] if g.builder == "onnx" else ["d2s_crd"])
+        onnx_modes = ["d2s_crd", "d2s_dcr", "s2d"] if g.opset >= 11 else ["d2s_dcr", "s2d"]
+        modes = [m for m in (onnx_modes if g.builder == "onnx" else ["d2s_crd"])
                  if (m == "s2d" and h % 2 == 0 and w % 2 == 0) or (m != "s2d" and c % 4 == 0)]
         if not modes:
             return None
@@ -1364,6 +1407,8 @@ class DepthSpace(Op):
     def onnx(self, r, w, e, x):
         if r["mode"] == "s2d":
             return e.node("SpaceToDepth", [x], blocksize=r["b"])
+        if e.opset < 11:
+            return e.node("DepthToSpace", [x], blocksize=r["b"])
         return e.node("DepthToSpace", [x], blocksize=r["b"], mode="CRD" if r["mode"] == "d2s_crd" else "DCR")
 
 
@@ -1757,7 +1802,7 @@ def new_ops():
 
 def all_ops():
     ops = _unaries() + [Binary(), Variadic(), PRelu(), WhereCompare(), CastRoundTrip(), MatMul(), Gemm(), Conv(),
-                        ConvTranspose(), Pool(), GlobalPool(), Resize(), BatchNorm(), InstanceNorm(), LayerNorm(),
+                        ConvTranspose(), Pool(), GlobalPool(), Resize(), Upsample(), BatchNorm(), InstanceNorm(), LayerNorm(),
                         Softmax(), Reduce(), ArgReduce(), TopK(), Transpose(), Reshape(), Concat(), Slice(),
                         Split(), Pad(), Tile(), Expand(), Gather(), DepthSpace(), ShapeOps()] + new_ops()
     return {op.name: op for op in ops}

@@ -50,7 +50,7 @@ class Gen:
     def __init__(self, seed, builder):
         self.rng = np.random.default_rng(seed)
         self.builder = builder
-        self.opset = int(self.rng.choice([11, 13, 14, 17] if builder == "torch" else [11, 13, 17]))
+        self.opset = int(self.rng.choice([10, 11, 13, 14, 17] if builder == "torch" else [9, 10, 11, 13, 13, 17, 17]))
         self.inputs = []  # spec dicts
         self.ops = []  # spec dicts
         self.vals = {}  # ref -> Val
