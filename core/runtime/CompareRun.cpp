@@ -11,40 +11,6 @@ namespace ember::compare_detail {
 
 namespace {
 
-/// What the target and its fallback backends support together: what the
-/// pipeline gives beforeLowering (the quantizer converts a node when some
-/// backend of the chain runs its int8 form). It mirrors the pipeline's own
-/// union (core/runtime/Pipeline.cpp), which is not public.
-class BackendChain : public Backend {
- public:
-  static Expected<std::unique_ptr<Backend>> create(const Backend& target,
-                                                   const std::vector<std::string>& fallbacks) {
-    auto chain = std::make_unique<BackendChain>(target);
-    for (const std::string& name : fallbacks) {
-      auto fallback = BackendRegistry::global().create(name);
-      if (!fallback) return fallback.error().withContext("fallback backend");
-      chain->fallbacks_.push_back(fallback.take());
-    }
-    return std::unique_ptr<Backend>(std::move(chain));
-  }
-  explicit BackendChain(const Backend& target) : target_(target) {}
-  std::string name() const override { return target_.name(); }
-  bool supports(const NodeInfo& info) const override {
-    if (target_.supports(info)) return true;
-    for (const auto& fallback : fallbacks_)
-      if (fallback->supports(info)) return true;
-    return false;
-  }
-  bool shouldLower(const Node& node) const override { return target_.shouldLower(node); }
-  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction&) const override {
-    return makeError("internal: the backend chain of '", target_.name(), "' does not compile");
-  }
-
- private:
-  const Backend& target_;
-  std::vector<std::unique_ptr<Backend>> fallbacks_;
-};
-
 /// The stages before lowering, as the pipeline runs them (graph optimizer and
 /// extra passes under one pass gate, then beforeLowering), so that values can
 /// be exposed after them. Returns the options that compile the rest: those
@@ -61,7 +27,7 @@ Expected<CompileOptions> runStagesBeforeLowering(Function& function, const Backe
   EMBER_RETURN_IF_ERROR(function.verify());
   EMBER_RETURN_IF_ERROR(pm.run(function));
   if (options.beforeLowering) {
-    auto chain = BackendChain::create(backend, options.fallbackBackends);
+    auto chain = supportUnion(backend, options.fallbackBackends);
     if (!chain) return chain.error();
     EMBER_RETURN_IF_ERROR(options.beforeLowering(function, **chain));
   }

@@ -30,10 +30,10 @@ Error checkSupported(const Function& function, const Backend& backend) {
                    backend.name(), "' for inputs (", inputTypesOf(*node), ")");
 }
 
-/// The backends named by CompileOptions::fallbackBackends, in order.
-Expected<std::vector<std::unique_ptr<Backend>>> createFallbacks(const CompileOptions& options) {
+/// The registered backends `names`, in order.
+Expected<std::vector<std::unique_ptr<Backend>>> createFallbacks(const std::vector<std::string>& names) {
   std::vector<std::unique_ptr<Backend>> fallbacks;
-  for (const std::string& name : options.fallbackBackends) {
+  for (const std::string& name : names) {
     auto fallback = BackendRegistry::global().create(name);
     if (!fallback) return fallback.error().withContext("fallback backend");
     fallbacks.push_back(fallback.take());
@@ -67,12 +67,19 @@ class SupportUnion : public Backend {
 
 Error runBeforeLowering(Function& function, const Backend& backend, const CompileOptions& options) {
   if (options.fallbackBackends.empty()) return options.beforeLowering(function, backend);
-  auto fallbacks = createFallbacks(options);
-  if (!fallbacks) return fallbacks.error();
-  return options.beforeLowering(function, SupportUnion(backend, fallbacks.take()));
+  auto chain = supportUnion(backend, options.fallbackBackends);
+  if (!chain) return chain.error();
+  return options.beforeLowering(function, **chain);
 }
 
 }  // namespace
+
+Expected<std::unique_ptr<Backend>> supportUnion(const Backend& target,
+                                                const std::vector<std::string>& fallbacks) {
+  auto created = createFallbacks(fallbacks);
+  if (!created) return created.error();
+  return std::unique_ptr<Backend>(std::make_unique<SupportUnion>(target, created.take()));
+}
 
 std::vector<std::string> optionalPassNames() {
   PassManager pm;
@@ -176,7 +183,7 @@ void addToReport(CompileReport& report, const IRFunction& ir, const CompiledFunc
 /// Compiles each partition for its backend and chains them.
 Error compilePartitioned(Function& function, CompiledModel& model, const CompileOptions& options,
                          PassGate& gate) {
-  auto fallbacks = createFallbacks(options);
+  auto fallbacks = createFallbacks(options.fallbackBackends);
   if (!fallbacks) return fallbacks.error();
   std::vector<const Backend*> backends{model.backend.get()};
   for (const auto& fallback : *fallbacks) backends.push_back(fallback.get());

@@ -437,6 +437,25 @@ TEST_F(NpuCliTest, RunReportsCyclesLayersAndFallback) {
   EXPECT_EQ(readFile(path("npu/logits.npy")), readFile(path("ref/logits.npy")));
 }
 
+// --quantize-for npu on the reference backend runs exactly the npu's int8
+// graph (docs/cli.md): the same bits as the npu run, and int8 nodes at all
+// (the npu alone runs no Quantize, so the quantizer must see its fallback too).
+TEST_F(NpuCliTest, QuantizeForNpuRunsTheNpuGraphOnTheReference) {
+  const std::string input = std::string(EMBER_EXAMPLES_DIR) + "/models/digits.input.npy";
+  std::vector<std::string> args = compileArgs("run", npuConfig("npu-16x16.yaml"));
+  for (std::string extra : std::vector<std::string>{"--input", input, "--output-dir", path("npu"), "--quiet"})
+    args.push_back(extra);
+  expectSuccess(ember(args));
+  Result reference =
+      ember({"run", digits(), "--dim", "N=1", "--quantize", path("digits.yaml"), "--quantize-for", "npu",
+             "--input", input, "--output-dir", path("ref"), "--report-json", path("q.json"), "--quiet"});
+  expectSuccess(reference);
+  EXPECT_EQ(readFile(path("npu/logits.npy")), readFile(path("ref/logits.npy")));
+  const std::string json = readFile(path("q.json"));
+  EXPECT_EQ(json.find("\"quantized_nodes\": 0"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"quantized_nodes\""), std::string::npos) << json;
+}
+
 TEST_F(NpuCliTest, LayerThatCannotFitNamesTheLayer) {
   std::string config = readFile(npuConfig("npu-16x16.yaml"));
   config.replace(config.find("size_kib: 256"), 13, "size_kib: 1");

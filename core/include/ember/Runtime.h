@@ -109,6 +109,12 @@ struct CompiledModel {
   CompileReport report;
 };
 
+/// A backend whose supports() is the union of `target`'s and the registered
+/// `fallbacks`' (it does not compile): what the graph rewrites before
+/// lowering (the quantizer) are given, so that they convert every node some
+/// backend of the chain runs. `target` must outlive the result.
+Expected<std::unique_ptr<Backend>> supportUnion(const Backend& target, const std::vector<std::string>& fallbacks);
+
 /// Every optional pass of the standard pipeline, graph passes then IR passes,
 /// each name once: what CompileOptions::disabledPasses accepts.
 std::vector<std::string> optionalPassNames();

@@ -142,20 +142,29 @@ CompileOptions PipelineArgs::compileOptions() const {
   options.disabledPasses.insert(disabledPasses.begin(), disabledPasses.end());
   options.passLimit = passLimit;
   if (profile) {
-    options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize,
-                              quantizeFor = quantizeFor](Function& function,
-                                                         const Backend& backend) -> Error {
-      if (quantizeFor.empty())
-        return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
-      auto target = BackendRegistry::global().create(quantizeFor);
-      if (!target) return target.error().withContext("--quantize-for");
-      return quantizeFunction(function, *profile, **target, report.get()).withContext(path);
-    };
   }
   if (fallback.empty()) {
     if (backend != "reference") options.fallbackBackends = {"reference"};
   } else if (fallback != "none") {
     options.fallbackBackends = splitList(fallback, ',');
+  }
+  if (profile) {
+    // --quantize-for B quantizes as a compile for B would: what B and the
+    // fallbacks run together (B alone runs no Quantize/Dequantize).
+    const std::vector<std::string> quantizeFallbacks = quantizeFor.empty() || quantizeFor == "reference"
+                                                           ? std::vector<std::string>{}
+                                                           : std::vector<std::string>{"reference"};
+    options.beforeLowering = [profile = profile, report = quantizationReport, path = quantize,
+                              quantizeFor = quantizeFor,
+                              quantizeFallbacks](Function& function, const Backend& backend) -> Error {
+      if (quantizeFor.empty())
+        return quantizeFunction(function, *profile, backend, report.get()).withContext(path);
+      auto target = BackendRegistry::global().create(quantizeFor);
+      if (!target) return target.error().withContext("--quantize-for");
+      auto chain = supportUnion(**target, quantizeFallbacks);
+      if (!chain) return chain.error().withContext("--quantize-for");
+      return quantizeFunction(function, *profile, **chain, report.get()).withContext(path);
+    };
   }
   return options;
 }
