@@ -37,6 +37,19 @@ T propagatingMin(T a, T b) {
   return b < a ? b : a;
 }
 
+/// x^y in wrapping integer arithmetic (square and multiply); a negative
+/// exponent gives 1 / x^|y| truncated toward zero: 0 unless x is 1 or -1.
+template <typename T>
+T integerPow(T x, T y) {
+  if (y < 0) return x == 1 ? T(1) : x == -1 ? T((y & 1) ? -1 : 1) : T(0);
+  T result = 1;
+  for (T base = x; y > 0; y >>= 1) {
+    if (y & 1) result = wrapMul<T>(result, base);
+    base = wrapMul<T>(base, base);
+  }
+  return result;
+}
+
 /// Arithmetic that keeps the element kind: float math for float, wrapping
 /// math for integers.
 template <typename T>
@@ -68,11 +81,11 @@ bool runArithmetic(OpKind kind, const ConstTensorRef& a, const ConstTensorRef& b
         binaryLoop<T, T>(a, b, out, safeDiv<T>);
       return true;
     case OpKind::Pow:
-      if constexpr (isFloat) {
+      if constexpr (isFloat)
         binaryLoop<T, T>(a, b, out, [](T x, T y) { return std::pow(x, y); });
-        return true;
-      }
-      return false;
+      else
+        binaryLoop<T, T>(a, b, out, integerPow<T>);
+      return true;
     case OpKind::Max:
       binaryLoop<T, T>(a, b, out, propagatingMax<T>);
       return true;

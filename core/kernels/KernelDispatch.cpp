@@ -110,6 +110,7 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::ArgMin:
     case OpKind::TopK:
     case OpKind::Mod:
+    case OpKind::Pow:
       return kNumeric;
     case OpKind::Equal:
       return kNumeric | kBool;

@@ -712,6 +712,8 @@ void coverageElementwise(Suite& s) {
       for (ElemKind kind : {I32, I64}) mod(kind, kBinaryShapes[i].first, kBinaryShapes[i].second, fmod);
     mod(F32, kBinaryShapes[i].first, kBinaryShapes[i].second, 1);
   }
+  for (ElemKind kind : {I32, I64})
+    s.binary(OpKind::Pow, t(kind, {2, 3, 4}), t(kind, {4}), Fill::SmallInt, Fill::SmallInt);
   for (const Dims& d : {Dims{7}, Dims{2, 3, 17}})
     s.add(OpKind::Acosh, "f32/" + dimsStr(d),
           [=](CaseBuilder& b) { return b.node(OpKind::Acosh, {b.input(floats(b, d, 1.0, 4.0))}); });

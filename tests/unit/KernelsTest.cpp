@@ -898,3 +898,11 @@ TEST(Kernels, RoundHalvesToEvenAndIsNaN) {
   Tensor nan = run1(OpKind::IsNaN, {f32({3}, {1, std::nanf(""), INFINITY})});
   EXPECT_EQ(values<uint8_t>(nan), (std::vector<uint8_t>{0, 1, 0}));
 }
+
+TEST(Kernels, IntegerPowIsExactAndTruncatesNegativeExponents) {
+  EXPECT_EQ(
+      values<int64_t>(run1(OpKind::Pow, {i64({6}, {2, 3, -2, 1, -1, 5}), i64({6}, {10, 3, 3, -4, -3, -1})})),
+      (std::vector<int64_t>{1024, 27, -8, 1, -1, 0}));
+  EXPECT_EQ(values<int32_t>(run1(OpKind::Pow, {i32({2}, {7, 0}), i32({2}, {0, 0})})),
+            (std::vector<int32_t>{1, 1}));
+}
