@@ -924,6 +924,34 @@ static Result inferResize(Types in, const Attributes& attrs) {
   return single(input.withDims(sizes));
 }
 
+static Result inferGridSample(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::GridSample;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  AttrReader reader(op, attrs);
+  std::string mode = reader.string("mode");
+  std::string padding = reader.string("padding_mode");
+  int64_t alignCorners = reader.integer("align_corners");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "align_corners", alignCorners));
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return makeError("GridSample: unknown mode '", mode, "' (expected bilinear, nearest or bicubic)");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return makeError("GridSample: unknown padding_mode '", padding,
+                     "' (expected zeros, border or reflection)");
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "input", "grid"));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "input", in[0], 4));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "grid", in[1], 4));
+  const Dims& x = in[0].dims;
+  const Dims& g = in[1].dims;
+  if (g[0] != x[0] || g[3] != 2)
+    return makeError("GridSample: grid ", in[1].str(), " must be [", x[0], ", OH, OW, 2] for input ",
+                     in[0].str());
+  if ((x[1] == 0 || x[2] == 0) && g[1] * g[2] > 0)
+    return makeError("GridSample: cannot sample the empty input ", in[0].str());
+  return single(in[0].withDims({x[0], g[1], g[2], x[3]}));
+}
+
 // High-level nodes.
 static Result inferGemm(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Gemm;

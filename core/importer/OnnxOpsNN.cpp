@@ -497,6 +497,24 @@ Error importResize(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// GridSample (opset 16, 4-D): the NHWC primitive between layout transposes.
+Error importGridSample(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value grid, b.input(1));
+  if (x.rank() != 4) return makeError("input must have rank 4 (N, C, H, W), not ", x.rank());
+  EMBER_TRY(std::string mode, b.attrString("mode", "bilinear"));
+  EMBER_TRY(std::string padding, b.attrString("padding_mode", "zeros"));
+  EMBER_TRY(int64_t alignCorners, b.attrInt("align_corners", 0));
+  EMBER_TRY(Value nhwc, b.transpose(x, {0, 2, 3, 1}, "nhwc"));
+  EMBER_TRY(Value sampled, b.emit(OpKind::GridSample, {nhwc, grid},
+                                  Attributes{{"mode", mode},
+                                             {"padding_mode", padding},
+                                             {"align_corners", int64_t(alignCorners != 0)}},
+                                  "sample"));
+  EMBER_TRY(Value out, b.transpose(sampled, {0, 3, 1, 2}, ""));
+  return b.setOutput(0, out);
+}
+
 /// LRN over channels (axis 1): x / (bias + alpha / size * sum of x^2 over a
 /// window of `size` channels)^beta. The window sum is the channel-padded
 /// square added up from `size` shifted slices.
@@ -555,6 +573,7 @@ void registerNNOps(OpTable& t) {
   t["InstanceNormalization"] = importInstanceNorm;
   t["LayerNormalization"] = importLayerNorm;
   t["LRN"] = importLRN;
+  t["GridSample"] = importGridSample;
   t["Resize"] = importResize;
   t["Upsample"] = importResize;
 }

@@ -57,6 +57,7 @@ Family familyOf(OpKind kind) {
     case OpKind::ScatterND:
       return Family::GatherScatter;
     case OpKind::Resize:
+    case OpKind::GridSample:
       return Family::Resize;
     case OpKind::Quantize:
     case OpKind::Dequantize:

@@ -28,6 +28,8 @@ Error runReduction(OpKind kind, const Attributes& attrs, Inputs in, Outputs out)
 Error runDataMovement(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runGatherScatter(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
+/// GridSample (GridSample.cpp), reached through the Resize family.
+Error gridSample(const Attributes& attrs, Inputs in, Outputs out);
 Error runQuantized(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 
 /// Axis in [-rank, rank) to [0, rank); the type rule has checked the range.

@@ -796,6 +796,19 @@ void indexing(Suite& s) {
 
 void modelCoverageMisc(Suite& s) {
   for (const Dims& d : {Dims{3, 3}, Dims{2, 4, 4}, Dims{1, 1}}) s.unary(OpKind::Det, t(F32, d), Fill::Signed);
+  for (const char* mode : {"bilinear", "nearest", "bicubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1})
+        s.add(OpKind::GridSample,
+              std::string("f32/2x4x5x3/") + mode + "_" + padding + "_align" + std::to_string(align),
+              [=](CaseBuilder& b) {
+                // Grid points reach past [-1, 1] so that every padding mode matters.
+                return b.node(OpKind::GridSample,
+                              {b.input(t(F32, {2, 4, 5, 3})), b.input(floats(b, {2, 3, 6, 2}, -1.3, 1.3))},
+                              {{"mode", std::string(mode)},
+                               {"padding_mode", std::string(padding)},
+                               {"align_corners", align}});
+              });
   struct CubicSpec {
     std::string name;
     Dims input, sizes;
