@@ -16,15 +16,14 @@ namespace ember::kernels {
 namespace {
 
 /// Input coordinate of output index x on an axis resized from `in` to `out`
-/// elements with scale `scale` (out / in unless given). As in ONNX's
-/// reference, align_corners spans the unrounded resized length in * scale
-/// when scales are given.
-double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale,
-                          double resizedLength) {
+/// elements with scale `scale` (out / in unless given). align_corners spans
+/// the output length, as the spec's length_resized, PyTorch and ONNX Runtime
+/// do (onnx 1.12's reference uses the unrounded in * scale instead).
+double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale) {
   double xr = double(x);
   if (mode == "half_pixel") return (xr + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return resizedLength == 1 ? 0.0 : xr * double(in - 1) / (resizedLength - 1);
+  if (mode == "align_corners") return out == 1 ? 0.0 : xr * double(in - 1) / double(out - 1);
   if (mode == "asymmetric") return xr / scale;
   assert(mode == "tf_half_pixel_for_nn");
   return (xr + 0.5) / scale;
@@ -62,8 +61,10 @@ struct AxisMapping {
   /// The input coordinate, not clamped (cubic taps see past the edges).
   double rawCoordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
     double scale = scales ? (*scales)[axis] : double(out) / double(in);
-    double resizedLength = scales ? double(in) * scale : double(out);
-    double c = originalCoordinate(transform, x, in, out, scale, resizedLength);
+    // An axis that keeps its size at scale 1 is left alone (tf_half_pixel_for_nn
+    // would otherwise shift it by half a pixel), as ONNX Runtime does.
+    if (in == out && scale == 1) return double(x);
+    double c = originalCoordinate(transform, x, in, out, scale);
     // Keep huge or NaN coordinates (absurd scales) away from the integer casts.
     if (!std::isfinite(c)) return 0;
     return std::clamp(c, -double(in) - 4, 2 * double(in) + 4);
