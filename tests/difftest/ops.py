@@ -520,6 +520,12 @@ class Gemm(Op):
 # Spatial (NCHW, rank 4; rank 3 for the 1-D forms)
 
 
+def _has_empty_window(size, k, s, pb, d, out):
+    """Whether a pooling window lies entirely in the padding (ONNX leaves its
+    value open: ONNX Runtime gives the lowest float, Ember -inf)."""
+    return any(all(not 0 <= o * s - pb + j * d < size for j in range(k)) for o in range(out))
+
+
 def _spatial_out(size, k, s, pb, pe, d, ceil=False):
     eff = d * (k - 1) + 1
     num = size + pb + pe - eff
@@ -663,6 +669,8 @@ class Pool(Op):
         h, w_ = (1, shape[2]) if one_d else shape[2:]
         oh = _spatial_out(h, kh, p["s"], pads[0], pads[2], d, p["ceil"])
         ow = _spatial_out(w_, kw, p["s"], pads[1], pads[3], d, p["ceil"])
+        if _has_empty_window(h, kh, p["s"], pads[0], d, oh) or _has_empty_window(w_, kw, p["s"], pads[1], d, ow):
+            raise Invalid("a window entirely in the padding")
         out = shape[:2] + ((ow,) if one_d else (oh, ow))
         return Val(check_size(out)), dict(p, kh=kh, kw=kw, d=d, pads=pads, one_d=one_d), {}
 
@@ -1795,9 +1803,52 @@ class Einsum(Op):
         return e.node("Einsum", ins, equation=r["eq"])
 
 
+class IntArith(Op):
+    """Integer arithmetic: Cast(separated x -> int32/int64) (op) an integer
+    constant, Cast back to float. Div truncates toward zero; divisors are
+    non-zero."""
+    name = "int_arith"
+    separated_only = True
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(["Add", "Sub", "Mul", "Div", "Max", "Min", "Abs", "Neg"])),
+                    "to": str(g.rng.choice(["int32", "int64"])), "seed": g.seed(), "swap": int(g.rng.random() < 0.3),
+                    "crank": int(g.rng.integers(0, a.rank + 1)), "keep": [int(v) for v in g.rng.random(6) < 0.5]}
+
+    def infer(self, p, ins):
+        cs = const_shape(ins[0].shape, p["keep"], p["crank"])
+        c = wrng(p).choice([-3, -2, -1, 1, 2, 3, 5], cs)
+        return Val(broadcast(ins[0].shape, cs)), dict(p), {"c": c.astype(np.int64)}
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        dt = getattr(torch, r["to"])
+        xi, c = x.to(dt), w["c"].to(dt)
+        if r["kind"] in ("Abs", "Neg"):
+            y = torch.abs(xi) if r["kind"] == "Abs" else torch.neg(xi)
+        elif r["kind"] == "Div":
+            y = torch.div(xi, c, rounding_mode="trunc")
+        else:
+            a, b = (c, xi) if r["swap"] and r["kind"] != "Div" else (xi, c)
+            y = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Max": torch.maximum,
+                 "Min": torch.minimum}[r["kind"]](a, b)
+        return y.to(x.dtype)
+
+    def onnx(self, r, w, e, x):
+        code, dt = {"int32": (6, np.int32), "int64": (7, np.int64)}[r["to"]]
+        xi = e.node("Cast", [x], to=code)
+        if r["kind"] in ("Abs", "Neg"):
+            y = e.node(r["kind"], [xi])
+        else:
+            c = e.init(w["c"].astype(dt))
+            y = e.node(r["kind"], [c, xi] if r["swap"] and r["kind"] != "Div" else [xi, c])
+        return e.node("Cast", [y], to=1)
+
+
 def new_ops():
     return [Mod(), InverseTrig(), NanInf(), GatherElements(), ScatterElements(), GatherScatterND(), Trilu(),
-            EyeLikeAdd(), OneHotMatMul(), Hardmax(), ReverseSequence(), Lrn(), TrainingDropout(), Einsum()]
+            EyeLikeAdd(), OneHotMatMul(), Hardmax(), ReverseSequence(), Lrn(), TrainingDropout(), Einsum(),
+            IntArith()]
 
 
 def all_ops():
