@@ -9,9 +9,10 @@
 Oracles: torch specs run the module in eval mode (f32); onnx specs run in
 ONNX Runtime (ort_run.js). Conditioning: the same computation in float64
 (torch: module.double(); ORT: the model with every float tensor made
-DOUBLE). When ORT has no double kernel for an op of the model, the case
-falls back to a perturbation estimate: the f32 model on inputs perturbed
-by one f32 ulp, which measures the same amplification of rounding error.
+DOUBLE, ops without a double kernel rewritten as double primitives or kept
+f32 between Casts: to_double). When the f64 model still does not run, the
+case falls back to a perturbation estimate: the f32 model on inputs
+perturbed by one f32 ulp.
 Torch cases are also run through ORT from the exported file, so an
 exporter bug shows up as an oracle disagreement (skipped and counted), not as
 an Ember mismatch.
