@@ -1,6 +1,10 @@
 // IRGen: a lowered graph becomes address-only instructions. Each primitive
-// node gets its own activation buffers; Reshape becomes a view; every model
-// output gets an I/O buffer filled by a Copy (the IR optimizer removes it).
+// node gets its own activation buffers; a View op (Reshape) becomes a view;
+// every model output gets an I/O buffer filled by a Copy (the IR optimizer
+// removes it).
+// A high-level node still in the graph is one the backend kept
+// (shouldLower() == false): it becomes one instruction, attributes and all,
+// for the backend's own kernel.
 #include <unordered_map>
 
 #include "ember/IR.h"
@@ -46,12 +50,14 @@ Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function) {
           valueOf[{node, 0}] = ir->addValue(std::move(v));
         }
         continue;
-      case OpCategory::Primitive: break;
-      default:
+      case OpCategory::Primitive:
+      case OpCategory::HighLevel:
+        break;
+      case OpCategory::IROnly:
         return makeError(function.name(), ": node '", node->name(), "' (", node->info().name,
-                         ") is not a primitive; lower the graph before IRGen");
+                         ") is an IR-only op and cannot appear in a graph");
     }
-    if (node->kind() == OpKind::Reshape) {
+    if (node->info().has(View)) {
       ValueId base = valueOf.at({node->input(0).node, node->input(0).resNo});
       valueOf[{node, 0}] = ir->addView(node->name(), base, node->resultType(), 0);
       continue;
@@ -81,7 +87,8 @@ Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function) {
     v.type = nv.type();
     v.kind = ValueKind::Output;
     ValueId out = ir->addValue(std::move(v));
-    instrs.push_back(Instruction{OpKind::Copy, name, {{out, Access::Out}, {valueOf.at({nv.node, nv.resNo}), Access::In}}, {}});
+    instrs.push_back(Instruction{
+        OpKind::Copy, name, {{out, Access::Out}, {valueOf.at({nv.node, nv.resNo}), Access::In}}, {}});
   }
 
   insertDeallocs(*ir);
@@ -105,7 +112,8 @@ void insertDeallocs(IRFunction& ir) {
   out.reserve(instrs.size() * 2);
   for (size_t i = 0; i < instrs.size(); ++i) {
     out.push_back(std::move(instrs[i]));
-    for (ValueId v : freeAfter[i]) out.push_back(Instruction{OpKind::DeallocActivation, "", {{v, Access::In}}, {}});
+    for (ValueId v : freeAfter[i])
+      out.push_back(Instruction{OpKind::DeallocActivation, "", {{v, Access::In}}, {}});
   }
   instrs = std::move(out);
 }

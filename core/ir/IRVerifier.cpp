@@ -8,8 +8,9 @@ namespace ember {
 
 namespace {
 Error instrError(const IRFunction& ir, size_t index, const Instruction& inst, const Error& e) {
-  return e.withContext(ir.name() + ": instruction " + std::to_string(index) + " (" + std::string(opName(inst.kind)) +
-                       (inst.name.empty() ? "" : " '" + inst.name + "'") + ")");
+  return e.withContext(ir.name() + ": instruction " + std::to_string(index) + " (" +
+                       std::string(opName(inst.kind)) + (inst.name.empty() ? "" : " '" + inst.name + "'") +
+                       ")");
 }
 }  // namespace
 
@@ -51,7 +52,10 @@ Error IRFunction::verify() const {
       state[id] = inst.kind == OpKind::AllocActivation ? State::Live : State::Dead;
       continue;
     }
-    if (info.category != OpCategory::Primitive && inst.kind != OpKind::Copy)
+    // High-level instructions are nodes a backend kept (shouldLower() ==
+    // false); they obey the same operand and type rules as primitives.
+    if (info.category != OpCategory::Primitive && info.category != OpCategory::HighLevel &&
+        inst.kind != OpKind::Copy)
       return fail(makeError("not an instruction kind"));
 
     size_t numOut = info.numResults;
@@ -61,7 +65,8 @@ Error IRFunction::verify() const {
     for (size_t i = 0; i < inst.operands.size(); ++i) {
       const Operand& op = inst.operands[i];
       bool isOut = i < numOut;
-      if (isOut == (op.access == Access::In)) return fail(makeError("operand ", i, " has the wrong access mode"));
+      if (isOut == (op.access == Access::In))
+        return fail(makeError("operand ", i, " has the wrong access mode"));
       const IRValue& root = values_[resolve(op.value).first];
       if (isOut && (root.kind == ValueKind::Constant || root.kind == ValueKind::Input))
         return fail(makeError("writes read-only value '%", values_[op.value].name, "'"));

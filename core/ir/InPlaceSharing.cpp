@@ -1,6 +1,10 @@
 // IR pass: buffer sharing. A data-parallel instruction writes its result into
 // an input's buffer when that input is an activation of the same shape and
-// element size that dies at this instruction.
+// element size that dies at this instruction. Only DataParallel ops qualify,
+// primitive or high-level (a backend's kept LeakyRelu kernel must tolerate
+// its output aliasing its input, as Ops.def's trait promises); any other
+// high-level instruction is a backend kernel the IR knows nothing of, so its
+// buffers stay apart.
 #include <vector>
 
 #include "IRPasses.h"
@@ -28,7 +32,9 @@ bool shareBuffersInPlace(IRFunction& ir) {
   bool changed = false;
   for (size_t i = 0; i < instrs.size(); ++i) {
     Instruction& inst = instrs[i];
-    if (opInfo(inst.kind).category != OpCategory::Primitive || !opInfo(inst.kind).has(DataParallel)) continue;
+    const OpInfo& info = opInfo(inst.kind);
+    bool computes = info.category == OpCategory::Primitive || info.category == OpCategory::HighLevel;
+    if (!computes || !info.has(DataParallel)) continue;
     ValueId out = inst.operands[0].value;
     const IRValue& outValue = ir.value(out);
     if (outValue.kind != ValueKind::Activation) continue;
@@ -48,9 +54,8 @@ bool shareBuffersInPlace(IRFunction& ir) {
       if (readTwice) continue;
 
       // Rename `out` to a view of `in` typed as `out`; drop out's alloc.
-      ValueId replacement = inValue.type == outValue.type
-                                ? in
-                                : ir.addView(outValue.name + ".inplace", in, outValue.type, 0);
+      ValueId replacement =
+          inValue.type == outValue.type ? in : ir.addView(outValue.name + ".inplace", in, outValue.type, 0);
       mergeValueInto(ir, out, replacement);
       insertDeallocs(ir);
       changed = true;

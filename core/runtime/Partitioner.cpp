@@ -66,13 +66,54 @@ std::string inputTypesOf(const Node& node) {
   return types;
 }
 
+/// Whether `node` is a pure view (a View op such as Reshape): IRGen makes it
+/// a view of its input, so it runs no kernel and may sit in any partition.
+bool isPureView(const Node& node) { return node.info().has(View); }
+
+namespace {
+
+/// Places each pure view with the compute it connects, so that it never
+/// splits a partition: with its producer's backend, else with a consumer's,
+/// else (between model inputs, constants and outputs only) on the first
+/// backend that supports it, or the target.
+void placeViews(const Function& function, const std::vector<const Backend*>& backends,
+                const std::vector<Node*>& order, std::unordered_map<const Node*, size_t>& placement) {
+  for (Node* node : order)
+    if (isPureView(*node)) {
+      auto producer = placement.find(node->input(0).node);
+      if (producer != placement.end()) placement[node] = producer->second;
+    }
+  auto uses = function.computeUses();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* node = *it;
+    if (!isPureView(*node) || placement.count(node)) continue;
+    for (const Use& use : uses[node]) {
+      auto consumer = placement.find(use.user);
+      if (consumer == placement.end()) continue;
+      placement[node] = consumer->second;
+      break;
+    }
+  }
+  for (Node* node : order) {
+    if (!isPureView(*node) || placement.count(node)) continue;
+    NodeInfo info = NodeInfo::of(*node);
+    size_t chosen = 0;
+    for (size_t b = backends.size(); b-- > 0;)
+      if (backends[b]->supports(info)) chosen = b;
+    placement[node] = chosen;
+  }
+}
+
+}  // namespace
+
 Expected<PartitionPlan> partitionFunction(const Function& function,
                                           const std::vector<const Backend*>& backends) {
   assert(!backends.empty());
   PartitionPlan plan;
   std::unordered_map<const Node*, size_t> placement;
-  for (Node* node : function.topologicalOrder()) {
-    if (node->info().category == OpCategory::Storage) continue;
+  const std::vector<Node*> order = function.topologicalOrder();
+  for (Node* node : order) {
+    if (node->info().category == OpCategory::Storage || isPureView(*node)) continue;
     NodeInfo info = NodeInfo::of(*node);
     size_t chosen = backends.size();
     for (size_t b = 0; b < backends.size() && chosen == backends.size(); ++b)
@@ -90,6 +131,7 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
                                         std::string(node->info().name) + " on (" + inputTypesOf(*node) +
                                         ")"});
   }
+  placeViews(function, backends, order, placement);
   for (const auto& [name, value] : function.outputs()) {
     if (placement.count(value.node)) continue;
     if (value.node->isConstant())

@@ -1,4 +1,4 @@
-// The runtime's partitioner (DESIGN.md, "Scale"): splits a lowered function
+// The runtime's partitioner (docs/design.md, "Scale"): splits a lowered function
 // into partitions, each run by one backend, with the tensors that cross a
 // partition boundary passed explicitly as partition inputs and outputs.
 #pragma once
@@ -40,10 +40,15 @@ struct PartitionPlan {
 /// "i8q<1x8x8x8:0.01,-128>, f32<8>": a node's input types, for messages.
 std::string inputTypesOf(const Node& node);
 
+/// Whether `node` is a pure view (its op has the View trait, e.g. Reshape):
+/// no backend runs it, so supports() is not asked about it.
+bool isPureView(const Node& node);
+
 /// Places every non-storage node of `function` on the first backend of
 /// `backends` that supports it (backends[0] is the target), then groups the
-/// nodes into as few partitions as a topological order allows. Fails, naming
-/// the node, when no backend supports a node.
+/// nodes into as few partitions as a topological order allows. A pure view
+/// goes with its producer's backend (else a consumer's), so it never splits
+/// a partition. Fails, naming the node, when no backend supports a node.
 Expected<PartitionPlan> partitionFunction(const Function& function,
                                           const std::vector<const Backend*>& backends);
 

@@ -36,6 +36,10 @@ enum OpTrait : unsigned {
   None = 0,
   DataParallel = 1u << 0,
   Commutative = 1u << 1,
+  /// The result is input 0's bytes reinterpreted with the result type (same
+  /// size, offset 0): IRGen makes it a view, so it computes nothing and never
+  /// needs a backend's kernel (Reshape).
+  View = 1u << 2,
 };
 
 enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats };

@@ -112,8 +112,9 @@ class IRFunction {
 /// activations (used by IRGen).
 std::vector<Node*> memoryAwareOrder(const Function& function);
 
-/// Generates the IR from a lowered Function (every non-storage node must be a
-/// primitive). Reshape becomes a view; outputs get their own buffers.
+/// Generates the IR from a lowered Function: each primitive, and each
+/// high-level node the backend kept (shouldLower() == false), becomes one
+/// instruction. Reshape becomes a view; outputs get their own buffers.
 Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function);
 
 /// Re-derives DeallocActivation: each activation is freed right after its
