@@ -22,6 +22,10 @@ class NpuBackend final : public Backend {
     return Error::success();
   }
 
+  std::vector<BackendOption> options() const override {
+    return {{"config", "NPU configuration YAML file (array size, SRAM, DRAM bandwidth, clock; docs/npu)"}};
+  }
+
   bool supports(const NodeInfo& info) const override { return npuSupports(info); }
 
   Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {

@@ -5,8 +5,10 @@
 # entry point with EMBER_DEFINE_BACKEND_PLUGIN (ember/Plugin.h).
 #
 # The plugin links Ember::ember statically (the core libraries are PIC) and
-# hides that copy (--exclude-libs,ALL, hidden visibility): it exports only
-# `ember_backend_plugin`, so it loads into any host (the `ember` tool, a test,
+# hides that copy (--exclude-libs,ALL, hidden visibility, and a version script
+# that makes every symbol but the entry point local: libstdc++ declares its
+# templates with default visibility, so without it their weak instantiations
+# would be exported): it exports only `ember_backend_plugin`, so it loads into any host (the `ember` tool, a test,
 # an application) without clashing with the host's own copy of the core, and
 # --no-undefined catches a missing symbol at link time instead of at load
 # time. Objects crossing the boundary (Backend, CompiledFunction, IRFunction,
@@ -21,5 +23,9 @@ function(ember_add_backend_plugin target)
   target_compile_features(${target} PRIVATE cxx_std_20)
   set_target_properties(${target} PROPERTIES PREFIX "lib" CXX_VISIBILITY_PRESET hidden
                                              VISIBILITY_INLINES_HIDDEN ON POSITION_INDEPENDENT_CODE ON)
-  target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:--no-undefined")
+  set(version_script ${CMAKE_CURRENT_BINARY_DIR}/${target}.exports.map)
+  file(WRITE ${version_script} "{\n  global: ember_backend_plugin;\n  local: *;\n};\n")
+  target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:--no-undefined"
+                      "LINKER:--version-script=${version_script}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${version_script})
 endfunction()

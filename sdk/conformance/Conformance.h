@@ -42,6 +42,9 @@ struct Options {
   /// of the run.
   bool isolate = false;
   unsigned caseTimeoutSeconds = 60;
+  /// Called with each case's name just before it runs, so that a crash of
+  /// the backend can be traced to its case; may be empty.
+  std::function<void(const std::string&)> beforeCase;
   /// Called after each case (progress printing); may be empty.
   std::function<void(const struct CaseResult&)> onCase;
 };

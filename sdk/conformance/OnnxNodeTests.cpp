@@ -293,6 +293,7 @@ Error runOnnxNodeTests(const BackendFactory& backend, const BackendFactory& orac
   for (const fs::path& dir : tests) {
     std::string name = "onnx/" + dir.filename().string();
     if (!options.filter.empty() && name.find(options.filter) == std::string::npos) continue;
+    if (options.beforeCase) options.beforeCase(name);
     CaseResult result;
     try {
       result = runTest(dir, backend, oracle, options);

@@ -347,6 +347,7 @@ Expected<Report> runConformance(const BackendFactory& backendFactory, const Back
     if (!seen.insert(spec.name).second) spec.name += "#" + std::to_string(i);
     if (!options.filter.empty() && spec.name.find(options.filter) == std::string::npos) continue;
     uint64_t seed = caseSeed(options.seed, i);
+    if (options.beforeCase) options.beforeCase(spec.name);
     CaseResult result = options.isolate ? runIsolated(spec, seed, backendFactory, oracleFactory, options)
                                         : runCase(spec, seed, backendFactory, oracleFactory, options);
     tally(report, index, result, categoryName(opInfo(spec.op).category));

@@ -37,6 +37,12 @@ case "$step" in
     cmake -S "$source" -B "$work" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="$prefix"
     cmake --build "$work"
     ls "$work"/lib*.so
+    # The plugin exports its entry point and nothing else.
+    for plugin in "$work"/lib*.so; do
+      exported=$(nm -D --defined-only "$plugin" | awk '{print $NF}')
+      [ "$exported" = ember_backend_plugin ] ||
+        { echo "sdk_test: $plugin exports more than ember_backend_plugin:" $exported >&2; exit 1; }
+    done
     ;;
   run-example)
     prefix=$1 work=$2 model=$3 input=$4 expected=$5 allclose=$6

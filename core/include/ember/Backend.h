@@ -1,4 +1,4 @@
-// The backend contract (DESIGN.md, "The backend contract is narrow").
+// The backend contract (docs/backend-guide.md, "The contract"; docs/design.md).
 //
 // Compile side: name, supports, shouldLower, transformPostLowering, compile.
 // Run side: a Device that loads, runs and unloads compiled functions.
@@ -51,7 +51,7 @@ class ExecutionContext {
   std::map<std::string, Tensor> outputs_;
 };
 
-/// One layer of an accelerator's report (DESIGN.md, the NPU keys of
+/// One layer of an accelerator's report (docs/cli.md, the NPU keys of
 /// --report-json). A layer is one instruction of the IR, or a fused group.
 struct LayerReport {
   std::string name;                              ///< the graph node (the IR instruction's name)
@@ -115,6 +115,13 @@ class Device {
   std::map<std::string, std::shared_ptr<CompiledFunction>> loaded_;
 };
 
+/// One key setOption() accepts, with a line of help (`ember backends
+/// --options NAME` prints them).
+struct BackendOption {
+  std::string name;
+  std::string help;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -123,10 +130,14 @@ class Backend {
   /// Sets a backend option (`ember --backend-option KEY=VALUE`; the npu
   /// backend's `config` is the NPU YAML). Default: every key is unknown.
   virtual Error setOption(const std::string& key, const std::string& value);
+  /// The keys setOption() accepts, each with its help. Default: none.
+  virtual std::vector<BackendOption> options() const { return {}; }
   /// Whether this backend executes `info` natively. Gates lowering,
   /// quantization and partitioning.
   virtual bool supports(const NodeInfo& info) const = 0;
-  /// Whether a high-level node should be lowered to primitives (default: yes).
+  /// Whether a high-level node should be lowered to primitives (default:
+  /// yes). A node kept high-level (false) reaches compile() as one IR
+  /// instruction of its kind, with its attributes; supports() must accept it.
   virtual bool shouldLower(const Node& node) const;
   /// Backend-specific rewrites after lowering (default: none).
   virtual Error transformPostLowering(Function& function) const;

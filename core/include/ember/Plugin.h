@@ -8,24 +8,25 @@
 #include "ember/Backend.h"
 
 /// Bumped whenever the Backend interface or this descriptor changes.
-#define EMBER_PLUGIN_ABI_VERSION 3
+/// 4: Backend::options(). 3: NodeInfo::attributes.
+#define EMBER_PLUGIN_ABI_VERSION 4
 
 extern "C" {
 /// What a backend plugin exports. A shared library exports the C function
 /// `ember_backend_plugin` returning a pointer to a static descriptor.
 struct EmberBackendPlugin {
-  uint32_t abiVersion;   ///< EMBER_PLUGIN_ABI_VERSION the plugin was built with
-  const char* name;      ///< backend name, as in --backend NAME
-  const char* summary;   ///< one line for `ember backends`
+  uint32_t abiVersion;          ///< EMBER_PLUGIN_ABI_VERSION the plugin was built with
+  const char* name;             ///< backend name, as in --backend NAME
+  const char* summary;          ///< one line for `ember backends`
   ember::Backend* (*create)();  ///< new backend; the caller owns it
 };
 typedef const EmberBackendPlugin* (*EmberBackendPluginEntry)();
 }
 
 /// Exports the entry point from a backend shared library.
-#define EMBER_DEFINE_BACKEND_PLUGIN(NAME, SUMMARY, CLASS)                                        \
+#define EMBER_DEFINE_BACKEND_PLUGIN(NAME, SUMMARY, CLASS)                                              \
   extern "C" __attribute__((visibility("default"))) const EmberBackendPlugin* ember_backend_plugin() { \
-    static const EmberBackendPlugin plugin{EMBER_PLUGIN_ABI_VERSION, NAME, SUMMARY,                \
-                                           []() -> ember::Backend* { return new CLASS(); }};      \
-    return &plugin;                                                                               \
+    static const EmberBackendPlugin plugin{EMBER_PLUGIN_ABI_VERSION, NAME, SUMMARY,                    \
+                                           []() -> ember::Backend* { return new CLASS(); }};           \
+    return &plugin;                                                                                    \
   }

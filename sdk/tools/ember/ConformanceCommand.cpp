@@ -1,5 +1,7 @@
 // ember conformance: runs the conformance kit (sdk/conformance) on a backend
 // against the reference backend and prints pass / fail / unsupported per op.
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <iomanip>
@@ -108,7 +110,8 @@ int conformanceCommand(const std::vector<std::string>& args) {
       "ints, bools and quantized values exactly). The backend's supports() decides which\n"
       "cases apply; the others are counted as unsupported. Cases the reference backend cannot\n"
       "run are skipped. With --onnx-data, ONNX's node tests also run against their golden data.\n"
-      "Exit status: 0 when no case fails, 1 otherwise.");
+      "Each case is named on stderr before it runs, so a crash names its case.\n"
+      "Exit status: 0 when no case fails, 1 otherwise (also when --filter matches no case).");
   parser.addString("--backend", "NAME", &backendName, "backend under test (required; see 'ember backends')");
   parser.addList("--backend-path", "DIR", &backendPaths,
                  "load backend plugins (lib*.so) from DIR; colon-separated list allowed");
@@ -155,6 +158,16 @@ int conformanceCommand(const std::vector<std::string>& args) {
   // Fail fast (one line) on an unknown backend, before any case runs.
   if (auto probe = BackendRegistry::global().create(backendName); !probe) return fail(probe.error());
 
+  // Each case is named on stderr before it runs, so that a backend that
+  // crashes the process (without --isolate) leaves the case's name behind.
+  // A terminal gets one line, rewritten per case; a log gets every line.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  options.beforeCase = [terminal](const std::string& name) {
+    if (terminal)
+      std::cerr << "\r\033[Krunning " << name << std::flush;
+    else
+      std::cerr << "running " << name << std::endl;
+  };
   if (verbose)
     options.onCase = [](const conformance::CaseResult& r) {
       std::cout << std::left << std::setw(12) << conformance::outcomeName(r.outcome) << r.name;
@@ -166,7 +179,10 @@ int conformanceCommand(const std::vector<std::string>& args) {
   };
   Expected<conformance::Report> report =
       conformance::runConformance(factory(backendName), factory("reference"), options);
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (!report) return fail(report.error());
+  if (!filter.empty() && report->cases.empty())
+    return fail(makeError("no conformance case matches --filter '", filter, "' (see --list)"));
 
   if (!quiet) {
     std::cout << std::left << std::setw(24) << "op" << std::setw(12) << "category" << std::right
