@@ -15,7 +15,7 @@
 # Writes only into BUILD_DIR/bench.
 set -euo pipefail
 build=$(cd "${1:?usage: npu_resnet50_bench.sh BUILD_DIR [FMA_GFLOPS]}" && pwd)
-fma_gflops=${2:-200}  # DESIGN.md: ~200 GFLOP/s on this machine's 2 Zen 3 cores
+fma_gflops=${2:-200}  # docs/performance.md: AVX2 FMA peak ~200 GFLOP/s on 2 cores
 here=$(cd "$(dirname "$0")" && pwd)
 configs=$here/../simulator/configs
 ember=$build/bin/ember

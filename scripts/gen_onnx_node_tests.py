@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-# onnx 1.12's case generators still use aliases that numpy 1.24 removed (DESIGN.md, pitfalls).
+# onnx 1.12's case generators still use aliases that numpy 1.24 removed (docs/design.md, pitfalls).
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # hasattr() on a removed alias warns
     for _alias, _builtin in (("float", float), ("int", int), ("bool", bool), ("object", object), ("str", str)):

@@ -1,5 +1,5 @@
 // Element kinds and tensor types: every value in Ember has a static shape and
-// an explicit element kind (DESIGN.md, "Core rules").
+// an explicit element kind (docs/design.md, "Rules").
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 namespace ember {
 
-/// The element kinds of DESIGN.md. Quantized kinds carry scale and offset in
+/// The element kinds of docs/design.md. Quantized kinds carry scale and offset in
 /// the Type.
 enum class ElemKind : uint8_t {
   F32,

@@ -73,7 +73,7 @@ struct LoadedModel {
 };
 Expected<LoadedModel> importModel(const PipelineArgs& args);
 
-/// Replaces every character outside [A-Za-z0-9._-] with '_' (DESIGN.md).
+/// Replaces every character outside [A-Za-z0-9._-] with '_' (docs/design.md, the CLI contract).
 std::string sanitizeFileName(std::string_view name);
 
 /// "1.5 KiB", "12 B".

@@ -107,7 +107,7 @@ DramImage makeDram(const Bundle& bundle);
 Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
                             const SimOptions& options = {});
 
-/// Stats as JSON (keys in docs/npu/timing-model.md and DESIGN.md);
+/// Stats as JSON (keys in docs/npu/timing-model.md and docs/cli.md);
 /// `perInstruction` adds the records.
 std::string statsToJson(const SimStats& stats, const Bundle& bundle, bool perInstruction);
 /// A Chrome trace-event timeline, one track per unit (opens in Perfetto).
