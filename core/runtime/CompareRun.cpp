@@ -18,19 +18,7 @@ namespace {
 Expected<CompileOptions> runStagesBeforeLowering(Function& function, const Backend& backend,
                                                  const CompileOptions& options) {
   PassGate gate(options.disabledPasses, options.passLimit);
-  PassManagerOptions pmOptions;
-  pmOptions.verifyEachPass = options.verifyEachPass;
-  pmOptions.gate = &gate;
-  PassManager pm(pmOptions);
-  if (options.optimizeGraph) addGraphOptimizationPasses(pm);
-  for (const auto& makePass : options.extraGraphPasses) pm.add(makePass());
-  EMBER_RETURN_IF_ERROR(function.verify());
-  EMBER_RETURN_IF_ERROR(pm.run(function));
-  if (options.beforeLowering) {
-    auto chain = supportUnion(backend, options.fallbackBackends);
-    if (!chain) return chain.error();
-    EMBER_RETURN_IF_ERROR(options.beforeLowering(function, **chain));
-  }
+  EMBER_RETURN_IF_ERROR(runStagesBeforeLowering(function, backend, options, gate));
 
   CompileOptions rest = options;
   rest.optimizeGraph = false;

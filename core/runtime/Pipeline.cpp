@@ -107,8 +107,10 @@ Error checkDisabledPasses(const CompileOptions& options) {
   return Error::success();
 }
 
-Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options,
-                       PassGate& gate) {
+}  // namespace
+
+Error runStagesBeforeLowering(Function& function, const Backend& backend, const CompileOptions& options,
+                              PassGate& gate) {
   EMBER_RETURN_IF_ERROR(function.verify());
   EMBER_RETURN_IF_ERROR(checkDisabledPasses(options));
   PassManagerOptions pmOptions;
@@ -117,11 +119,20 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
   PassManager pm(pmOptions);
   if (options.optimizeGraph) addGraphOptimizationPasses(pm);
   for (const auto& makePass : options.extraGraphPasses) pm.add(makePass());
-  if (options.beforeLowering) {
-    EMBER_RETURN_IF_ERROR(pm.run(function));
-    EMBER_RETURN_IF_ERROR(runBeforeLowering(function, backend, options));
-    pm = PassManager(pmOptions);
-  }
+  EMBER_RETURN_IF_ERROR(pm.run(function));
+  if (options.beforeLowering) EMBER_RETURN_IF_ERROR(runBeforeLowering(function, backend, options));
+  return Error::success();
+}
+
+namespace {
+
+Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options,
+                       PassGate& gate) {
+  EMBER_RETURN_IF_ERROR(runStagesBeforeLowering(function, backend, options, gate));
+  PassManagerOptions pmOptions;
+  pmOptions.verifyEachPass = options.verifyEachPass;
+  pmOptions.gate = &gate;
+  PassManager pm(pmOptions);
   pm.add(createLoweringPass(backend));
   pm.add(createConstantFoldingPass());
   pm.add(createCommonSubexpressionEliminationPass());

@@ -119,6 +119,13 @@ Expected<std::unique_ptr<Backend>> supportUnion(const Backend& target, const std
 /// each name once: what CompileOptions::disabledPasses accepts.
 std::vector<std::string> optionalPassNames();
 
+/// The stages before lowering: the graph optimizer and extraGraphPasses under
+/// `gate`, then beforeLowering (given the support union of the target and the
+/// fallbacks). optimizeAndLower runs them first; tools that need the graph
+/// after them (ember compare) run them alone.
+Error runStagesBeforeLowering(Function& function, const Backend& backend, const CompileOptions& options,
+                              PassGate& gate);
+
 /// Optimizes and lowers `function` for `backend` in place (the graph stages
 /// of the pipeline), running the verifier after each pass when asked.
 Error optimizeAndLower(Function& function, const Backend& backend, const CompileOptions& options);
