@@ -230,6 +230,52 @@ Error importCompress(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// CumSum along a constant axis: a MatMul with a constant 0/1 triangular
+/// matrix (upper for forward, lower for reverse; strict when exclusive), the
+/// axis moved last and back.
+Error importCumSum(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(std::vector<int64_t> axes, b.constInts(1, "axis"));
+  if (axes.size() != 1) return makeError("input 'axis' must hold one value");
+  if (x.rank() == 0) return makeError("input must have rank >= 1");
+  EMBER_TRY(int64_t axis, normalizeAxis(axes[0], int64_t(x.rank())));
+  EMBER_TRY(int64_t exclusive, b.attrInt("exclusive", 0));
+  EMBER_TRY(int64_t reverse, b.attrInt("reverse", 0));
+  const ElemKind kind = x.type.kind;
+  if (kind != ElemKind::F32 && kind != ElemKind::I32 && kind != ElemKind::I64)
+    return makeError("unsupported element type ", elemKindName(kind));
+  const int64_t n = x.dims()[size_t(axis)];
+  if (n > 16384) return makeError("axis of ", n, " elements is too long for the MatMul form (at most 16384)");
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n, n})));
+  // y[..., j] = sum_i x[..., i] * m[i][j].
+  Tensor m(Type(kind, {n, n}));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const bool take = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+      m.setElementFromDouble(i * n + j, take ? 1 : 0);
+    }
+  const size_t rank = x.rank();
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < rank; ++d)
+    if (int64_t(d) != axis) perm.push_back(int64_t(d));
+  perm.push_back(axis);
+  std::vector<int64_t> inverse(rank);
+  for (size_t d = 0; d < rank; ++d) inverse[size_t(perm[d])] = int64_t(d);
+  const bool moved = axis != int64_t(rank) - 1;
+  Value v = x;
+  if (moved) {
+    EMBER_TRY(v, b.transpose(x, perm, "axis_last"));
+  }
+  const Dims lastDims = v.dims();
+  EMBER_TRY(v, b.reshape(v, {product(lastDims, 0, rank - 1), n}, "rows"));
+  EMBER_TRY(v, b.emit(OpKind::MatMul, {v, b.constant(std::move(m))}, {}, "sums"));
+  EMBER_TRY(v, b.reshape(v, lastDims, moved ? "sums_nd" : ""));
+  if (moved) {
+    EMBER_TRY(v, b.transpose(v, inverse, ""));
+  }
+  return b.setOutput(0, v);
+}
+
 Error importEinsum(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
   EMBER_TRY(std::string equation, b.attrString("equation"));
@@ -252,6 +298,7 @@ void registerIndexingOps(OpTable& t) {
   t["ReverseSequence"] = importReverseSequence;
   t["Einsum"] = importEinsum;
   t["Compress"] = importCompress;
+  t["CumSum"] = importCumSum;
 }
 
 }  // namespace ember::onnx_import

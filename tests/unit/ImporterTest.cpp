@@ -841,8 +841,33 @@ TEST(Importer, ResizeFromScalesAndSizes) {
   attr(rc, "mode", std::string("cubic"));
   attr(rc, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
   cubic.output("y");
-  EXPECT_EQ(importError(cubic.bytes()),
-            "model.onnx: node 'rc' (Resize): unsupported coordinate_transformation_mode 'tf_crop_and_resize'");
+  EXPECT_EQ(
+      importError(cubic.bytes()),
+      "model.onnx: node 'rc' (Resize): unsupported coordinate_transformation_mode 'tf_crop_and_resize'");
+}
+
+TEST(Importer, CumSumAllFourModes) {
+  // ONNX's CumSum examples: x = [1, 2, 3, 4, 5] along axis 0.
+  const std::vector<std::pair<std::pair<int64_t, int64_t>, std::vector<double>>> modes = {
+      {{0, 0}, {1, 3, 6, 10, 15}},
+      {{1, 0}, {0, 1, 3, 6, 10}},
+      {{0, 1}, {15, 14, 12, 9, 5}},
+      {{1, 1}, {14, 12, 9, 5, 0}},
+  };
+  for (const auto& [flags, expected] : modes) {
+    OnnxModel m;
+    m.input("x", {int64_t(5)});
+    m.ints("axis", {}, {0});
+    auto& n = m.node("CumSum", {"x", "axis"}, {"y"}, "c");
+    attr(n, "exclusive", flags.first);
+    attr(n, "reverse", flags.second);
+    m.output("y");
+    Module module;
+    Function* f = importOk(m, module);
+    ASSERT_NE(f, nullptr);
+    auto out = evaluate(*f, {{"x", f32({5}, {1, 2, 3, 4, 5})}});
+    EXPECT_EQ(elements(out.at("y")), expected) << "exclusive " << flags.first << " reverse " << flags.second;
+  }
 }
 
 TEST(Importer, ConstantsAndIntegerShapeOps) {
