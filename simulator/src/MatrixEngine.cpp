@@ -19,17 +19,21 @@ class FastMatrixEngine final : public MatrixEngine {
   explicit FastMatrixEngine(const NpuConfig& config) : config_(config) {}
   std::string_view name() const override { return "fast"; }
   Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories, uint64_t) override {
-    functional::gemm(in, memories.scratchpad, memories.accumulator, weights_);
+    functional::gemm(in, memories.scratchpad, memories.accumulator, weights_[bufferOf(in)]);
     const uint64_t cycles = timing::gemm(config_, in).total();
     cycles_ += cycles;
     return cycles;
   }
-  std::pair<int64_t, int64_t> keptWeights() const override { return {weights_.k, weights_.n}; }
+  std::pair<int64_t, int64_t> keptWeights(unsigned buffer) const override {
+    return {weights_[buffer & 1].k, weights_[buffer & 1].n};
+  }
   uint64_t engineCycles() const override { return cycles_; }
 
  private:
+  static unsigned bufferOf(const isa::Instruction& in) { return unsigned(in[Field::WeightBuffer]) & 1; }
+
   NpuConfig config_;
-  functional::WeightTile weights_;
+  functional::WeightTile weights_[2];  // matrix_engine.weight_buffers: 1 uses only the first
   uint64_t cycles_ = 0;
 };
 
@@ -61,7 +65,9 @@ class RtlMatrixEngine final : public MatrixEngine {
     if (cycles && job.preload) kept_ = {in[Field::K], in[Field::N]};
     return cycles;
   }
-  std::pair<int64_t, int64_t> keptWeights() const override { return kept_; }
+  std::pair<int64_t, int64_t> keptWeights(unsigned buffer) const override {
+    return buffer == 0 ? kept_ : std::pair<int64_t, int64_t>{0, 0};
+  }
   uint64_t engineCycles() const override { return array_->clockedCycles(); }
 
  private:
@@ -81,6 +87,11 @@ bool rtlMatrixEngineBuilt() { return EMBER_HAVE_RTL != 0; }
 
 Expected<std::unique_ptr<MatrixEngine>> makeRtlMatrixEngine(const NpuConfig& config,
                                                             const std::string& vcdPath) {
+  if (config.weightBuffers != 1)
+    return makeError("config '", config.name,
+                     "': matrix_engine.model 'rtl' has one weight buffer, but "
+                     "matrix_engine.weight_buffers is ",
+                     config.weightBuffers, " (docs/npu/rtl.md)");
 #if EMBER_HAVE_RTL
   // The RTL reads one input row (or column), one weight row and one
   // accumulator row per cycle.

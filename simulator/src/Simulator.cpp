@@ -221,6 +221,7 @@ struct RunState {
   std::optional<std::pair<uint32_t, Queue>> fetchBlocked;
 
   std::unique_ptr<MatrixEngine> engine;  // fast model or verilated RTL
+  timing::GemmChain gemmChain;           // matrix_engine.weight_buffers: 2 (two-stage engine)
   SimStats stats;
   std::chrono::steady_clock::time_point hostStart;
   std::chrono::steady_clock::time_point lastProgress;
@@ -393,7 +394,7 @@ class NpuTop : public sc_module {
         fail(index, e);
         continue;
       }
-      rec.endCycle = now();
+      rec.endCycle = std::max(rec.endCycle, now());  // a chained gemm sets its drain end
       if (in.deps.pushPrev) release(*pushPrevToken(q));
       if (in.deps.pushNext) release(*pushNextToken(q));
       r.blocked[int(q)] = {};
@@ -544,6 +545,10 @@ class NpuTop : public sc_module {
     auto* spad = reinterpret_cast<int8_t*>(r.scratchpad.data());
     auto* acc = reinterpret_cast<int32_t*>(r.accumulator.data());
     EMBER_RETURN_IF_ERROR(functional::checkOperands(in, spad, int64_t(r.scratchpad.size())));
+    // Two weight buffers: gemms overlap each other, and anything else on the
+    // compute queue waits until every earlier gemm has drained.
+    const bool twoBuffers = c.weightBuffers == 2;
+    if (twoBuffers && in.opcode != Opcode::Gemm) waitUntil(r.gemmChain.drained);
     const uint64_t t = now();
     uint64_t bankWait = 0, accWait = 0, end = t;
     SimStats& s = r.stats;
@@ -573,19 +578,48 @@ class NpuTop : public sc_module {
           return makeError("gemm m=", m, " n=", n, " exceeds the ", c.rows, "x", c.cols,
                            " output-stationary array (m <= rows, n <= cols)");
         const bool preload = in[Field::Preload] != 0;
+        const auto wbuf = unsigned(in[Field::WeightBuffer]);
+        if (int64_t(wbuf) >= c.weightBuffers)
+          return makeError("gemm wbuf=", wbuf,
+                           " but the config has matrix_engine.weight_buffers: ", c.weightBuffers);
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::InpAddr], m, in[Field::InpStride], k));
         if (preload)
           EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::WgtAddr], k, in[Field::WgtStride], n));
-        else if (r.engine->keptWeights() != std::pair<int64_t, int64_t>{k, n})
-          return makeError("gemm without preload needs preloaded ", k, "x", n,
-                           " weights, but the engine holds ", r.engine->keptWeights().first, "x",
-                           r.engine->keptWeights().second);
+        else if (r.engine->keptWeights(wbuf) != std::pair<int64_t, int64_t>{k, n})
+          return makeError("gemm without preload needs preloaded ", k, "x", n, " weights in buffer ", wbuf,
+                           ", but it holds ", r.engine->keptWeights(wbuf).first, "x",
+                           r.engine->keptWeights(wbuf).second);
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n));
         // Port occupancy follows the calibrated formula's phases; the engine
         // (fast or RTL) then supplies the instruction's own latency.
         const timing::GemmTiming phases = timing::gemm(c, in);
         uint64_t contended = t;  // end of the instruction under contention, formula latency
-        if (ws) {
+        if (twoBuffers) {
+          // The weight loader and the stream stage (Timing.h GemmChain), each
+          // taking its ports when its stage starts.
+          timing::GemmChain& chain = r.gemmChain;
+          const unsigned b = wbuf & 1;
+          if (preload) {
+            const uint64_t ready = std::max({t, chain.loaderFree, chain.bufferStreamed[b]});
+            const uint64_t start =
+                occupy(false, uint64_t(in[Field::WgtAddr]), ready, phases.preload, bankWait);
+            chain.loaderFree = chain.bufferLoaded[b] = start + phases.preload;
+          }
+          const uint64_t ready = std::max({t, chain.streamFree, chain.bufferLoaded[b]});
+          const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), ready, phases.stream, bankWait);
+          const uint64_t w = occupy(true, uint64_t(in[Field::AccAddr]) * 4, ready, phases.stream, accWait);
+          const uint64_t streamStart = std::max(a, w);
+          chain.streamFree = chain.bufferStreamed[b] = streamStart + phases.stream;
+          const uint64_t done = chain.streamFree + phases.pipeline;
+          chain.drained = std::max(chain.drained, done);
+          const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
+          auto latency = r.engine->gemm(in, memories, t - r.t0);
+          if (!latency) return latency.error();
+          // The queue moves on once the rows stream; tokens still leave at drain end.
+          const bool pushes = in.deps.pushPrev || in.deps.pushNext;
+          end = pushes ? done : streamStart;
+          rec.endCycle = done;
+        } else if (ws) {
           const uint64_t tp = phases.preload;
           const uint64_t pre = tp ? occupy(false, uint64_t(in[Field::WgtAddr]), t, tp, bankWait) + tp : t;
           const uint64_t ts = phases.stream;
@@ -600,10 +634,12 @@ class NpuTop : public sc_module {
                                     std::max(a, w) + ts + phases.pipeline, phases.drain, accWait);
           contended = d + phases.drain;
         }
-        const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
-        auto latency = r.engine->gemm(in, memories, t - r.t0);
-        if (!latency) return latency.error();
-        end = contended - phases.total() + *latency;
+        if (!twoBuffers) {
+          const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
+          auto latency = r.engine->gemm(in, memories, t - r.t0);
+          if (!latency) return latency.error();
+          end = contended - phases.total() + *latency;
+        }
         markRows(accumulator, in[Field::AccAddr], m, in[Field::AccStride], n, 4);
         rec.macs = uint64_t(m * k * n);
         s.scratchpadReadBytes += uint64_t(m * k + (preload ? k * n : 0));
@@ -916,6 +952,10 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   if (std::none_of(state.program.begin(), state.program.end(),
                    [](const Instruction& in) { return in.opcode == Opcode::Finish; }))
     return makeError("the program has no FINISH instruction");
+  if (config.weightBuffers < 1 || config.weightBuffers > 2 ||
+      (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary))
+    return makeError("config '", config.name, "': matrix_engine.weight_buffers ", config.weightBuffers,
+                     " is not supported (1, or 2 with matrix_engine.dataflow 'weight_stationary')");
   state.scratchpad.assign(size_t(config.scratchpadBytes), 0);
   state.accumulator.assign(size_t(config.accumulatorBytes), 0);
   if (config.matrixEngineModel == MatrixEngineModel::Rtl) {

@@ -47,6 +47,7 @@ Error checkProgram(const Bundle& bundle, const NpuConfig& config) {
     program.push_back(*instr);
   }
   EMBER_RETURN_IF_ERROR(checkTokens(program, config));
+  EMBER_RETURN_IF_ERROR(checkWeightBuffers(program, config));
   return checkSramRaces(program, config);
 }
 

@@ -102,9 +102,9 @@ int64_t Symbol::numElements() const {
 }
 
 Error Bundle::validate() const {
-  if (isaVersion != isa::kIsaVersion)
-    return makeError("ISA version ", isaVersion, " is not supported (this simulator implements version ",
-                     isa::kIsaVersion, ")");
+  if (isaVersion < isa::kOldestIsaVersion || isaVersion > isa::kIsaVersion)
+    return makeError("ISA version ", isaVersion, " is not supported (this simulator implements versions ",
+                     isa::kOldestIsaVersion, " to ", isa::kIsaVersion, ")");
   if (program.empty()) return makeError("the program is empty (it must end with FINISH)");
   if (program.size() > kMaxInstructions) return makeError("too many instructions: ", program.size());
   bool finished = false;
@@ -114,6 +114,9 @@ Error Bundle::validate() const {
     if (instr->layer > layers.size())
       return makeError("instruction ", i, ": layer tag ", instr->layer, " but the bundle has ", layers.size(),
                        " layers");
+    if (isaVersion < 2 && instr->opcode == isa::Opcode::Gemm && (*instr)[isa::Field::WeightBuffer] != 0)
+      return makeError("instruction ", i, ": gemm field 'wbuf' is ISA version 2, but the bundle is version ",
+                       isaVersion);
     if (instr->opcode == isa::Opcode::Finish) finished = true;
   }
   if (!finished) return makeError("the program has no FINISH instruction");
@@ -201,9 +204,9 @@ Expected<Bundle> parseBundleImpl(const std::vector<uint8_t>& bytes, const std::s
     return makeError(origin, ": bundle format version ", version, " is not supported (expected ",
                      kBundleVersion, ")");
   b.isaVersion = uint32_t(r.le(4));
-  if (b.isaVersion != isa::kIsaVersion)
-    return makeError(origin, ": ISA version ", b.isaVersion, " is not supported (expected ", isa::kIsaVersion,
-                     ")");
+  if (b.isaVersion < isa::kOldestIsaVersion || b.isaVersion > isa::kIsaVersion)
+    return makeError(origin, ": ISA version ", b.isaVersion, " is not supported (expected ",
+                     isa::kOldestIsaVersion, " to ", isa::kIsaVersion, ")");
   b.configHash = r.le(8);
   b.dramBytes = r.le(8);
   const uint64_t numInstructions = r.le(4), numLayers = r.le(4), numSymbols = r.le(4);

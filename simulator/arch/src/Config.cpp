@@ -53,6 +53,7 @@ const std::vector<KeySpec>& keys() {
                                          [](NpuConfig& c, size_t i) { c.dataflow = Dataflow(i); }}},
       {"matrix_engine.model",
        EnumKey{{"fast", "rtl"}, [](NpuConfig& c, size_t i) { c.matrixEngineModel = MatrixEngineModel(i); }}},
+      {"matrix_engine.weight_buffers", IntKey{&NpuConfig::weightBuffers, 1, 2}},
       {"scratchpad.size_kib", IntKey{&NpuConfig::scratchpadBytes, 1, 16384, 1024}},
       {"scratchpad.banks", IntKey{&NpuConfig::scratchpadBanks, 1, 64}},
       {"scratchpad.bank_width_bytes", IntKey{&NpuConfig::bankWidthBytes, 1, 4096}},
@@ -198,6 +199,8 @@ uint64_t NpuConfig::hash() const {
   for (int64_t v : {rows, cols, int64_t(dataflow), scratchpadBytes, scratchpadBanks, accumulatorBytes,
                     dramBytes, vectorLanes})
     mix(h, v);
+  // One buffer hashes as before weight_buffers existed, so v1 bundles still match.
+  if (weightBuffers != 1) mix(h, weightBuffers);
   return h == 0 ? 1 : h;  // 0 means "any config" in a bundle
 }
 
@@ -226,6 +229,16 @@ Expected<NpuConfig> parseConfigImpl(const std::string& yamlText, const std::stri
   if (config.scratchpadBytes % config.scratchpadBanks != 0)
     return makeError(origin, ": key 'scratchpad.banks': ", config.scratchpadBanks,
                      " banks do not divide the scratchpad size ", config.scratchpadBytes, " bytes");
+  if (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary)
+    return makeError(
+        origin,
+        ": key 'matrix_engine.weight_buffers': 2 weight buffers need "
+        "matrix_engine.dataflow 'weight_stationary' (an output-stationary array keeps no weights)");
+  if (config.weightBuffers == 2 && config.matrixEngineModel == MatrixEngineModel::Rtl)
+    return makeError(
+        origin,
+        ": key 'matrix_engine.weight_buffers': the RTL (matrix_engine.model 'rtl') has "
+        "one weight buffer; use matrix_engine.weight_buffers 1 or model 'fast' (docs/npu/rtl.md)");
   return config;
 }
 }  // namespace

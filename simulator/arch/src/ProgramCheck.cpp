@@ -446,6 +446,36 @@ Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig&
   return Error::success();
 }
 
+Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
+  struct Kept {
+    int64_t k = 0, n = 0;
+    uint32_t preloadedBy = kNone;
+  };
+  std::array<Kept, 2> buffers;
+  for (uint32_t i = 0; i < program.size(); ++i) {
+    const Instruction& in = program[i];
+    if (in.opcode == Opcode::Finish) break;
+    if (in.opcode != Opcode::Gemm) continue;
+    const int64_t wbuf = in[Field::WeightBuffer];
+    if (wbuf >= config.weightBuffers)
+      return makeError(describe(program, i), ": wbuf=", wbuf,
+                       " but the config has matrix_engine.weight_buffers: ", config.weightBuffers);
+    Kept& kept = buffers[size_t(wbuf)];
+    const int64_t k = in[Field::K], n = in[Field::N];
+    if (in[Field::Preload]) {
+      kept = {k, n, i};
+      continue;
+    }
+    if (kept.preloadedBy == kNone)
+      return makeError(describe(program, i), ": streams ", k, "x", n, " weights from buffer ", wbuf,
+                       ", which no earlier gemm preloaded");
+    if (kept.k != k || kept.n != n)
+      return makeError(describe(program, i), ": streams ", k, "x", n, " weights from buffer ", wbuf,
+                       ", which holds ", kept.k, "x", kept.n, " from ", describe(program, kept.preloadedBy));
+  }
+  return Error::success();
+}
+
 Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
   EMBER_ASSIGN_OR_RETURN(const QueueView view, viewProgram(program));
   // Queue depths only delay fetch; they never order execution, so the

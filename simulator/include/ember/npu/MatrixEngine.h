@@ -34,8 +34,9 @@ class MatrixEngine {
   /// (no port contention). `startCycle` is the program cycle it starts at.
   virtual Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories,
                                   uint64_t startCycle) = 0;
-  /// k x n of the weights kept by the last preload (0 x 0 before any).
-  virtual std::pair<int64_t, int64_t> keptWeights() const = 0;
+  /// k x n of the weights the last preload left in weight buffer `buffer`
+  /// (gemm field `wbuf`; 0 x 0 before any).
+  virtual std::pair<int64_t, int64_t> keptWeights(unsigned buffer = 0) const = 0;
   /// Cycles the engine clocked (RTL) or accounted (fast) since creation.
   virtual uint64_t engineCycles() const = 0;
 };

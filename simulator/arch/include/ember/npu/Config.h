@@ -32,6 +32,9 @@ struct NpuConfig {
   int64_t cols = 16;
   Dataflow dataflow = Dataflow::WeightStationary;
   MatrixEngineModel matrixEngineModel = MatrixEngineModel::Fast;
+  /// Weight buffers in the array (1 or 2). With 2 the next gemm's preload
+  /// runs while the current gemm streams (ISA v2 gemm field `wbuf`).
+  int64_t weightBuffers = 1;
   // Scratchpad (int8 inputs and weights).
   int64_t scratchpadBytes = 256 * 1024;
   int64_t scratchpadBanks = 4;
@@ -57,7 +60,7 @@ struct NpuConfig {
   int64_t accumulatorEntries() const { return accumulatorBytes / 4; }
   int64_t bankBytes() const { return scratchpadBytes / scratchpadBanks; }
   /// A hash of the parameters a compiled program depends on (array shape,
-  /// dataflow, memory sizes, banks, lanes), not of timing or energy, so that a
+  /// dataflow, weight buffers, memory sizes, banks, lanes), not of timing or energy, so that a
   /// bundle stays valid across bandwidth or energy sweeps.
   uint64_t hash() const;
 };

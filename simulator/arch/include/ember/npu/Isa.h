@@ -28,7 +28,10 @@
 namespace ember::npu::isa {
 
 /// Bumped whenever an encoding or a semantic changes. Bundles carry it.
-inline constexpr uint32_t kIsaVersion = 1;
+/// Version 2 adds gemm's `wbuf` (the weight buffer, docs/npu/isa.md); a
+/// version-1 program is a version-2 program that never sets it, so both run.
+inline constexpr uint32_t kIsaVersion = 2;
+inline constexpr uint32_t kOldestIsaVersion = 1;
 inline constexpr size_t kInstructionBytes = 32;
 inline constexpr unsigned kFieldsFirstBit = 32;
 
@@ -58,16 +61,17 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                \
-  X(Mem)                                                                                                   \
-  X(DramAddr)                                                                                              \
-  X(SramAddr)                                                                                              \
-  X(XSize) X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) \
-      X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr)     \
-          X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride)        \
-              X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32)   \
-                  X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH)      \
-                      X(OutW) X(Channels) X(QueueSel)
+#define EMBER_NPU_FIELDS(X)                                                                                 \
+  X(Mem)                                                                                                    \
+  X(DramAddr)                                                                                               \
+  X(SramAddr)                                                                                               \
+  X(XSize)                                                                                                  \
+  X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft)           \
+      X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) \
+          X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols)           \
+              X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi)       \
+                  X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH)          \
+                      X(StrideW) X(OutH) X(OutW) X(Channels) X(QueueSel)
 
 enum class Field : uint8_t {
 #define EMBER_NPU_FIELD_ENUM(name) name,

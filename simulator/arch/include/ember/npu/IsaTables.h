@@ -46,6 +46,7 @@ inline constexpr FieldLayout kStoreFields[] = {
 inline constexpr FieldLayout kGemmFields[] = {
     {F::Accumulate, "accumulate", 32, 1, K::Unsigned},
     {F::Preload, "preload", 33, 1, K::Unsigned},
+    {F::WeightBuffer, "wbuf", 34, 1, K::Unsigned},  // ISA v2
     {F::M, "m", 48, 16, K::Unsigned},
     {F::InpAddr, "inp", 64, 24, K::Address},
     {F::WgtAddr, "wgt", 88, 24, K::Address},

@@ -32,11 +32,19 @@ Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig&
 /// name both instruction indices and the address range.
 Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config);
 
+/// Weight buffers: every gemm's `wbuf` names a buffer the config has
+/// (matrix_engine.weight_buffers), and a gemm without preload streams from a
+/// buffer whose last preload (in program order) was exactly its k x n. Errors
+/// name the gemm, its buffer and what that buffer holds. Preloading a buffer
+/// that an earlier gemm still streams from is legal: the engine's weight
+/// loader waits for that stream to end (docs/npu/timing-model.md).
+Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const NpuConfig& config);
+
 /// One SRAM buffer of the compiler's static allocation.
 struct SramBuffer {
-  std::string name;          ///< e.g. "conv1.input[1]" (layer and role)
-  bool accumulator = false;  ///< accumulator (int32 entries) or scratchpad (bytes)
-  uint64_t address = 0, size = 0;  ///< bytes (scratchpad) or entries (accumulator)
+  std::string name;                                    ///< e.g. "conv1.input[1]" (layer and role)
+  bool accumulator = false;                            ///< accumulator (int32 entries) or scratchpad (bytes)
+  uint64_t address = 0, size = 0;                      ///< bytes (scratchpad) or entries (accumulator)
   uint64_t firstInstruction = 0, lastInstruction = 0;  ///< live range, inclusive
 };
 

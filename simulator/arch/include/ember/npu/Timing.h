@@ -92,6 +92,66 @@ inline GemmTiming gemm(const NpuConfig& c, uint64_t m, uint64_t k, uint64_t n, b
   return t;
 }
 
+/// Weight-stationary gemms with two weight buffers (matrix_engine.weight_buffers:
+/// 2) run as two stages: the weight loader preloads buffer `wbuf` while the
+/// previous gemm streams from the other one, and a gemm's rows enter right
+/// after the previous gemm's last row, so the pipeline fills and drains once
+/// per chain. A preload waits until the last stream from its buffer has ended
+/// (an interlock, not an error), and a stream waits for its buffer's preload.
+struct GemmStages {
+  uint64_t preloadStart = 0, preloadEnd = 0;  ///< equal when the gemm has no preload
+  uint64_t streamStart = 0, streamEnd = 0;    ///< the first and after the last row enters
+  uint64_t done = 0;                          ///< the last result row written
+};
+
+/// The previous gemms' stage end times, the state the next gemm starts from.
+struct GemmChain {
+  uint64_t loaderFree = 0;              ///< the weight loader is idle
+  uint64_t streamFree = 0;              ///< the previous gemm's last row has entered
+  uint64_t drained = 0;                 ///< every issued gemm's results are written
+  uint64_t bufferLoaded[2] = {0, 0};    ///< buffer b's last preload ends
+  uint64_t bufferStreamed[2] = {0, 0};  ///< the last stream from buffer b ends
+
+  /// Times a gemm issued at `at` (stage lengths `t`) and records its stages.
+  GemmStages issue(uint64_t at, const GemmTiming& t, bool preload, unsigned wbuf) {
+    const unsigned b = wbuf & 1;
+    GemmStages s;
+    s.preloadStart = s.preloadEnd = at;
+    if (preload) {
+      s.preloadStart = std::max({at, loaderFree, bufferStreamed[b]});
+      s.preloadEnd = s.preloadStart + t.preload;
+      loaderFree = bufferLoaded[b] = s.preloadEnd;
+    }
+    s.streamStart = std::max({at, streamFree, bufferLoaded[b]});
+    s.streamEnd = s.streamStart + t.stream;
+    s.done = s.streamEnd + t.pipeline;
+    streamFree = bufferStreamed[b] = s.streamEnd;
+    drained = std::max(drained, s.done);
+    return s;
+  }
+};
+
+/// One gemm of a chain: its shape, whether it preloads, and its buffer.
+struct ChainedGemm {
+  uint64_t m = 0, k = 0, n = 0;
+  bool preload = true;
+  unsigned wbuf = 0;
+};
+
+/// The cycles of a chain of gemms issued back to back on two weight buffers,
+/// each issued once the previous one starts streaming; with buffers
+/// alternating, P1 + sum max(S_i, P_i+1) + S_last + pipeline
+/// (docs/npu/timing-model.md, "Two weight buffers").
+inline uint64_t gemmChain(const NpuConfig& c, const ChainedGemm* gemms, size_t count) {
+  GemmChain chain;
+  uint64_t at = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const ChainedGemm& g = gemms[i];
+    at = chain.issue(at, gemm(c, g.m, g.k, g.n, g.preload), g.preload, g.wbuf).streamStart;
+  }
+  return chain.drained;
+}
+
 // ---- vector unit ----
 
 /// A vector instruction occupies its operands' ports for setup + rows x
