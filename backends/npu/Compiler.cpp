@@ -129,6 +129,18 @@ Expected<npu::Symbol> symbolOf(const CompileContext& ctx, ValueId id, npu::Symbo
   return s;
 }
 
+/// Two weight buffers: each preload takes the buffer the previous gemm does
+/// not stream from, so it overlaps that stream; a gemm without preload keeps
+/// streaming the buffer of the last preload.
+void alternateWeightBuffers(std::vector<npu::isa::Instruction>& program) {
+  int64_t current = 1;  // the first preload fills buffer 0
+  for (npu::isa::Instruction& in : program) {
+    if (in.opcode != npu::isa::Opcode::Gemm) continue;
+    if (in[npu::isa::Field::Preload]) current ^= 1;
+    in[npu::isa::Field::WeightBuffer] = current;
+  }
+}
+
 }  // namespace
 
 Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuConfig& config) {
@@ -154,11 +166,14 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     result.layers.push_back(std::move(layer));
   }
   ctx.program().finish();
+  if (config.weightBuffers == 2) alternateWeightBuffers(ctx.program().program());
   const auto& program = ctx.program().program();
 
   // The independent checks, on every program (ProgramCheck.h).
   if (Error e = npu::checkTokens(program, config))
     return e.withContext("npu: token check of '" + ir.name() + "'");
+  if (Error e = npu::checkWeightBuffers(program, config))
+    return e.withContext("npu: weight buffer check of '" + ir.name() + "'");
   if (Error e = npu::checkSramRaces(program, config))
     return e.withContext("npu: SRAM race check of '" + ir.name() + "'");
   if (Error e = npu::checkAllocation(ctx.sram().buffers(), config))

@@ -24,6 +24,10 @@ uint64_t CostModel::gemm(int64_t m, int64_t k, int64_t n, bool preload) const {
   return npu::timing::gemm(c_, uint64_t(m), uint64_t(k), uint64_t(n), preload).total();
 }
 
+uint64_t CostModel::gemmChain(const std::vector<npu::timing::ChainedGemm>& gemms) const {
+  return npu::timing::gemmChain(c_, gemms.data(), gemms.size());
+}
+
 uint64_t CostModel::requant(int64_t rows, int64_t cols) const {
   return npu::timing::requant(c_, uint64_t(rows), uint64_t(cols)).total();
 }

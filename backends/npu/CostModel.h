@@ -8,6 +8,7 @@
 
 #include "ember/npu/Config.h"
 #include "ember/npu/Isa.h"
+#include "ember/npu/Timing.h"
 
 namespace ember::npu_backend {
 
@@ -21,6 +22,9 @@ class CostModel {
   uint64_t store(int64_t x, int64_t y, int64_t z = 1, int64_t e = 1) const;
   /// Weight-stationary or output-stationary per the config's dataflow.
   uint64_t gemm(int64_t m, int64_t k, int64_t n, bool preload) const;
+  /// A chain of gemms issued back to back on two weight buffers
+  /// (matrix_engine.weight_buffers: 2), from the first issue to the last drain.
+  uint64_t gemmChain(const std::vector<npu::timing::ChainedGemm>& gemms) const;
   uint64_t requant(int64_t rows, int64_t cols) const;
   uint64_t vadd(int64_t rows, int64_t cols) const;
   uint64_t lut(int64_t rows, int64_t cols) const;

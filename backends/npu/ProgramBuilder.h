@@ -41,6 +41,7 @@ class ProgramBuilder {
   void finish();
 
   const std::vector<npu::isa::Instruction>& program() const { return program_; }
+  std::vector<npu::isa::Instruction>& program() { return program_; }
   const std::vector<std::string>& layers() const { return layers_; }
 
  private:

@@ -86,7 +86,27 @@ namespace {
 
 struct TileAggregate {
   int64_t steps = 0, sumK = 0, preload = 0, rate = 0, width = 0, weightBytes = 0;
+  std::vector<std::pair<int64_t, int64_t>> stepPreloadAndRate;  ///< per k-step (two weight buffers)
 };
+
+/// The gemms of one block on two weight buffers (Timing.h GemmChain, the
+/// compiler alternating wbuf): each k-step preloads once and streams `passes`
+/// gemms of `m` rows; a preload overlaps the previous gemm's stream, and the
+/// pipeline fills and drains once: P1 + sum max(S_i, P_i+1) + S_last + R + C + 3.
+uint64_t gemmChainCycles(const npu::NpuConfig& c, const std::vector<TileAggregate>& agg, size_t first,
+                         size_t last, int64_t m, int64_t passes) {
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  for (size_t j = first; j < last; ++j)
+    steps.insert(steps.end(), agg[j].stepPreloadAndRate.begin(), agg[j].stepPreloadAndRate.end());
+  if (steps.empty()) return 0;
+  int64_t cycles = steps.front().first + c.rows + c.cols + 3;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const int64_t stream = m * steps[i].second;
+    const int64_t nextPreload = i + 1 < steps.size() ? steps[i + 1].first : 0;
+    cycles += (passes - 1) * stream + std::max(stream, nextPreload);
+  }
+  return uint64_t(cycles);
+}
 
 int64_t accRows(const ConvGeometry& g, int64_t bandRows, bool multiRow) {
   return multiRow ? (bandRows - 1) * g.virtualWidth() + g.ow : bandRows * g.ow;
@@ -146,8 +166,15 @@ uint64_t computeCycles(const ConvGeometry& g, const CostModel& cost, const std::
   const int64_t wBank = c.bankWidthBytes, wacc = c.accumulatorPortBytes;
   uint64_t cycles = 0;
   int64_t width = 0;
+  if (ws && c.weightBuffers == 2)
+    cycles += multiRow ? gemmChainCycles(c, agg, first, last, accRows(g, bandRows, true), 1)
+                       : gemmChainCycles(c, agg, first, last, g.ow, bandRows);
   for (size_t j = first; j < last; ++j) {
     const TileAggregate& a = agg[j];
+    if (ws && c.weightBuffers == 2) {
+      width += a.width;
+      continue;
+    }
     width += a.width;
     const int64_t overhead = ws ? c.rows + c.cols + 3 : c.rows + c.cols + 2;
     if (ws) {
@@ -293,9 +320,9 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
   static std::mutex mutex;
   static std::map<std::string, std::optional<ConvTiling>> cache;
   const npu::NpuConfig& c = cost.config();
-  const std::string key = g.key() + "|" + std::to_string(c.hash()) + "," +
-                          std::to_string(c.dramBytesPerCycle) + "," + std::to_string(c.dramLatencyCycles) +
-                          "," + std::to_string(c.bankWidthBytes) + "," +
+  const std::string key = g.key() + "|" + std::to_string(c.hash()) + "," + std::to_string(c.weightBuffers) +
+                          "," + std::to_string(c.dramBytesPerCycle) + "," +
+                          std::to_string(c.dramLatencyCycles) + "," + std::to_string(c.bankWidthBytes) + "," +
                           std::to_string(c.accumulatorPortBytes);
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -310,8 +337,12 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
     a.weightBytes = t.weightRows * t.width;
     for (const KStep& s : t.steps) {
       a.sumK += s.k;
-      a.preload += s.k * ceilDiv(t.width, c.bankWidthBytes);
-      a.rate += std::max(ceilDiv(s.k, c.bankWidthBytes), ceilDiv(4 * t.width, c.accumulatorPortBytes));
+      const int64_t preload = s.k * ceilDiv(t.width, c.bankWidthBytes);
+      const int64_t rate =
+          std::max(ceilDiv(s.k, c.bankWidthBytes), ceilDiv(4 * t.width, c.accumulatorPortBytes));
+      a.preload += preload;
+      a.rate += rate;
+      a.stepPreloadAndRate.emplace_back(preload, rate);
     }
     agg.push_back(a);
   }

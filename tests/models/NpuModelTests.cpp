@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 #include "backends/BuiltinBackends.h"
 #include "ember/Importer.h"
@@ -42,7 +43,8 @@ struct RunResult {
 
 /// Compiles `model` for `backendName` (int8 with `profile`) and runs it on `input`.
 ember::Expected<RunResult> run(const std::string& model, const std::string& backendName,
-                               const ember::QuantizationProfile& profile, const ember::Tensor& input) {
+                               const ember::QuantizationProfile& profile, const ember::Tensor& input,
+                               const std::string& npuConfig = "") {
   ember::Module module;
   ember::ImportOptions importOptions;
   importOptions.dimValues["N"] = 1;  // the digits CNN's symbolic batch
@@ -50,6 +52,9 @@ ember::Expected<RunResult> run(const std::string& model, const std::string& back
   if (!function) return function.error();
   auto backend = ember::BackendRegistry::global().create(backendName);
   if (!backend) return backend.error();
+  if (!npuConfig.empty())
+    EMBER_RETURN_IF_ERROR(
+        (*backend)->setOption("config", std::string(EMBER_NPU_CONFIG_DIR) + "/" + npuConfig));
   ember::CompileOptions options;
   options.verifyEachPass = true;
   // The npu run quantizes what the npu or its reference fallback runs in int8,
@@ -75,19 +80,22 @@ ember::Expected<RunResult> run(const std::string& model, const std::string& back
   return result;
 }
 
-class NpuModelTest : public testing::TestWithParam<std::string> {
+/// A model and the NPU config to run it on ("": the built-in npu-16x16).
+using ModelOnConfig = std::tuple<std::string, std::string>;
+
+class NpuModelTest : public testing::TestWithParam<ModelOnConfig> {
  protected:
   static void SetUpTestSuite() { ember::registerBuiltinBackends(); }
 };
 
 TEST_P(NpuModelTest, BitExactAgainstReferenceInt8) {
-  const std::string model = GetParam();
+  const auto& [model, npuConfig] = GetParam();
   auto profile = ember::QuantizationProfile::load(dataPath(model, ".profile.yaml"));
   ASSERT_TRUE(profile) << profile.error().message();
   auto input = ember::readNpy(dataPath(model, ".input.npy"));
   ASSERT_TRUE(input) << input.error().message();
 
-  auto onNpu = run(model, "npu", *profile, *input);
+  auto onNpu = run(model, "npu", *profile, *input, npuConfig);
   ASSERT_TRUE(onNpu) << onNpu.error().message();
   auto onReference = run(model, "reference", *profile, *input);
   ASSERT_TRUE(onReference) << onReference.error().message();
@@ -110,13 +118,24 @@ TEST_P(NpuModelTest, BitExactAgainstReferenceInt8) {
   EXPECT_GT(onNpu->device.macs, 0u);
   EXPECT_FALSE(onNpu->device.layers.empty());
   for (const ember::LayerReport& layer : onNpu->device.layers) EXPECT_FALSE(layer.name.empty());
-  std::cout << model << ": " << onNpu->device.cycles << " cycles, " << 100 * onNpu->device.macUtilization()
-            << "% MAC utilisation, " << onNpu->report.fallbackNodes.size() << " fallback nodes, "
-            << onNpu->report.partitions.size() << " partitions\n";
+  std::cout << model << (npuConfig.empty() ? "" : " on " + npuConfig) << ": " << onNpu->device.cycles
+            << " cycles, " << 100 * onNpu->device.macUtilization() << "% MAC utilisation, "
+            << onNpu->report.fallbackNodes.size() << " fallback nodes, " << onNpu->report.partitions.size()
+            << " partitions\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, NpuModelTest,
-                         testing::Values("digits", "resnet18_64", "mobilenet_v2_64", "transformer_encoder"),
-                         [](const testing::TestParamInfo<std::string>& info) { return info.param; });
+                         testing::Combine(testing::Values("digits", "resnet18_64", "mobilenet_v2_64",
+                                                          "transformer_encoder"),
+                                          testing::Values("", "npu-16x16-v2.yaml")),
+                         [](const testing::TestParamInfo<ModelOnConfig>& info) {
+                           // npu-16x16-v2.yaml -> _npu_16x16_v2 (test names are identifiers)
+                           std::string config = std::get<1>(info.param);
+                           if (config.empty()) return std::get<0>(info.param);
+                           config = config.substr(0, config.find('.'));
+                           for (char& ch : config)
+                             if (ch == '-') ch = '_';
+                           return std::get<0>(info.param) + "_" + config;
+                         });
 
 }  // namespace

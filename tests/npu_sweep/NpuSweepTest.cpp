@@ -187,31 +187,34 @@ std::string degenerate(const Tensor& t) {
   return "";
 }
 
-/// Runs every case on both backends and reports each failing shape by name.
-void sweep(const std::vector<Case>& cases, const std::string& npuConfig = configPath("npu-16x16.yaml")) {
+/// Runs every case on both backends and reports each failing shape by name,
+/// on npu-16x16 with one and with two weight buffers (ISA v2).
+void sweep(const std::vector<Case>& cases) {
   ASSERT_GE(cases.size(), 30u) << "the sweep covers at least 30 shapes per op";
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    auto expected = runCase(c, "reference", "");
-    ASSERT_TRUE(expected) << c.name << ": reference: " << expected.error().message();
-    EXPECT_EQ(degenerate(*expected), "") << c.name << ": the data does not exercise the op";
-    bool claimed = false;
-    auto got = runCase(c, "npu", npuConfig, &claimed);
-    if (!c.npuSupported) {
-      EXPECT_FALSE(got) << c.name << ": documented as unsupported but compiled";
-      if (!got) {
-        EXPECT_FALSE(got.error().message().empty());
+  for (const Case& c : cases)
+    for (const char* configName : {"npu-16x16.yaml", "npu-16x16-v2.yaml"}) {
+      const std::string npuConfig = configPath(configName);
+      SCOPED_TRACE(c.name + " on " + configName);
+      auto expected = runCase(c, "reference", "");
+      ASSERT_TRUE(expected) << c.name << ": reference: " << expected.error().message();
+      EXPECT_EQ(degenerate(*expected), "") << c.name << ": the data does not exercise the op";
+      bool claimed = false;
+      auto got = runCase(c, "npu", npuConfig, &claimed);
+      if (!c.npuSupported) {
+        EXPECT_FALSE(got) << c.name << ": documented as unsupported but compiled";
+        if (!got) {
+          EXPECT_FALSE(got.error().message().empty());
+        }
+        continue;
       }
-      continue;
+      EXPECT_TRUE(claimed) << c.name << ": npu supports() refuses the op";
+      if (!got) {
+        ADD_FAILURE() << c.name << ": npu: " << got.error().message();
+        continue;
+      }
+      const std::string diff = compareInt8(*expected, *got);
+      EXPECT_EQ(diff, "") << c.name << " on " << configName;
     }
-    EXPECT_TRUE(claimed) << c.name << ": npu supports() refuses the op";
-    if (!got) {
-      ADD_FAILURE() << c.name << ": npu: " << got.error().message();
-      continue;
-    }
-    const std::string diff = compareInt8(*expected, *got);
-    EXPECT_EQ(diff, "") << c.name;
-  }
 }
 
 // ---- QuantizedConv ----
@@ -631,7 +634,7 @@ TEST(NpuSweep, OtherConfigs) {
       matmulCase({{65, 1000}, 130}),
       matmulCase({{1, 2048}, 1000}),
   };
-  for (const char* config : {"npu-32x32.yaml", "npu-64x64.yaml"})
+  for (const char* config : {"npu-32x32.yaml", "npu-64x64.yaml", "npu-64x64-v2.yaml"})
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(config) + " " + c.name);
       auto expected = runCase(c, "reference", "");
