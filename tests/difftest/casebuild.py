@@ -184,7 +184,6 @@ class Emitter:
         # Every other scalar is a Constant node rather than an initializer.
         self.count += 1
         if self.count % 2:
-            from onnx import numpy_helper
             return self.node("Constant", [], value=("tensor", np.array(v, np.float32)))
         return self.init(np.array(v, np.float32))
 

@@ -25,7 +25,9 @@ function readInput(spec) {
 }
 
 async function runJob(job) {
-  const options = {intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all'};
+  // No graph optimizations: the oracle is the model's literal semantics (ORT's
+  // Pad fusion, for one, changes an AveragePool's ceil_mode output size).
+  const options = {intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled'};
   const session = await ort.InferenceSession.create(job.model, options);
   const feeds = {};
   for (const input of job.inputs) feeds[input.name] = readInput(input);

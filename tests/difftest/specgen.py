@@ -11,6 +11,7 @@ concatenated transposes, residual adds) make the optimizer's rewrites fire.
 import numpy as np
 
 import ops as opsmod
+import ops_tensor
 from ops import F, Invalid, Val
 
 OPS = opsmod.all_ops()
@@ -158,7 +159,7 @@ class Gen:
         if kind in ("transpose_sandwich", "transpose_pair"):
             if a.rank < 2:
                 return None
-            perm = opsmod._perm_with_equal_swap(self.rng, a.shape)
+            perm = ops_tensor.perm_with_equal_swap(self.rng, a.shape)
             r = self.try_op("transpose", a_ref, {"perm": perm})
             if r and kind == "transpose_sandwich":
                 r = self.try_op(str(self.rng.choice(["relu", "tanh", "binary", "clip"])), r)
@@ -185,7 +186,7 @@ class Gen:
         # concat of two transposes of the same value (sinking across concat)
         if a.rank < 2:
             return None
-        perm = opsmod._perm_with_equal_swap(self.rng, a.shape)
+        perm = ops_tensor.perm_with_equal_swap(self.rng, a.shape)
         r1 = self.try_op("transpose", a_ref, {"perm": perm})
         r2 = r1 and self.try_op("relu", a_ref)
         r2 = r2 and self.try_op("transpose", r2, {"perm": perm})

@@ -1,0 +1,557 @@
+"""Linear algebra and neural-network ops of the difftest spec language: MatMul, Gemm,
+Einsum, convolutions, pools, Resize/Upsample, normalisations, Softmax, Hardmax, LRN."""
+
+import math
+
+import numpy as np
+
+from ops import KNOWN_WRONG, Invalid, Op, Val, _t, axis_of, check_size, normal, uniform
+
+# ---------------------------------------------------------------------------
+# Linear algebra
+
+
+class MatMul(Op):
+    name = "matmul"
+    ranks = range(1, 7)
+    weight = 2.0
+
+    def applicable(self, a, builder, opset):
+        return super().applicable(a, builder, opset) and (a.rank >= 2 or builder == "onnx")
+
+    def draw(self, g, a):
+        p = {"seed": g.seed(), "n": int(g.rng.choice([1, 3, 8, 16])),
+             "batch": int(g.rng.random() < 0.3), "vec": int(a.rank >= 2 and g.rng.random() < 0.1)}
+        return [], p
+
+    def infer(self, p, ins):
+        a = ins[0].shape
+        k = a[-1]
+        if p["vec"] and len(a) >= 2:
+            wshape = (k,)
+            out = a[:-1]
+        elif p["batch"] and len(a) >= 3:
+            wshape = (a[-3], k, p["n"])
+            out = a[:-1] + (p["n"],)
+        else:
+            wshape = (k, p["n"])
+            out = a[:-1] + (p["n"],)
+        return Val(check_size(out)), dict(p), {"w": normal(p, wshape, 1 / math.sqrt(k))}
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        return torch.matmul(x, w["w"])
+
+    def onnx(self, r, w, e, x):
+        return e.node("MatMul", [x, e.init(w["w"])])
+
+
+class Gemm(Op):
+    name = "gemm"
+    ranks = (2,)
+    weight = 3.0
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "n": int(g.rng.choice([1, 5, 8, 16])), "ta": int(g.rng.random() < 0.3),
+                    "tb": int(g.rng.random() < 0.5), "alpha": float(g.rng.choice([1.0, 0.5, 2.0])),
+                    "beta": float(g.rng.choice([1.0, 0.0, -1.5])), "cshape": str(g.rng.choice(["n", "1n", "m1",
+                                                                                                "mn", "s", "none"]))}
+
+    def infer(self, p, ins):
+        m, k = ins[0].shape[::-1] if p["ta"] else ins[0].shape
+        n = p["n"]
+        w = {"b": normal(p, (n, k) if p["tb"] else (k, n), 1 / math.sqrt(k))}
+        cs = {"n": (n,), "1n": (1, n), "m1": (m, 1), "mn": (m, n), "s": (), "none": None}[p["cshape"]]
+        if cs is not None:
+            w["c"] = normal(p, cs, salt=1)
+        return Val((m, n)), dict(p), w
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        if r["ta"]:
+            x = x.t()
+        b = w["b"] if r["tb"] else w["b"].t()
+        return tf.linear(x, b, w["c"] if "c" in w and r["cshape"] == "n" else None)
+
+    def onnx(self, r, w, e, x):
+        ins = [x, e.init(w["b"])] + ([e.init(w["c"])] if "c" in w else [])
+        if "c" not in w and e.opset < 11:
+            ins.append(e.init(np.zeros((r["n"],), np.float32)))
+        return e.node("Gemm", ins, alpha=r["alpha"], beta=r["beta"], transA=r["ta"], transB=r["tb"])
+
+
+# ---------------------------------------------------------------------------
+# Spatial (NCHW, rank 4; rank 3 for the 1-D forms)
+
+
+def _has_empty_window(size, k, s, pb, d, out):
+    """Whether a pooling window lies entirely in the padding (ONNX leaves its
+    value open: ONNX Runtime gives the lowest float, Ember -inf)."""
+    return any(all(not 0 <= o * s - pb + j * d < size for j in range(k)) for o in range(out))
+
+
+def _spatial_out(size, k, s, pb, pe, d, ceil=False):
+    eff = d * (k - 1) + 1
+    num = size + pb + pe - eff
+    if num < 0:
+        raise Invalid("window larger than input")
+    o = (-(-num // s) if ceil else num // s) + 1
+    if ceil and (o - 1) * s >= size + pb:
+        o -= 1
+    return o
+
+
+class Conv(Op):
+    name = "conv"
+    ranks = (3, 4)
+    weight = 3.0
+
+    def draw(self, g, a):
+        k = int(g.rng.choice([1, 1, 2, 3, 3, 5]))
+        return [], {"seed": g.seed(), "o": int(g.rng.choice([1, 2, 3, 4, 8, 16])), "k": k,
+                    "kw": int(g.rng.choice([k, k, 1, 3])), "s": int(g.rng.choice([1, 1, 2])),
+                    "d": int(g.rng.choice([1, 1, 1, 2])), "pad": [int(v) for v in g.rng.integers(0, 3, 4)],
+                    "sym": int(g.builder == "torch" or g.rng.random() < 0.5),
+                    "groups": str(g.rng.choice(["1", "1", "dw", "2"])), "bias": int(g.rng.random() < 0.8),
+                    "auto": str(g.rng.choice(["NOTSET"] * 4 + ["SAME_UPPER", "SAME_LOWER", "VALID"]))
+                    if g.builder == "onnx" else "NOTSET"}
+
+    def resolve(self, p, shape):
+        c = shape[1]
+        spatial = shape[2:]
+        one_d = len(spatial) == 1
+        kh, kw = (1, p["k"]) if one_d else (p["k"], p["kw"])
+        g = {"1": 1, "dw": c, "2": 2 if c % 2 == 0 else 1}[p["groups"]]
+        o = p["o"] if g == 1 else g * max(1, p["o"] // max(1, g // 2) if p["groups"] == "dw" else p["o"] // 2)
+        o = max(o, 1)
+        pads = [min(v, (kh if i % 2 == 0 else kw) // 2) for i, v in enumerate(p["pad"])]
+        pt, pl, pb, pr = pads
+        if p["sym"]:
+            pb, pr = pt, pl
+        if one_d:
+            pt = pb = 0
+        d = 1 if p["auto"].startswith("SAME") else p["d"]  # ORT: no dilation with SAME padding
+        return dict(p, c=c, kh=kh, kw=kw, g=g, o=o, d=d, pads=[pt, pl, pb, pr], one_d=one_d)
+
+    def infer(self, p, ins):
+        shape = ins[0].shape
+        r = self.resolve(p, shape)
+        h, w_ = (1, shape[2]) if r["one_d"] else shape[2:]
+        s, d = p["s"], r["d"]
+        if r["auto"] == "NOTSET":
+            oh = _spatial_out(h, r["kh"], s, r["pads"][0], r["pads"][2], d)
+            ow = _spatial_out(w_, r["kw"], s, r["pads"][1], r["pads"][3], d)
+        elif r["auto"] == "VALID":
+            oh = _spatial_out(h, r["kh"], s, 0, 0, d)
+            ow = _spatial_out(w_, r["kw"], s, 0, 0, d)
+        else:
+            oh, ow = -(-h // s), -(-w_ // s)
+        out = (shape[0], r["o"]) + ((ow,) if r["one_d"] else (oh, ow))
+        fan_in = (r["c"] // r["g"]) * r["kh"] * r["kw"]
+        fshape = (r["o"], r["c"] // r["g"]) + ((r["kw"],) if r["one_d"] else (r["kh"], r["kw"]))
+        w = {"f": normal(p, fshape, 1 / math.sqrt(fan_in))}
+        if p["bias"]:
+            w["b"] = normal(p, (r["o"],), 0.1, salt=1)
+        return Val(check_size(out)), r, w
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        if r["one_d"]:
+            return tf.conv1d(x, w["f"], w.get("b"), r["s"], r["pads"][1], r["d"], r["g"])
+        return tf.conv2d(x, w["f"], w.get("b"), r["s"], (r["pads"][0], r["pads"][1]), r["d"], r["g"])
+
+    def onnx(self, r, w, e, x):
+        ins = [x, e.init(w["f"])] + ([e.init(w["b"])] if "b" in w else [])
+        n = 1 if r["one_d"] else 2
+        attrs = {"strides": [r["s"]] * n, "dilations": [r["d"]] * n, "group": r["g"]}
+        if r["auto"] != "NOTSET":
+            attrs["auto_pad"] = r["auto"]
+        else:
+            pt, pl, pb, pr = r["pads"]
+            attrs["pads"] = [pl, pr] if r["one_d"] else [pt, pl, pb, pr]
+        return e.node("Conv", ins, **attrs)
+
+
+class ConvTranspose(Op):
+    name = "conv_transpose"
+    ranks = (4,)
+    weight = 2.0
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "o": int(g.rng.choice([1, 2, 4, 8])), "k": int(g.rng.choice([1, 2, 3, 4])),
+                    "s": int(g.rng.choice([1, 2, 2, 3])), "pad": int(g.rng.integers(0, 2)),
+                    "op": int(g.rng.integers(0, 2)), "d": int(g.rng.choice([1, 1, 2])),
+                    "groups": str(g.rng.choice(["1", "1", "2"])), "bias": int(g.rng.random() < 0.7)}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        g = 2 if p["groups"] == "2" and c % 2 == 0 else 1
+        o = max(1, p["o"] // g) * g
+        k, s, d = p["k"], p["s"], p["d"]
+        pad = min(p["pad"], (d * (k - 1)) // 2)
+        op = min(p["op"], s - 1)  # ONNX allows < max(stride, dilation); ONNX Runtime only < stride
+        out = lambda i: (i - 1) * s - 2 * pad + d * (k - 1) + 1 + op
+        oshape = (n, o, out(h), out(w_))
+        w = {"f": normal(p, (c, o // g, k, k), 1 / math.sqrt(c * k * k / g / max(1, s * s)))}
+        if p["bias"]:
+            w["b"] = normal(p, (o,), 0.1, salt=1)
+        return Val(check_size(oshape)), dict(p, g=g, o=o, pad=pad, op=op), w
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return tf.conv_transpose2d(x, w["f"], w.get("b"), r["s"], r["pad"], r["op"], r["g"], r["d"])
+
+    def onnx(self, r, w, e, x):
+        ins = [x, e.init(w["f"])] + ([e.init(w["b"])] if "b" in w else [])
+        return e.node("ConvTranspose", ins, strides=[r["s"]] * 2, pads=[r["pad"]] * 4, dilations=[r["d"]] * 2,
+                      output_padding=[r["op"]] * 2, group=r["g"])
+
+
+class Pool(Op):
+    name = "pool"
+    ranks = (3, 4)
+    weight = 2.5
+
+    def draw(self, g, a):
+        k = int(g.rng.choice([1, 2, 2, 3]))
+        return [], {"kind": str(g.rng.choice(["max", "avg"])), "k": k, "kw": int(g.rng.choice([k, k, 1, 2])),
+                    "s": int(g.rng.choice([1, 2, 2])), "pad": [int(v) for v in g.rng.integers(0, 2, 4)],
+                    "sym": int(g.builder == "torch" or g.rng.random() < 0.5),
+                    "ceil": int(g.opset >= 10 and g.rng.random() < 0.3), "cip": int(g.rng.random() < 0.5),
+                    "d": int(g.rng.choice([1, 1, 2])) if g.opset >= 10 else 1}
+
+    def infer(self, p, ins):
+        shape = ins[0].shape
+        one_d = len(shape) == 3
+        kh, kw = (1, p["k"]) if one_d else (p["k"], p["kw"])
+        d = p["d"] if p["kind"] == "max" else 1
+        pads = [min(v, (kh if i % 2 == 0 else kw) // 2) for i, v in enumerate(p["pad"])]
+        if p["sym"]:
+            pads[2], pads[3] = pads[0], pads[1]
+        if one_d:
+            pads[0] = pads[2] = 0
+        h, w_ = (1, shape[2]) if one_d else shape[2:]
+        oh = _spatial_out(h, kh, p["s"], pads[0], pads[2], d, p["ceil"])
+        ow = _spatial_out(w_, kw, p["s"], pads[1], pads[3], d, p["ceil"])
+        if _has_empty_window(h, kh, p["s"], pads[0], d, oh) or _has_empty_window(w_, kw, p["s"], pads[1], d, ow):
+            raise Invalid("a window entirely in the padding")
+        out = shape[:2] + ((ow,) if one_d else (oh, ow))
+        return Val(check_size(out)), dict(p, kh=kh, kw=kw, d=d, pads=pads, one_d=one_d), {}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        if r["one_d"]:
+            if r["kind"] == "max":
+                return tf.max_pool1d(x, r["kw"], r["s"], r["pads"][1], r["d"], bool(r["ceil"]))
+            return tf.avg_pool1d(x, r["kw"], r["s"], r["pads"][1], bool(r["ceil"]), bool(r["cip"]))
+        k, pad = (r["kh"], r["kw"]), (r["pads"][0], r["pads"][1])
+        if r["kind"] == "max":
+            return tf.max_pool2d(x, k, r["s"], pad, r["d"], bool(r["ceil"]))
+        return tf.avg_pool2d(x, k, r["s"], pad, bool(r["ceil"]), bool(r["cip"]))
+
+    def onnx(self, r, w, e, x):
+        n = 1 if r["one_d"] else 2
+        pt, pl, pb, pr = r["pads"]
+        attrs = {"kernel_shape": [r["kw"]] if r["one_d"] else [r["kh"], r["kw"]], "strides": [r["s"]] * n,
+                 "pads": [pl, pr] if r["one_d"] else [pt, pl, pb, pr]}
+        if e.opset >= 10:
+            attrs["ceil_mode"] = r["ceil"]
+        if r["kind"] == "max":
+            if r["d"] > 1:
+                attrs["dilations"] = [r["d"]] * n
+            return e.node("MaxPool", [x], **attrs)
+        return e.node("AveragePool", [x], count_include_pad=r["cip"], **attrs)
+
+
+class GlobalPool(Op):
+    name = "global_pool"
+    ranks = (3, 4)
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(["max", "avg"]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        return Val(s[:2] + (1,) * (len(s) - 2)), dict(p), {}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        f = {("max", 3): tf.adaptive_max_pool1d, ("avg", 3): tf.adaptive_avg_pool1d,
+             ("max", 4): tf.adaptive_max_pool2d, ("avg", 4): tf.adaptive_avg_pool2d}[(r["kind"], x.dim())]
+        return f(x, 1)
+
+    def onnx(self, r, w, e, x):
+        return e.node("GlobalMaxPool" if r["kind"] == "max" else "GlobalAveragePool", [x])
+
+
+class Resize(Op):
+    name = "resize"
+    ranks = (4,)
+    weight = 1.5
+    min_opset = 11
+
+    def draw(self, g, a):
+        if g.builder == "torch":
+            mode = str(g.rng.choice(["nearest", "bilinear", "bilinear_ac"]))
+        else:
+            mode = str(g.rng.choice(["nearest", "linear"]))
+        return [], {"mode": mode, "sh": float(g.rng.choice([1.0, 2.0, 2.0, 3.0, 0.5])),
+                    "sw": float(g.rng.choice([2.0, 2.0, 1.5, 0.5])), "by_size": int(g.rng.random() < 0.4),
+                    "ctm": str(g.rng.choice([m for m in ["half_pixel", "pytorch_half_pixel", "align_corners",
+                                                         "asymmetric", "tf_half_pixel_for_nn"] if m not in KNOWN_WRONG])),
+                    "nm": str(g.rng.choice(["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])),
+                    "sizes_for_ac": int("align_corners_scales" in KNOWN_WRONG)}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        r = dict(p)
+        aligned = p["mode"] == "bilinear_ac" or (p["mode"] == "linear" and p["ctm"] == "align_corners")
+        if aligned and p.get("sizes_for_ac"):
+            r["by_size"] = 1  # see known_wrong_answers.txt: align_corners with scales
+        if p["mode"] != "nearest" and r["ctm"] == "tf_half_pixel_for_nn":
+            r["ctm"] = "half_pixel"
+        if p["mode"] != "nearest":
+            r["nm"] = "round_prefer_floor"
+        sw = p["sw"] if p["by_size"] or p["mode"] == "nearest" or r["ctm"] != "align_corners" else p["sw"]
+        oh, ow = int(math.floor(h * p["sh"])), int(math.floor(w_ * sw))
+        if oh < 1 or ow < 1:
+            raise Invalid("resize to nothing")
+        r["sizes"] = [n, c, oh, ow]
+        return Val(check_size((n, c, oh, ow))), r, {}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        size = r["sizes"][2:] if r["by_size"] else None
+        scale = None if r["by_size"] else (r["sh"], r["sw"])
+        if r["mode"] == "nearest":
+            return tf.interpolate(x, size=size, scale_factor=scale, mode="nearest")
+        return tf.interpolate(x, size=size, scale_factor=scale, mode="bilinear",
+                              align_corners=r["mode"] == "bilinear_ac")
+
+    def onnx(self, r, w, e, x):
+        roi = e.init(np.zeros((0,), np.float32))
+        empty = e.init(np.zeros((0,), np.float32))
+        if r["by_size"]:
+            ins = [x, roi, empty, e.init(np.array(r["sizes"], np.int64))]
+        else:
+            ins = [x, roi, e.init(np.array([1, 1, r["sh"], r["sw"]], np.float32))]
+        return e.node("Resize", ins, mode=r["mode"], coordinate_transformation_mode=r["ctm"],
+                      nearest_mode=r["nm"])
+
+
+# ---------------------------------------------------------------------------
+# Normalisations
+
+
+class Upsample(Op):
+    """The opset 9/10 forms: Upsample-9 and Resize-10 (scales input;
+    asymmetric coordinates, nearest rounds down)."""
+    name = "upsample"
+    builders = ("onnx",)
+    ranks = (3, 4)
+    min_opset = 9
+
+    def applicable(self, a, builder, opset):
+        return super().applicable(a, builder, opset) and opset <= 10
+
+    def draw(self, g, a):
+        modes = ["nearest", "nearest", "linear"] if a.rank == 4 else ["nearest"]  # ORT: linear is 2-D/4-D only
+        return [], {"mode": str(g.rng.choice(modes)),
+                    "sh": float(g.rng.choice([1.0, 2.0, 3.0, 1.5])), "sw": float(g.rng.choice([2.0, 2.0, 1.5, 1.0]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        scales = [1.0, 1.0] + ([p["sh"], p["sw"]] if len(s) == 4 else [p["sw"]])
+        out = tuple(int(math.floor(d * k)) for d, k in zip(s, scales))
+        return Val(check_size(out)), dict(p, scales=scales), {}
+
+    def onnx(self, r, w, e, x):
+        scales = e.init(np.array(r["scales"], np.float32))
+        return e.node("Upsample" if e.opset < 10 else "Resize", [x, scales], mode=r["mode"])
+
+
+class BatchNorm(Op):
+    name = "batchnorm"
+    ranks = (2, 3, 4)
+    weight = 2.0
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "eps": float(g.rng.choice([1e-5, 1e-3]))}
+
+    def infer(self, p, ins):
+        c = ins[0].shape[1]
+        w = {"scale": uniform(p, (c,), 0.5, 1.5, 1), "bias": normal(p, (c,), 0.1, 2),
+             "mean": normal(p, (c,), 0.1, 3), "var": uniform(p, (c,), 0.5, 1.5, 4)}
+        return Val(ins[0].shape), dict(p), w
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return tf.batch_norm(x, w["mean"], w["var"], w["scale"], w["bias"], False, 0.0, r["eps"])
+
+    def onnx(self, r, w, e, x):
+        return e.node("BatchNormalization", [x] + [e.init(w[k]) for k in ("scale", "bias", "mean", "var")],
+                      epsilon=r["eps"])
+
+
+class InstanceNorm(Op):
+    name = "instancenorm"
+    ranks = (3, 4)
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed()}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        if int(np.prod(s[2:])) < 2:
+            raise Invalid("instance norm over one element")
+        c = s[1]
+        return Val(s), dict(p), {"scale": uniform(p, (c,), 0.5, 1.5, 1), "bias": normal(p, (c,), 0.1, 2)}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return tf.instance_norm(x, weight=w["scale"], bias=w["bias"], eps=1e-5)
+
+    def onnx(self, r, w, e, x):
+        return e.node("InstanceNormalization", [x, e.init(w["scale"]), e.init(w["bias"])], epsilon=1e-5)
+
+
+class LayerNorm(Op):
+    name = "layernorm"
+    ranks = range(1, 7)
+    min_opset = 17  # the ONNX op; torch exports a decomposition below 17
+    weight = 2.0
+
+    def applicable(self, a, builder, opset):
+        return Op.applicable(self, a, builder, 7 if builder == "torch" else opset) and self.min_opset <= (
+            99 if builder == "torch" else opset)
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "k": int(g.rng.integers(1, 3))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        k = min(p["k"], len(s))
+        norm = s[len(s) - k:]
+        if int(np.prod(norm)) < 2:
+            raise Invalid("layer norm over one element")
+        return Val(s), dict(p, k=k, norm=list(norm)), {"scale": uniform(p, norm, 0.5, 1.5, 1),
+                                                          "bias": normal(p, norm, 0.1, 2)}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return tf.layer_norm(x, r["norm"], w["scale"], w["bias"], 1e-5)
+
+    def onnx(self, r, w, e, x):
+        return e.node("LayerNormalization", [x, e.init(w["scale"]), e.init(w["bias"])], axis=-r["k"], epsilon=1e-5)
+
+
+class Softmax(Op):
+    name = "softmax"
+    ranks = range(1, 7)
+
+    def draw(self, g, a):
+        return [], {"axis": int(g.rng.integers(-a.rank, a.rank)), "log": int(g.rng.random() < 0.4)}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p, axis=axis_of(p["axis"], ins[0].rank)), {}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return (tf.log_softmax if r["log"] else tf.softmax)(x, r["axis"])
+
+    def onnx(self, r, w, e, x):
+        return e.node("LogSoftmax" if r["log"] else "Softmax", [x], axis=r["axis"])
+
+
+class Hardmax(Op):
+    name = "hardmax"
+    builders = ("onnx",)
+    separated_only = True
+    ranks = range(1, 7)
+
+    def draw(self, g, a):
+        return [], {"axis": int(g.rng.integers(-a.rank, a.rank))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p, axis=axis_of(p["axis"], ins[0].rank)), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("Hardmax", [x], axis=r["axis"])
+
+
+class Lrn(Op):
+    name = "lrn"
+    builders = ("onnx",)
+    ranks = (4,)
+
+    def draw(self, g, a):
+        return [], {"size": int(g.rng.choice([1, 3, 5])), "alpha": float(g.rng.choice([1e-4, 0.01, 0.5])),
+                    "beta": float(g.rng.choice([0.75, 0.5])), "bias": float(g.rng.choice([1.0, 2.0]))}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("LRN", [x], size=r["size"], alpha=r["alpha"], beta=r["beta"], bias=r["bias"])
+
+
+class TrainingDropout(Op):
+    """Dropout with training_mode true and ratio 0: an identity."""
+    name = "training_dropout"
+    builders = ("onnx",)
+    min_opset = 12
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        return e.node("Dropout", [x, e.scalar(0.0), e.init(np.array(True))])
+
+
+class Einsum(Op):
+    name = "einsum"
+    ranks = range(1, 6)
+    min_opset = 12
+
+    def draw(self, g, a):
+        kinds = ["matmul", "transpose", "reduce"] if a.rank >= 2 else ["matmul", "reduce"]
+        return [], {"kind": str(g.rng.choice(kinds)), "seed": g.seed(), "n": int(g.rng.choice([1, 3, 4])),
+                    "implicit": int(g.rng.random() < 0.3), "ellipsis": int(g.rng.random() < 0.3),
+                    "perm_seed": int(g.rng.integers(0, 1000)), "drop": [int(v) for v in g.rng.random(6) < 0.5]}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        rank = len(s)
+        letters = "abcdefgh"[:rank]
+        kind = p["kind"]
+        w = {}
+        if kind == "matmul":
+            k = letters[-1]
+            w["b"] = normal(p, (s[-1], p["n"]), 1 / math.sqrt(s[-1]))
+            lhs = ("..." + letters[-1]) if p["ellipsis"] else letters
+            out = (("..." + "z") if p["ellipsis"] else letters[:-1] + "z")
+            eq = f"{lhs},{k}z" + ("" if p["implicit"] and not p["ellipsis"] else f"->{out}")
+            shape = s[:-1] + (p["n"],)
+        elif kind == "transpose":
+            perm = list(np.random.default_rng(p["perm_seed"]).permutation(rank))
+            eq = f"{letters}->{''.join(letters[i] for i in perm)}"
+            shape = tuple(s[i] for i in perm)
+        else:
+            keep = [i for i in range(rank) if not p["drop"][i]]
+            if len(keep) == rank:
+                keep = keep[:-1]
+            eq = f"{letters}->{''.join(letters[i] for i in keep)}"
+            shape = tuple(s[i] for i in keep)
+        return Val(check_size(shape)), dict(p, eq=eq), w
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        return torch.einsum(r["eq"], x, w["b"]) if "b" in w else torch.einsum(r["eq"], x)
+
+    def onnx(self, r, w, e, x):
+        ins = [x] + ([e.init(w["b"])] if "b" in w else [])
+        return e.node("Einsum", ins, equation=r["eq"])
+
+
+def ops():
+    return [MatMul(), Gemm(), Conv(), ConvTranspose(), Pool(), GlobalPool(), Resize(), Upsample(), BatchNorm(), InstanceNorm(), LayerNorm(), Softmax(), Hardmax(), Lrn(), TrainingDropout(), Einsum()]
