@@ -38,7 +38,7 @@ NOTES = {
     "ConvTranspose": "1-D and 2-D",
     "MaxPool": "1-D and 2-D; the Indices output is unsupported",
     "AveragePool": "1-D and 2-D",
-    "BatchNormalization": "inference only",
+    "BatchNormalization": "inference, and training_mode with batch statistics",
     "Dropout": "inference, or training with ratio 0",
     "Resize": "no tf_crop_and_resize, antialias or opset-18 axes",
     "Einsum": "no diagonals (a label twice in one operand)",

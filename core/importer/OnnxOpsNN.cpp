@@ -351,18 +351,91 @@ Expected<Value> channelNorm(NodeBuilder& b, OpKind kind, const Value& x, std::ve
   return b.transpose(y, kToNCHW, "nchw");
 }
 
+/// BatchNormalization with training_mode=1 (opset 14+): normalises with the
+/// batch's own mean and biased variance over every axis but 1, and outputs
+/// the running statistics mean * momentum + batch * (1 - momentum).
+Error batchNormTraining(NodeBuilder& b, const std::vector<Value>& ins, double epsilon) {
+  const Value& x = ins[0];
+  if (!isFloat(x.type.kind) || x.rank() < 2)
+    return makeError("training mode needs a float input of rank >= 2");
+  EMBER_TRY(double momentum, b.attrFloat("momentum", 0.9));
+  const ElemKind kind = x.type.kind;
+  const size_t rank = x.rank();
+  const int64_t channels = x.dims()[1];
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < rank; ++d)
+    if (d != 1) axes.push_back(int64_t(d));
+  const double inverseCount = 1.0 / double(x.type.numElements() / std::max<int64_t>(channels, 1));
+  const Attributes sum{{"axes", axes}, {"keepdims", int64_t(1)}};
+  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, sum, "sum"));
+  EMBER_TRY(Value mean, b.emit(OpKind::Mul, {total, b.scalar(kind, inverseCount)}, {}, "mean"));
+  EMBER_TRY(Value centered, b.emit(OpKind::Sub, {x, mean}, {}, "centered"));
+  EMBER_TRY(Value square, b.emit(OpKind::Mul, {centered, centered}, {}, "square"));
+  EMBER_TRY(Value squares, b.emit(OpKind::ReduceSum, {square}, sum, "sumsq"));
+  EMBER_TRY(Value variance, b.emit(OpKind::Mul, {squares, b.scalar(kind, inverseCount)}, {}, "var"));
+  EMBER_TRY(Value shifted, b.emit(OpKind::Add, {variance, b.scalar(kind, epsilon)}, {}, "var_eps"));
+  EMBER_TRY(Value stddev, b.emit(OpKind::Sqrt, {shifted}, {}, "stddev"));
+  EMBER_TRY(Value normalized, b.emit(OpKind::Div, {centered, stddev}, {}, "normalized"));
+  Dims perChannel(rank, 1);
+  perChannel[1] = channels;
+  EMBER_TRY(Value scale, b.reshape(ins[1], perChannel, "scale"));
+  EMBER_TRY(Value bias, b.reshape(ins[2], perChannel, "bias"));
+  EMBER_TRY(Value scaled, b.emit(OpKind::Mul, {normalized, scale}, {}, "scaled"));
+  EMBER_TRY(Value out, b.emit(OpKind::Add, {scaled, bias}));
+  EMBER_RETURN_IF_ERROR(b.setOutput(0, out));
+  // Running statistics, [C] like the inputs they update.
+  auto running = [&](const Value& old, const Value& batch, const std::string& what) -> Expected<Value> {
+    EMBER_TRY(Value flat, b.reshape(batch, {channels}, what + "_batch"));
+    EMBER_TRY(Value kept, b.emit(OpKind::Mul, {old, b.scalar(kind, momentum)}, {}, what + "_kept"));
+    EMBER_TRY(Value added, b.emit(OpKind::Mul, {flat, b.scalar(kind, 1 - momentum)}, {}, what + "_added"));
+    return b.emit(OpKind::Add, {kept, added}, {}, what);
+  };
+  EMBER_TRY(Value runningMean, running(ins[3], mean, "running_mean"));
+  EMBER_TRY(Value runningVar, running(ins[4], variance, "running_var"));
+  EMBER_RETURN_IF_ERROR(b.setOutput(1, runningMean));
+  return b.setOutput(2, runningVar);
+}
+
 Error importBatchNorm(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
   if (ins.size() != 5) return makeError("expects 5 inputs, got ", ins.size());
   EMBER_TRY(double epsilon, b.attrFloat("epsilon", 1e-5));
   EMBER_TRY(int64_t training, b.attrInt("training_mode", 0));
-  if (training) return makeError("training mode is unsupported");
+  if (training) return batchNormTraining(b, ins, epsilon);
   if (b.opset() < 9) {
     EMBER_TRY(int64_t spatialAttr, b.attrInt("spatial", 1));
     if (!spatialAttr) return makeError("spatial=0 is unsupported");
   }
   EMBER_RETURN_IF_ERROR(b.requireUnused(1, "training statistics"));
   EMBER_TRY(Value out, channelNorm(b, OpKind::BatchNorm, ins[0], {ins[1], ins[2], ins[3], ins[4]}, epsilon));
+  return b.setOutput(0, out);
+}
+
+/// MeanVarianceNormalization as ONNX's function body: (x - E[x]) /
+/// (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes` (default 0, 2, 3).
+Error importMeanVarianceNormalization(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  EMBER_TRY(std::vector<int64_t> axes, b.attrInts("axes", std::vector<int64_t>{0, 2, 3}));
+  EMBER_TRY(axes, normalizeAxes(axes, int64_t(x.rank())));
+  if (axes.empty()) return makeError("axes must not be empty");
+  const ElemKind kind = x.type.kind;
+  int64_t count = 1;
+  for (int64_t a : axes) count *= x.dims()[size_t(a)];
+  const double inverseCount = 1.0 / double(std::max<int64_t>(count, 1));
+  const Attributes sum{{"axes", axes}, {"keepdims", int64_t(1)}};
+  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, sum, "sum"));
+  EMBER_TRY(Value mean, b.emit(OpKind::Mul, {total, b.scalar(kind, inverseCount)}, {}, "mean"));
+  EMBER_TRY(Value square, b.emit(OpKind::Mul, {x, x}, {}, "square"));
+  EMBER_TRY(Value squares, b.emit(OpKind::ReduceSum, {square}, sum, "sumsq"));
+  EMBER_TRY(Value meanSquare,
+            b.emit(OpKind::Mul, {squares, b.scalar(kind, inverseCount)}, {}, "mean_square"));
+  EMBER_TRY(Value squaredMean, b.emit(OpKind::Mul, {mean, mean}, {}, "squared_mean"));
+  EMBER_TRY(Value variance, b.emit(OpKind::Sub, {meanSquare, squaredMean}, {}, "var"));
+  EMBER_TRY(Value stddev, b.emit(OpKind::Sqrt, {variance}, {}, "stddev"));
+  EMBER_TRY(Value denom, b.emit(OpKind::Add, {stddev, b.scalar(kind, 1e-9)}, {}, "denom"));
+  EMBER_TRY(Value centered, b.emit(OpKind::Sub, {x, mean}, {}, "centered"));
+  EMBER_TRY(Value out, b.emit(OpKind::Div, {centered, denom}));
   return b.setOutput(0, out);
 }
 
@@ -573,6 +646,7 @@ void registerNNOps(OpTable& t) {
   t["InstanceNormalization"] = importInstanceNorm;
   t["LayerNormalization"] = importLayerNorm;
   t["LRN"] = importLRN;
+  t["MeanVarianceNormalization"] = importMeanVarianceNormalization;
   t["GridSample"] = importGridSample;
   t["Resize"] = importResize;
   t["Upsample"] = importResize;
