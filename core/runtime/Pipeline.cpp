@@ -1,4 +1,4 @@
-// The compile pipeline of DESIGN.md's data flow, stage by stage, with the
+// The compile pipeline of docs/design.md's data flow, stage by stage, with the
 // verifier between stages.
 #include <algorithm>
 #include <chrono>
@@ -10,10 +10,13 @@
 namespace ember {
 
 namespace {
-/// The first non-storage node `backend` does not support, or null.
+/// The first non-storage node `backend` does not support, or null. Pure
+/// views (Reshape) run no kernel, so supports() is not asked about them.
 const Node* firstUnsupported(const Function& function, const Backend& backend) {
   for (const Node* node : function.nodes())
-    if (node->info().category != OpCategory::Storage && !backend.supports(NodeInfo::of(*node))) return node;
+    if (node->info().category != OpCategory::Storage && !isPureView(*node) &&
+        !backend.supports(NodeInfo::of(*node)))
+      return node;
   return nullptr;
 }
 
@@ -214,7 +217,8 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
     model.report.partitions.push_back(backend.name() + ":" + std::to_string(partition.function->numNodes()) +
                                       " nodes");
     stage.function = std::shared_ptr<CompiledFunction>(std::move(compiled->function));
-    if (partition.backendIndex == 0 && !model.ir) model.ir = std::move(compiled->ir);
+    if (partition.backendIndex == 0 && !model.ir) model.ir = std::make_unique<IRFunction>(*compiled->ir);
+    model.partitionIRs.emplace_back(backend.name(), std::move(compiled->ir));
     stages.push_back(std::move(stage));
   }
   std::vector<std::string> outputs;

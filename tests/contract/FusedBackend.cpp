@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,7 +156,21 @@ class FusedBackend final : public Backend {
     return !(allF32(info.inputTypes) && allF32(info.resultTypes));
   }
 
+  // `refuse=OP` makes supports() refuse one op kind, so that a test can
+  // partition a model between this backend and a fallback.
+  Error setOption(const std::string& key, const std::string& value) override {
+    if (key != "refuse") return makeError("fused: unknown backend option '", key, "' (known: refuse)");
+    auto kind = opKindFromName(value);
+    if (!kind) return makeError("fused: refuse: unknown op '", value, "'");
+    refused_ = *kind;
+    return Error::success();
+  }
+  std::vector<BackendOption> options() const override {
+    return {{"refuse", "OP: supports() refuses this op kind (to test partitioning)"}};
+  }
+
   bool supports(const NodeInfo& info) const override {
+    if (refused_ && info.kind == *refused_) return false;
     if (keepsHighLevel(info.kind)) return allF32(info.inputTypes) && allF32(info.resultTypes);
     if (opInfo(info.kind).category != OpCategory::Primitive) return false;
     return kernelSupports(info.kind, info.inputTypes, info.resultTypes);
@@ -168,6 +183,9 @@ class FusedBackend final : public Backend {
                          ") is high-level but was not kept");
     return std::unique_ptr<CompiledFunction>(new FusedFunction(ir));
   }
+
+ private:
+  std::optional<OpKind> refused_;
 };
 
 }  // namespace

@@ -6,6 +6,10 @@ namespace {
 class PluginBackend final : public ember::Backend {
  public:
   std::string name() const override { return inner_->name(); }
+  ember::Error setOption(const std::string& key, const std::string& value) override {
+    return inner_->setOption(key, value);
+  }
+  std::vector<ember::BackendOption> options() const override { return inner_->options(); }
   bool supports(const ember::NodeInfo& info) const override { return inner_->supports(info); }
   bool shouldLower(const ember::Node& node) const override { return inner_->shouldLower(node); }
   ember::Expected<std::unique_ptr<ember::CompiledFunction>> compile(

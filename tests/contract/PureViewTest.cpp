@@ -74,4 +74,16 @@ TEST(PureViews, ReshapeRefusedByTheTargetSplitsNoPartition) {
   }
 }
 
+/// Without fallback backends, a target that refuses Reshape still compiles a
+/// model with one: the Reshape is a view, not a node it must run.
+TEST(PureViews, ReshapeRefusedWithoutFallbackStillCompiles) {
+  registerBuiltinBackends();
+  CompileOptions options;
+  options.optimizeGraph = false;
+  auto f = model(true);
+  auto compiled = compileFunction(*f, std::make_unique<NoReshapeBackend>(), options);
+  ASSERT_TRUE(compiled) << compiled.error().message();
+  EXPECT_EQ(compiled->report.partitions.size(), 1u);
+}
+
 }  // namespace

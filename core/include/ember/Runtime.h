@@ -104,6 +104,10 @@ struct CompiledModel {
   /// The IR the target compiled (the first target partition's when the model
   /// was partitioned; null when no node ran on the target).
   std::unique_ptr<IRFunction> ir;
+  /// A partitioned model's planned IR, one per partition in execution order,
+  /// with the name of the backend that compiled it (`ember dump --stage ir`);
+  /// empty when the target ran the whole model (see `ir`).
+  std::vector<std::pair<std::string, std::unique_ptr<IRFunction>>> partitionIRs;
   std::vector<std::pair<std::string, Type>> inputs;
   std::vector<std::pair<std::string, Type>> outputs;
   CompileReport report;
