@@ -5,8 +5,12 @@
       writes SAMPLES (default 4) image-like f32 inputs [SAMPLES,3,224,224]:
       smooth random colour fields plus texture, normalised like ImageNet inputs
       (mean 0, std about 1 per channel), from a fixed seed.
-  npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS
-      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}/{compile,run,sim}.json.
+  npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS MODEL.onnx
+      prints the benchmark's summary from BENCH_DIR/{16x16,16x16-v2,64x64,64x64-v2}/
+      {compile,run,sim}.json and writes BENCH_DIR/summary.json: per config the cycles,
+      mac_utilization (the simulator's count: every MAC the array performs, junk rows
+      included) and useful_mac_utilization (the network's MACs, counted from the ONNX
+      model's Conv and Gemm/MatMul shapes, / (cycles x R x C)).
 """
 import json
 import os
@@ -34,9 +38,35 @@ def load(path):
         return json.load(f)
 
 
-def report(bench_dir, ort_seconds, fma_gflops):
+def network_macs(model_path):
+    """MACs of the model's Conv, Gemm and MatMul nodes at batch 1 (ONNX shape inference)."""
+    import onnx
+    from onnx import shape_inference
+    model = shape_inference.infer_shapes(onnx.load(model_path))
+    g = model.graph
+    shapes = {}
+    for v in list(g.input) + list(g.value_info) + list(g.output):
+        dims = v.type.tensor_type.shape.dim
+        shapes[v.name] = [d.dim_value if d.dim_value > 0 else 1 for d in dims]
+    for t in g.initializer:
+        shapes[t.name] = list(t.dims)
+    macs = 0
+    for n in g.node:
+        if n.op_type == "Conv":
+            w = shapes[n.input[1]]  # [Cout, Cin/group, KH, KW]
+            out = shapes[n.output[0]]  # [N, Cout, OH, OW]
+            macs += int(np.prod(out)) * int(np.prod(w[1:]))
+        elif n.op_type in ("Gemm", "MatMul"):
+            a, out = shapes[n.input[0]], shapes[n.output[0]]
+            macs += int(np.prod(out)) * a[-1]
+    return macs
+
+
+def report(bench_dir, ort_seconds, fma_gflops, model_path):
+    useful = network_macs(model_path)
+    configs = {"16x16": (16, 16), "16x16-v2": (16, 16), "64x64": (64, 64), "64x64-v2": (64, 64)}
     rows = {}
-    for name in ("16x16", "64x64"):
+    for name in configs:
         d = os.path.join(bench_dir, name)
         rows[name] = {"compile": load(os.path.join(d, "compile.json")), "run": load(os.path.join(d, "run.json")),
                       "sim": load(os.path.join(d, "sim.json"))}
@@ -44,20 +74,35 @@ def report(bench_dir, ort_seconds, fma_gflops):
         if "cycles" not in r["run"]:
             sys.exit(f"npu-{name}: the model did not run on the NPU (partitions {r['run'].get('partitions')}, "
                      f"{len(r['run'].get('fallback_nodes', []))} fallback nodes)")
-    print("| config | cycles | latency @ clock | MAC utilisation | MACs | DRAM MB | compile s | host simulation s |"
-          " fallback nodes |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"network MACs (Conv, Gemm, MatMul of {os.path.basename(model_path)}): {useful / 1e9:.3f} G\n")
+    print("| config | cycles | latency @ clock | MAC utilisation | useful-MAC utilisation | MACs | DRAM MB "
+          "| compile s | host simulation s | fallback nodes |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     latency = {}
+    summary = {"network_macs": useful, "configs": {}}
     for name, r in rows.items():
         run, sim, comp = r["run"], r["sim"], r["compile"]
         clock = sim.get("clock_ghz", 1.0)
         latency[name] = run["cycles"] / (clock * 1e9)
         dram = (run.get("dram_read_bytes", 0) + run.get("dram_write_bytes", 0)) / 1e6
+        rr, cc = configs[name]
+        useful_util = useful / (run["cycles"] * rr * cc)
+        summary["configs"]["npu-" + name] = {
+            "cycles": run["cycles"], "mac_utilization": run["mac_utilization"],
+            "useful_mac_utilization": useful_util, "compile_seconds": comp["compile_seconds"],
+            "host_seconds": sim["host_seconds"]}
         print(f"| npu-{name} | {run['cycles']} | {latency[name] * 1e3:.2f} ms @ {clock:g} GHz "
-              f"| {100 * run['mac_utilization']:.1f}% | {run['macs'] / 1e9:.2f} G | {dram:.1f} "
+              f"| {100 * run['mac_utilization']:.1f}% | {100 * useful_util:.1f}% | {run['macs'] / 1e9:.2f} G | {dram:.1f} "
               f"| {comp['compile_seconds']:.2f} | {sim['host_seconds']:.2f} | {len(run.get('fallback_nodes', []))} |")
-    speedup = latency["16x16"] / latency["64x64"]
-    print(f"\nspeed-up of npu-64x64 over npu-16x16: {speedup:.2f}x (cycles, same clock)")
+    with open(os.path.join(bench_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    for suffix in ("", "-v2"):
+        speedup = latency["16x16" + suffix] / latency["64x64" + suffix]
+        print(f"\nspeed-up of npu-64x64{suffix} over npu-16x16{suffix}: {speedup:.2f}x (cycles, same clock)")
+    for size in ("16x16", "64x64"):
+        saved = rows[size]["run"]["cycles"] - rows[size + "-v2"]["run"]["cycles"]
+        print(f"two weight buffers on npu-{size}: {saved} cycles saved "
+              f"({100 * saved / rows[size]['run']['cycles']:.1f}%)")
     macs = rows["16x16"]["run"]["macs"]
     fma_seconds = 2 * macs / (fma_gflops * 1e9)
     for name in rows:
@@ -83,8 +128,8 @@ def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "calibration":
         calibration(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 4)
         return 0
-    if len(sys.argv) == 5 and sys.argv[1] == "report":
-        report(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "report":
+        report(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
         return 0
     print(__doc__)
     return 2

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# ResNet-50, batch 1, int8 on the simulated NPU: npu-16x16 and npu-64x64.
-# Prints whole-network cycles, MAC utilisation, the 64x64 speed-up, compile
+# ResNet-50, batch 1, int8 on the simulated NPU: npu-16x16 and npu-64x64, each
+# with one weight buffer and with two (the -v2 configs, ISA v2).
+# Prints whole-network cycles, MAC utilisation (the simulator's count) and
+# useful-MAC utilisation (the network's MACs / (cycles x R x C), also written
+# to BUILD_DIR/bench/npu_resnet50/summary.json), the 64x64 speed-up, compile
 # time (`ember compile`'s compile_seconds), host simulation time (`ember sim`'s
 # host_seconds), the top layers by cycles, and ratios against peers measured
 # in this run: ONNX Runtime's f32 CPU latency (2 threads; bench/cpu_ort_bench.js)
@@ -33,7 +36,7 @@ if [ ! -f "$out/profile.yaml" ]; then
   "$ember" quantize "$model" --calibrate "$out/calibration.npy" -o "$out/profile.yaml" >&2
 fi
 
-for size in 16x16 64x64; do
+for size in 16x16 16x16-v2 64x64 64x64-v2; do
   cfg=$configs/npu-$size.yaml
   dir=$out/$size
   mkdir -p "$dir"
@@ -64,4 +67,4 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 fi
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-/usr/bin/python3 "$here/npu_resnet50_bench.py" report "$out" "$ort" "$fma_gflops"
+/usr/bin/python3 "$here/npu_resnet50_bench.py" report "$out" "$ort" "$fma_gflops" "$model"
