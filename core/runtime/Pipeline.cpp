@@ -174,10 +174,21 @@ Expected<LoweredToCompiled> compileLowered(const Function& function, const Backe
   EMBER_RETURN_IF_ERROR((*ir)->verifyPlan());
   const MemoryPlan& plan = (*ir)->plan();
   const uint64_t total = plan.constantBytes + plan.ioBytes + plan.activationBytes;
+  auto needs = [&] {
+    return "the model needs " + std::to_string(total) + " bytes (constants " +
+           std::to_string(plan.constantBytes) + ", inputs/outputs " + std::to_string(plan.ioBytes) +
+           ", activations " + std::to_string(plan.activationBytes) + ")";
+  };
   if (options.memoryLimitBytes && total > options.memoryLimitBytes)
-    return makeError("the model needs ", total, " bytes (constants ", plan.constantBytes, ", inputs/outputs ",
-                     plan.ioBytes, ", activations ", plan.activationBytes, "), above the memory limit of ",
-                     options.memoryLimitBytes, " bytes");
+    return makeError(needs(), ", above the memory limit of ", options.memoryLimitBytes, " bytes");
+  // The plan is static, so the backend's device memory is checked here,
+  // before anything is compiled or loaded.
+  if (std::unique_ptr<Device> device = backend.createDevice()) {
+    const uint64_t deviceBytes = device->memoryLimitBytes();
+    if (deviceBytes && total > deviceBytes)
+      return makeError(needs(), ", above the device memory of backend '", backend.name(), "' (", deviceBytes,
+                       " bytes)");
+  }
   auto compiled = backend.compile(**ir);
   if (!compiled) return compiled.error();
   return LoweredToCompiled{compiled.take(), ir.take()};
