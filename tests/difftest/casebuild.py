@@ -128,6 +128,11 @@ def uses_double(model_path):
         t.data_type == TensorProto.DOUBLE for t in m.graph.initializer)
 
 
+def control_flow_ops(model_path):
+    import onnx
+    return {n.op_type for n in onnx.load(model_path).graph.node} & {"If", "Loop", "Scan"}
+
+
 def torch_case(res, inputs, model_path):
     import torch
     torch.set_num_threads(1)
@@ -144,6 +149,9 @@ def torch_case(res, inputs, model_path):
             # imports no DOUBLE tensor (docs/importer.md), so fold those away.
             if not uses_double(model_path):
                 break
+        control = control_flow_ops(model_path)
+        if control:  # e.g. a squeeze the tracer could not prove: outside Ember's op set
+            raise ValueError(f"the exporter wrote {', '.join(sorted(control))}")
         m64 = module.double()
         y64 = [t.numpy().copy() for t in m64(*(a.double() for a in args))]
     return y32, y64
