@@ -172,6 +172,13 @@ TEST(WeightBuffers, VersionOneBundlesStillRun) {
     auto stats = simulate(*parsed, config(name), dram);
     EXPECT_TRUE(stats) << name << ": " << (stats ? "" : stats.error().message());
   }
+  // The disassembly keeps the version (.isa 1), so asm(disasm(bundle)) is the same bytes.
+  auto text = disassemble(*parsed);
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_NE(text->find(".isa 1\n"), std::string::npos);
+  const Bundle again = assembleText(*text);
+  EXPECT_EQ(serializeBundle(again), serializeBundle(*parsed));
+  EXPECT_FALSE(assemble(".isa 3\nfinish\n", "v3.s"));
   // A version-1 bundle cannot use the field version 2 added.
   Bundle v1 = assembleText(kTwoBuffers);
   v1.isaVersion = 1;

@@ -137,6 +137,15 @@ class Assembler {
       dramSet_ = true;
       return Error::success();
     }
+    if (d == ".isa") {  // an older ISA version the program keeps to (isa.md "Versions")
+      EMBER_RETURN_IF_ERROR(needArgs(1));
+      auto v = parseInt(w[1]);
+      if (!v || *v < int64_t(isa::kOldestIsaVersion) || *v > int64_t(isa::kIsaVersion))
+        return makeError(".isa: ISA version '", w[1], "' is not supported (", isa::kOldestIsaVersion, " to ",
+                         isa::kIsaVersion, ")");
+      bundle_.isaVersion = uint32_t(*v);
+      return Error::success();
+    }
     if (d == ".input" || d == ".output") return symbol(w);
     if (d == ".weights") {
       EMBER_RETURN_IF_ERROR(needArgs(1));
@@ -335,6 +344,7 @@ std::string formatInstruction(const Instruction& instr) {
 Expected<std::string> disassemble(const Bundle& b) {
   std::ostringstream os;
   os << "# Ember NPU bundle, ISA version " << b.isaVersion << ", " << b.program.size() << " instructions\n";
+  if (b.isaVersion != isa::kIsaVersion) os << ".isa " << b.isaVersion << "\n";  // round trips
   if (b.configHash) os << ".config_hash " << hex(b.configHash) << "\n";
   os << ".dram " << hex(b.dramBytes) << "\n";
   for (const auto& s : b.symbols) {
