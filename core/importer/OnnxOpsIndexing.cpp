@@ -3,6 +3,7 @@
 // Hardmax), ReverseSequence and Einsum.
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "OnnxImporter.h"
@@ -276,6 +277,78 @@ Error importCumSum(NodeBuilder& b) {
   return b.setOutput(0, v);
 }
 
+/// MaxUnpool: each input value goes to its flat index (MaxPool's Indices:
+/// over the whole N, C, spatial tensor of the unpooled shape) of a zero
+/// tensor; a ScatterElements on the flattened tensors. A larger
+/// `output_shape` (a constant) keeps each value's spatial coordinates.
+Error importMaxUnpool(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value indices, b.input(1));
+  if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
+  if (indices.dims() != x.dims())
+    return makeError("indices ", indices.type.str(), " must match the input ", x.type.str());
+  const size_t spatial = x.rank() - 2;
+  // The unpooled shape by the pooling arithmetic, which the indices address.
+  EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
+  EMBER_TRY(std::vector<int64_t> strides, b.attrInts("strides", std::vector<int64_t>(spatial, 1)));
+  EMBER_TRY(std::vector<int64_t> pads, b.attrInts("pads", std::vector<int64_t>(2 * spatial, 0)));
+  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
+    return makeError("kernel_shape, strides and pads must describe ", spatial, " spatial axes");
+  Dims pooledDims = {x.dims()[0], x.dims()[1]};
+  for (size_t d = 0; d < spatial; ++d)
+    pooledDims.push_back((x.dims()[d + 2] - 1) * strides[d] - pads[d] - pads[d + spatial] + kernel[d]);
+  if (Error e = checkDims(pooledDims, b.maxElements())) return e.withContext("unpooled shape");
+  Dims outDims = pooledDims;
+  if (b.hasInput(2)) {
+    EMBER_TRY(outDims, b.constInts(2, "output_shape"));
+    if (outDims.size() != x.rank())
+      return makeError("output_shape has ", outDims.size(), " values for rank ", x.rank());
+  }
+  if (Error e = checkDims(outDims, b.maxElements())) return e.withContext("output shape");
+  for (size_t d = 0; d < outDims.size(); ++d)
+    if (d < 2 ? outDims[d] != pooledDims[d] : outDims[d] < pooledDims[d])
+      return makeError("output_shape ", dimsStr(outDims), " does not hold the unpooled ",
+                       dimsStr(pooledDims));
+  const Type outType = x.type.withDims(outDims);
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(outType));
+  Tensor zeros(outType);
+  if (zeros.sizeInBytes() > 0) std::memset(zeros.data(), 0, zeros.sizeInBytes());
+  const int64_t total = outType.numElements(), count = x.type.numElements();
+  EMBER_TRY(Value flatZeros, b.reshape(b.constant(std::move(zeros)), {total}, "zeros"));
+  EMBER_TRY(Value flatIndices, b.reshape(indices, {count}, "flat_indices"));
+  EMBER_TRY(flatIndices, toI64(b, flatIndices, "indices_i64"));
+  if (outDims != pooledDims) {
+    // Decompose each index over the unpooled dims and re-flatten over the output's.
+    const ElemKind i64 = ElemKind::I64;
+    Value rest = flatIndices;
+    std::optional<Value> place;
+    int64_t outStride = 1;
+    for (size_t d = outDims.size(); d-- > 2;) {
+      const std::string axis = std::to_string(d);
+      const Value extent = b.scalar(i64, double(pooledDims[d]));
+      EMBER_TRY(Value coord,
+                b.emit(OpKind::Mod, {rest, extent}, Attributes{{"fmod", int64_t(0)}}, "coord" + axis));
+      EMBER_TRY(rest, b.emit(OpKind::Div, {rest, extent}, {}, "rest" + axis));
+      EMBER_TRY(Value term,
+                b.emit(OpKind::Mul, {coord, b.scalar(i64, double(outStride))}, {}, "term" + axis));
+      if (place) {
+        EMBER_TRY(place, b.emit(OpKind::Add, {*place, term}, {}, "place" + axis));
+      } else {
+        place = term;
+      }
+      outStride *= outDims[d];
+    }
+    EMBER_TRY(Value planes, b.emit(OpKind::Mul, {rest, b.scalar(i64, double(outStride))}, {}, "planes"));
+    EMBER_TRY(flatIndices, b.emit(OpKind::Add, {*place, planes}, {}, "remapped"));
+  }
+  EMBER_TRY(Value flatValues, b.reshape(x, {count}, "flat_values"));
+  EMBER_TRY(Value scattered,
+            b.emit(OpKind::ScatterElements, {flatZeros, flatIndices, flatValues},
+                   Attributes{{"axis", int64_t(0)}, {"reduction", std::string("none")}}, "scatter"));
+  EMBER_TRY(Value out, b.reshape(scattered, outDims, ""));
+  return b.setOutput(0, out);
+}
+
 Error importEinsum(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
   EMBER_TRY(std::string equation, b.attrString("equation"));
@@ -299,6 +372,7 @@ void registerIndexingOps(OpTable& t) {
   t["Einsum"] = importEinsum;
   t["Compress"] = importCompress;
   t["CumSum"] = importCumSum;
+  t["MaxUnpool"] = importMaxUnpool;
 }
 
 }  // namespace ember::onnx_import
