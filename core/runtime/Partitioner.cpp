@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace ember {
 
@@ -70,37 +71,48 @@ std::string inputTypesOf(const Node& node) {
 /// a view of its input, so it runs no kernel and may sit in any partition.
 bool isPureView(const Node& node) { return node.info().has(View); }
 
+std::unordered_set<const Node*> attachedViews(const Function& function) {
+  std::unordered_set<const Node*> attached;
+  auto isCompute = [](const Node* n) { return n->info().category != OpCategory::Storage && !isPureView(*n); };
+  const std::vector<Node*> order = function.topologicalOrder();
+  // Downstream of a compute node, then upstream of one, through views.
+  for (const Node* node : order)
+    if (isPureView(*node) && (isCompute(node->input(0).node) || attached.count(node->input(0).node)))
+      attached.insert(node);
+  auto uses = function.computeUses();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node* node = *it;
+    if (!isPureView(*node) || attached.count(node)) continue;
+    for (const Use& use : uses[const_cast<Node*>(node)])
+      if (isCompute(use.user) || attached.count(use.user)) {
+        attached.insert(node);
+        break;
+      }
+  }
+  return attached;
+}
+
 namespace {
 
-/// Places each pure view with the compute it connects, so that it never
-/// splits a partition: with its producer's backend, else with a consumer's,
-/// else (between model inputs, constants and outputs only) on the first
-/// backend that supports it, or the target.
-void placeViews(const Function& function, const std::vector<const Backend*>& backends,
+/// Places each attached view with the compute it connects, so that it never
+/// splits a partition: with its producer's backend, else with a consumer's.
+void placeViews(const Function& function, const std::unordered_set<const Node*>& attached,
                 const std::vector<Node*>& order, std::unordered_map<const Node*, size_t>& placement) {
   for (Node* node : order)
-    if (isPureView(*node)) {
+    if (attached.count(node)) {
       auto producer = placement.find(node->input(0).node);
       if (producer != placement.end()) placement[node] = producer->second;
     }
   auto uses = function.computeUses();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
-    if (!isPureView(*node) || placement.count(node)) continue;
+    if (!attached.count(node) || placement.count(node)) continue;
     for (const Use& use : uses[node]) {
       auto consumer = placement.find(use.user);
       if (consumer == placement.end()) continue;
       placement[node] = consumer->second;
       break;
     }
-  }
-  for (Node* node : order) {
-    if (!isPureView(*node) || placement.count(node)) continue;
-    NodeInfo info = NodeInfo::of(*node);
-    size_t chosen = 0;
-    for (size_t b = backends.size(); b-- > 0;)
-      if (backends[b]->supports(info)) chosen = b;
-    placement[node] = chosen;
   }
 }
 
@@ -112,8 +124,11 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
   PartitionPlan plan;
   std::unordered_map<const Node*, size_t> placement;
   const std::vector<Node*> order = function.topologicalOrder();
+  // Views attached to compute go with it; a view between model inputs,
+  // constants and outputs only is placed by supports() like any node.
+  const std::unordered_set<const Node*> attached = attachedViews(function);
   for (Node* node : order) {
-    if (node->info().category == OpCategory::Storage || isPureView(*node)) continue;
+    if (node->info().category == OpCategory::Storage || attached.count(node)) continue;
     NodeInfo info = NodeInfo::of(*node);
     size_t chosen = backends.size();
     for (size_t b = 0; b < backends.size() && chosen == backends.size(); ++b)
@@ -131,7 +146,7 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
                                         std::string(node->info().name) + " on (" + inputTypesOf(*node) +
                                         ")"});
   }
-  placeViews(function, backends, order, placement);
+  placeViews(function, attached, order, placement);
   for (const auto& [name, value] : function.outputs()) {
     if (placement.count(value.node)) continue;
     if (value.node->isConstant())

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ember/Backend.h"
@@ -40,15 +41,19 @@ struct PartitionPlan {
 /// "i8q<1x8x8x8:0.01,-128>, f32<8>": a node's input types, for messages.
 std::string inputTypesOf(const Node& node);
 
-/// Whether `node` is a pure view (its op has the View trait, e.g. Reshape):
-/// no backend runs it, so supports() is not asked about it.
+/// Whether `node` is a pure view (its op has the View trait, e.g. Reshape).
 bool isPureView(const Node& node);
 
+/// The pure views of `function` connected, through other views, to a compute
+/// node: no backend runs them, so supports() is not asked about them and they
+/// go with that node's backend. A view between model inputs, constants and
+/// outputs only is not attached: it is placed by supports() like any node.
+std::unordered_set<const Node*> attachedViews(const Function& function);
 /// Places every non-storage node of `function` on the first backend of
 /// `backends` that supports it (backends[0] is the target), then groups the
-/// nodes into as few partitions as a topological order allows. A pure view
-/// goes with its producer's backend (else a consumer's), so it never splits
-/// a partition. Fails, naming the node, when no backend supports a node.
+/// nodes into as few partitions as a topological order allows. An attached
+/// view goes with its producer's backend (else a consumer's), so it never
+/// splits a partition. Fails, naming the node, when no backend supports a node.
 Expected<PartitionPlan> partitionFunction(const Function& function,
                                           const std::vector<const Backend*>& backends);
 

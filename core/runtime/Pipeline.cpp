@@ -10,11 +10,13 @@
 namespace ember {
 
 namespace {
-/// The first non-storage node `backend` does not support, or null. Pure
-/// views (Reshape) run no kernel, so supports() is not asked about them.
+/// The first non-storage node `backend` does not support, or null. Views
+/// attached to compute (a Reshape between two nodes) run no kernel, so
+/// supports() is not asked about them; a view-only path is.
 const Node* firstUnsupported(const Function& function, const Backend& backend) {
+  const std::unordered_set<const Node*> attached = attachedViews(function);
   for (const Node* node : function.nodes())
-    if (node->info().category != OpCategory::Storage && !isPureView(*node) &&
+    if (node->info().category != OpCategory::Storage && !attached.count(node) &&
         !backend.supports(NodeInfo::of(*node)))
       return node;
   return nullptr;

@@ -86,4 +86,37 @@ TEST(PureViews, ReshapeRefusedWithoutFallbackStillCompiles) {
   EXPECT_EQ(compiled->report.partitions.size(), 1u);
 }
 
+/// A view with no compute around it (input -> Reshape -> output) is placed
+/// by supports() like any node: the refusing target hands it to the fallback,
+/// and without a fallback it is an error naming it.
+TEST(PureViews, ViewOnlyModelIsPlacedBySupports) {
+  registerBuiltinBackends();
+  auto viewOnly = [] {
+    auto f = std::make_unique<Function>("view_only");
+    Node* x = f->createPlaceholder("x", Type(ElemKind::F32, {2, 6}));
+    Node* reshape =
+        f->create(OpKind::Reshape, "reshape", {x}, {{"shape", std::vector<int64_t>{3, 4}}}).take();
+    f->addOutput("y", reshape->result());
+    return f;
+  };
+  CompileOptions options;
+  options.optimizeGraph = false;
+  options.fallbackBackends = {"reference"};
+  auto f = viewOnly();
+  auto compiled = compileFunction(*f, std::make_unique<NoReshapeBackend>(), options);
+  ASSERT_TRUE(compiled) << compiled.error().message();
+  ASSERT_EQ(compiled->report.partitions.size(), 1u);
+  EXPECT_EQ(compiled->report.partitions[0].rfind("reference:", 0), 0u) << compiled->report.partitions[0];
+  ASSERT_EQ(compiled->report.fallbackNodes.size(), 1u);
+  EXPECT_EQ(compiled->report.fallbackNodes[0].name, "reshape");
+
+  options.fallbackBackends.clear();
+  auto g = viewOnly();
+  auto refused = compileFunction(*g, std::make_unique<NoReshapeBackend>(), options);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("node 'reshape' (Reshape): unsupported by backend 'no-reshape'"),
+            std::string::npos)
+      << refused.error().message();
+}
+
 }  // namespace
