@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "ember/QuantMath.h"
@@ -89,6 +90,11 @@ TensorQuantization chooseQuantization(float min, float max, QuantSchema schema, 
   // The range always holds 0, so that zero (padding, ReLU) is exact.
   double lo = std::min(0.0, double(min)), hi = std::max(0.0, double(max));
   if (!std::isfinite(lo) || !std::isfinite(hi) || hi - lo <= 0) return q;  // scale 1, offset 0
+  // A range so small that its step is no normal float (a squared product of
+  // tiny values, ~1e-42) would get scale 0 or a denormal: it holds nothing
+  // int8 can tell from zero, so it is treated as empty.
+  const double steps = kind == ElemKind::UInt8Q || schema == QuantSchema::Asymmetric ? 255.0 : 127.0;
+  if (std::max(hi, -lo) / steps < double(std::numeric_limits<float>::min())) return q;
   if (schema == QuantSchema::Asymmetric) {
     double scale = (hi - lo) / double(range.hi - range.lo);
     q.scale = float(scale);
@@ -97,7 +103,6 @@ TensorQuantization chooseQuantization(float min, float max, QuantSchema schema, 
   }
   // Symmetric: offset 0 for int8; uint8 (non-negative data) keeps offset 0 too.
   double absMax = std::max(-lo, hi);
-  double steps = kind == ElemKind::UInt8Q ? 255.0 : 127.0;
   double scale = absMax / steps;
   if (schema == QuantSchema::SymmetricPower2) scale = std::exp2(std::ceil(std::log2(scale)));
   q.scale = float(scale);

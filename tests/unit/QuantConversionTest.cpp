@@ -116,6 +116,17 @@ TEST(QuantProfileTest, ChooseQuantization) {
   EXPECT_FLOAT_EQ(q.scale, 1.0f / 32);  // 3/127 = 0.0236 -> 2^-5
   q = chooseQuantization(0.0f, 0.0f, QuantSchema::Asymmetric);
   EXPECT_FLOAT_EQ(q.scale, 1.0f);
+  // A range whose step is no normal float (a denormal such as 1e-42) is empty:
+  // never a scale of 0 or a denormal, which Quantize and every rescale refuse.
+  for (QuantSchema schema : {QuantSchema::Asymmetric, QuantSchema::Symmetric, QuantSchema::SymmetricPower2}) {
+    q = chooseQuantization(0.0f, 1e-42f, schema);
+    EXPECT_FLOAT_EQ(q.scale, 1.0f);
+    q = chooseQuantization(-1e-36f, 0.0f, schema);
+    EXPECT_FLOAT_EQ(q.scale, 1.0f);
+    q = chooseQuantization(0.0f, 1e-30f, schema);  // small but normal steps stay exact
+    EXPECT_GT(q.scale, 0.0f);
+    EXPECT_LT(q.scale, 1e-31f);
+  }
 }
 
 TEST(QuantProfileTest, YamlRoundTrip) {
