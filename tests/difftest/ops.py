@@ -147,7 +147,8 @@ ORDER = ["Binary", "Variadic", "PRelu", "WhereCompare", "CastRoundTrip", "MatMul
          "GlobalPool", "Resize", "Upsample", "BatchNorm", "InstanceNorm", "LayerNorm", "Softmax", "Reduce", "ArgReduce",
          "TopK", "Transpose", "Reshape", "Concat", "Slice", "Split", "Pad", "Tile", "Expand", "Gather", "DepthSpace",
          "ShapeOps", "Mod", "InverseTrig", "NanInf", "GatherElements", "ScatterElements", "GatherScatterND", "Trilu",
-         "EyeLikeAdd", "OneHotMatMul", "Hardmax", "ReverseSequence", "Lrn", "TrainingDropout", "Einsum", "IntArith"]
+         "EyeLikeAdd", "OneHotMatMul", "Hardmax", "ReverseSequence", "Lrn", "TrainingDropout", "Einsum", "IntArith",
+         "Rnn"]
 
 
 def all_ops():

@@ -555,5 +555,43 @@ class Einsum(Op):
         return e.node("Einsum", ins, equation=r["eq"])
 
 
+class Rnn(Op):
+    """LSTM, GRU and RNN (tanh) over a batch-first [N, L, F] input, one or two
+    layers, one or two directions; PyTorch exports the ONNX LSTM/GRU/RNN ops."""
+    name = "rnn"
+    builders = ("torch",)
+    ranks = (3,)
+    weight = 6.0  # rank-3 values of torch specs are rare
+    gates = {"lstm": 4, "gru": 3, "rnn_tanh": 1}
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(list(self.gates))), "hidden": int(g.rng.choice([1, 2, 3, 5, 8])),
+                    "layers": int(g.rng.choice([1, 1, 2])), "bidir": int(g.rng.random() < 0.5), "seed": g.seed()}
+
+    def infer(self, p, ins):
+        n, length, features = ins[0].shape
+        if length > 12 or features > 32:
+            raise Invalid("too long for a test")
+        h, dirs, gates = p["hidden"], 2 if p["bidir"] else 1, self.gates[p["kind"]]
+        w, k, bound = {}, 0, 1 / math.sqrt(h)
+        for layer in range(p["layers"]):
+            width = features if layer == 0 else h * dirs
+            for d in range(dirs):
+                for part, shape in (("w_ih", (gates * h, width)), ("w_hh", (gates * h, h)), ("b_ih", (gates * h,)),
+                                    ("b_hh", (gates * h,))):
+                    w[f"p{k:02d}_{part}"] = uniform(p, shape, -bound, bound, salt=k)
+                    k += 1
+        return Val(check_size((n, length, h * dirs))), dict(p), w
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        dirs = 2 if r["bidir"] else 1
+        h0 = torch.zeros(r["layers"] * dirs, x.shape[0], r["hidden"], dtype=x.dtype)
+        params = list(w.values())
+        if r["kind"] == "lstm":
+            return torch._VF.lstm(x, (h0, h0), params, True, r["layers"], 0.0, False, bool(r["bidir"]), True)[0]
+        return getattr(torch._VF, r["kind"])(x, h0, params, True, r["layers"], 0.0, False, bool(r["bidir"]), True)[0]
+
+
 def ops():
-    return [MatMul(), Gemm(), Conv(), ConvTranspose(), Pool(), GlobalPool(), Resize(), Upsample(), BatchNorm(), InstanceNorm(), LayerNorm(), Softmax(), Hardmax(), Lrn(), TrainingDropout(), Einsum()]
+    return [Rnn(), MatMul(), Gemm(), Conv(), ConvTranspose(), Pool(), GlobalPool(), Resize(), Upsample(), BatchNorm(), InstanceNorm(), LayerNorm(), Softmax(), Hardmax(), Lrn(), TrainingDropout(), Einsum()]
