@@ -5,8 +5,8 @@
 #
 # Usage: bench/cpu_model_bench.sh BUILD_DIR [RUNS]
 # Needs: BUILD_DIR/bin/ember, the test models (target model_data),
-# node + npm (onnxruntime-node is installed into BUILD_DIR/bench/node on first
-# use), /usr/bin/python3 with torch and torchvision.
+# node with onnxruntime-node as scripts/install-deps.sh installs it (in
+# $EMBER_NODE_DIR, default /opt/ember/node), /usr/bin/python3 with torch and torchvision.
 set -euo pipefail
 build=${1:?usage: cpu_model_bench.sh BUILD_DIR [RUNS]}
 runs=${2:-20}
@@ -14,11 +14,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 ember=$build/bin/ember
 models=$build/testdata/models
 benchModels=$build/bench/models
-node_dir=$build/bench/node
-mkdir -p "$benchModels" "$node_dir"
+# ONNX Runtime as scripts/install-deps.sh installs it (nothing downloads here).
+node_dir=${EMBER_NODE_DIR:-/opt/ember/node}
+mkdir -p "$benchModels"
 
 if [ ! -d "$node_dir/node_modules/onnxruntime-node" ]; then
-  (cd "$node_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node >/dev/null)
+  echo "cpu_model_bench: no onnxruntime-node in $node_dir; run scripts/install-deps.sh" >&2
+  exit 1
 fi
 [ -f "$benchModels/resnet50.onnx" ] || /usr/bin/python3 "$here/gen_bench_models.py" "$benchModels" >/dev/null
 

@@ -13,8 +13,8 @@
 # Usage: bench/npu_resnet50_bench.sh BUILD_DIR [FMA_GFLOPS]
 # Needs: BUILD_DIR/bin/ember with the npu backend, /usr/bin/python3 with numpy
 # (and torch + torchvision to export resnet50.onnx once). ONNX Runtime is
-# optional: node + npm (onnxruntime-node goes to BUILD_DIR/bench/node, as in
-# cpu_model_bench.sh); without it only the FMA-peak ratio is printed.
+# optional: node with onnxruntime-node as scripts/install-deps.sh installs it
+# ($EMBER_NODE_DIR, default /opt/ember/node); without it only the FMA-peak ratio is printed.
 # Writes only into BUILD_DIR/bench.
 set -euo pipefail
 build=$(cd "${1:?usage: npu_resnet50_bench.sh BUILD_DIR [FMA_GFLOPS]}" && pwd)
@@ -53,13 +53,9 @@ for size in 16x16 16x16-v2 64x64 64x64-v2; do
 done
 
 ort=0
-if command -v node >/dev/null && command -v npm >/dev/null; then
-  node_dir=$build/bench/node
-  mkdir -p "$node_dir"
-  if [ ! -d "$node_dir/node_modules/onnxruntime-node" ]; then
-    (cd "$node_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node >/dev/null) ||
-      true
-  fi
+if command -v node >/dev/null; then
+  # ONNX Runtime as scripts/install-deps.sh installs it (nothing downloads here).
+  node_dir=${EMBER_NODE_DIR:-/opt/ember/node}
   if [ -d "$node_dir/node_modules/onnxruntime-node" ]; then
     echo "== ONNX Runtime f32, 2 threads" >&2
     ort=$(NODE_PATH=$node_dir/node_modules node "$here/cpu_ort_bench.js" "$model" 2 10)
