@@ -52,11 +52,12 @@ class Resolved:
                 ins = [self.vals[r] for r in o["in"]]
             except KeyError as e:
                 raise Invalid(f"unknown operand {e}")
-            if ins[0].dtype not in op.dtypes or (op.separated_only and not ins[0].separated):
-                raise Invalid("operand kind")
+            if ins[0].dtype not in op.dtypes or ins[0].rank not in op.ranks or (
+                    op.separated_only and not ins[0].separated):
+                raise Invalid("operand kind or rank")
             try:
                 out, r, w = op.infer(o["p"], ins)
-            except (IndexError, ZeroDivisionError, KeyError) as e:
+            except (IndexError, ZeroDivisionError, KeyError, ValueError, TypeError) as e:
                 raise Invalid(f"{o['id']}: {e!r}")
             self.vals[o["id"]] = out
             self.steps.append((o, op, o["in"], out, r, w))

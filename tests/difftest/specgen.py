@@ -122,7 +122,7 @@ class Gen:
         refs = [a_ref] + [r for r in extra if r]
         try:
             out, _, _ = op.infer(p, [self.vals[r] for r in refs])
-        except (Invalid, IndexError, ZeroDivisionError):
+        except (Invalid, IndexError, ZeroDivisionError, ValueError, TypeError):
             self._drop_inputs(n_inputs)
             return None
         ref = f"v{len(self.ops)}"
@@ -172,7 +172,7 @@ class Gen:
         if kind == "residual":
             if a.rank == 4:
                 r = self.try_op("conv", a_ref, {"o": a.shape[1], "s": 1, "d": 1, "k": 3, "kw": 3, "pad": [1] * 4,
-                                                "sym": 1, "auto": "NOTSET"})
+                                                "sym": 1, "auto": "NOTSET", "groups": "1"})
             else:
                 r = self.try_op(str(self.rng.choice(["tanh", "sigmoid", "relu"])), a_ref)
             if not r:
@@ -180,8 +180,12 @@ class Gen:
             out = self.try_op("binary", r, {"kind": "add"})
             if out and self.ops[-1]["in"][1:] != [a_ref]:
                 # Make it a true residual: the second operand is the block's input.
-                self.ops[-1]["in"] = [r, a_ref]
-                self.ops[-1]["p"].pop("crank", None)
+                try:
+                    self.vals[out] = OPS["binary"].infer(self.ops[-1]["p"], [self.vals[r], self.vals[a_ref]])[0]
+                    self.ops[-1]["in"] = [r, a_ref]
+                    self.consumed.add(a_ref)
+                except Invalid:
+                    pass
             return out
         # concat of two transposes of the same value (sinking across concat)
         if a.rank < 2:
