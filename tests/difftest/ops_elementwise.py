@@ -387,7 +387,8 @@ class IntArith(Op):
     separated_only = True
 
     def draw(self, g, a):
-        return [], {"kind": str(g.rng.choice(["Add", "Sub", "Mul", "Div", "Max", "Min", "Abs", "Neg"])),
+        kinds = ["Add", "Sub", "Mul", "Div", "Abs", "Neg"] + (["Max", "Min"] if g.opset >= 12 else [])  # int Max: 12
+        return [], {"kind": str(g.rng.choice(kinds)),
                     "to": str(g.rng.choice(["int32", "int64"])), "seed": g.seed(), "swap": int(g.rng.random() < 0.3),
                     "crank": int(g.rng.integers(0, a.rank + 1)), "keep": [int(v) for v in g.rng.random(6) < 0.5]}
 
