@@ -104,6 +104,88 @@ OpHandler window(double a0, double a1, double a2) {
   };
 }
 
+/// DFT (opset 17) as MatMuls with constant cosine and sine matrices along
+/// `axis`: input [..., 1] (real) or [..., 2] (complex), output [..., 2];
+/// `inverse` scales by 1/N, `onesided` keeps the first N/2 + 1 frequencies,
+/// `dft_length` (a constant) zero-pads or truncates the signal.
+Error importDFT(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  const size_t rank = x.rank();
+  if (rank < 3 || (x.dims().back() != 1 && x.dims().back() != 2))
+    return makeError("input must be [batch, ..., 1 or 2], got ", x.type.str());
+  if (x.type.kind != ElemKind::F32) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  EMBER_TRY(int64_t axis, b.attrInt("axis", 1));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(rank) - 1));
+  if (axis == 0) return makeError("axis 0 is the batch axis");
+  EMBER_TRY(int64_t inverse, b.attrInt("inverse", 0));
+  EMBER_TRY(int64_t onesided, b.attrInt("onesided", 0));
+  int64_t n = x.dims()[size_t(axis)];
+  if (b.hasInput(1)) {
+    EMBER_TRY(std::vector<int64_t> lengths, b.constInts(1, "dft_length"));
+    if (lengths.size() != 1 || lengths[0] < 1) return makeError("dft_length must be one positive value");
+    n = lengths[0];
+  }
+  const int64_t in = x.dims()[size_t(axis)], used = std::min(in, n);
+  const int64_t out = onesided ? n / 2 + 1 : n;
+  if (n > 16384) return makeError("dft_length ", n, " is too long for the MatMul form (at most 16384)");
+  // Move the signal axis last: [..., component] -> [..., n] per component.
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < rank - 1; ++d)
+    if (int64_t(d) != axis) perm.push_back(int64_t(d));
+  perm.push_back(int64_t(rank) - 1);
+  perm.push_back(axis);
+  EMBER_TRY(Value moved, b.transpose(x, perm, "axis_last"));
+  const Dims movedDims = moved.dims();  // [..., component, in]
+  const int64_t rows = product(movedDims, 0, rank - 2);
+  auto component = [&](int64_t c) -> Expected<Value> {
+    std::vector<int64_t> starts(rank, 0), ends = movedDims, steps(rank, 1);
+    starts[rank - 2] = c;
+    ends[rank - 2] = c + 1;
+    ends[rank - 1] = used;
+    EMBER_TRY(Value part,
+              b.emit(OpKind::Slice, {moved}, Attributes{{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                     c == 0 ? "real" : "imag"));
+    return b.reshape(part, {rows, used}, c == 0 ? "real_rows" : "imag_rows");
+  };
+  // cos/sin of 2 pi k t / n for t < used (zero padding adds nothing), k < out.
+  auto table = [&](bool sine) {
+    Tensor t(Type(ElemKind::F32, {used, out}));
+    const double scale = inverse ? 1.0 / double(n) : 1.0;
+    for (int64_t s = 0; s < used; ++s)
+      for (int64_t k = 0; k < out; ++k) {
+        const double angle = 2 * M_PI * double((s * k) % n) / double(n);
+        t.as<float>()[s * out + k] = float(scale * (sine ? std::sin(angle) : std::cos(angle)));
+      }
+    return b.constant(std::move(t));
+  };
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::F32, {2, used, out})));
+  const Value cosines = table(false), sines = table(true);
+  EMBER_TRY(Value re, component(0));
+  // Forward: Yr = xr cos + xi sin, Yi = xi cos - xr sin; inverse flips the sine's sign.
+  EMBER_TRY(Value yr, b.emit(OpKind::MatMul, {re, cosines}, {}, "re_cos"));
+  EMBER_TRY(Value reSin, b.emit(OpKind::MatMul, {re, sines}, {}, "re_sin"));
+  EMBER_TRY(Value yi, b.emit(OpKind::Neg, {reSin}, {}, "im_from_re"));
+  if (inverse) yi = reSin;
+  if (x.dims().back() == 2) {
+    EMBER_TRY(Value im, component(1));
+    EMBER_TRY(Value imCos, b.emit(OpKind::MatMul, {im, cosines}, {}, "im_cos"));
+    EMBER_TRY(Value imSin, b.emit(OpKind::MatMul, {im, sines}, {}, "im_sin"));
+    EMBER_TRY(yr, b.emit(inverse ? OpKind::Sub : OpKind::Add, {yr, imSin}, {}, "re_total"));
+    EMBER_TRY(yi, b.emit(OpKind::Add, {yi, imCos}, {}, "im_total"));
+  }
+  // Back to [..., out (at axis), 2].
+  Dims partDims(movedDims.begin(), movedDims.end() - 2);
+  partDims.push_back(1);
+  partDims.push_back(out);
+  EMBER_TRY(yr, b.reshape(yr, partDims, "re_nd"));
+  EMBER_TRY(yi, b.reshape(yi, partDims, "im_nd"));
+  EMBER_TRY(Value both, b.emit(OpKind::Concat, {yr, yi}, Attributes{{"axis", int64_t(rank) - 2}}, "complex"));
+  std::vector<int64_t> inversePerm(rank);
+  for (size_t d = 0; d < rank; ++d) inversePerm[size_t(perm[d])] = int64_t(d);
+  EMBER_TRY(Value y, b.transpose(both, inversePerm, ""));
+  return b.setOutput(0, y);
+}
+
 Error importRange(NodeBuilder& b) {
   EMBER_TRY(Value start, b.input(0));
   const ElemKind kind = start.type.kind;
@@ -506,6 +588,7 @@ void registerTensorOps(OpTable& t) {
   t["Shape"] = importShape;
   t["Size"] = importSize;
   t["Range"] = importRange;
+  t["DFT"] = importDFT;
   t["HannWindow"] = window(0.5, 0.5, 0);
   t["HammingWindow"] = window(25.0 / 46, 1 - 25.0 / 46, 0);
   t["BlackmanWindow"] = window(0.42, 0.5, 0.08);

@@ -870,6 +870,33 @@ TEST(Importer, CumSumAllFourModes) {
   }
 }
 
+TEST(Importer, DftMatchesTheDefinition) {
+  // Complex input [1, 6, 2], inverse=0, onesided=1, dft_length=8 (zero padding).
+  OnnxModel m(17);
+  m.input("x", {int64_t(1), int64_t(6), int64_t(2)});
+  m.ints("len", {}, {8});
+  auto& n = m.node("DFT", {"x", "len"}, {"y"}, "dft");
+  attr(n, "onesided", int64_t(1));
+  m.output("y");
+  Module module;
+  Function* f = importOk(m, module);
+  ASSERT_NE(f, nullptr);
+  std::vector<float> x = {1, 0, 2, -1, 0.5f, 3, -2, 1, 0, 0, 4, -0.5f};
+  auto out = evaluate(*f, {{"x", f32({1, 6, 2}, x)}});
+  ASSERT_EQ(out.at("y").type().dims, (Dims{1, 5, 2}));
+  std::vector<double> got = elements(out.at("y"));
+  for (int k = 0; k < 5; ++k) {
+    double re = 0, im = 0;
+    for (int t = 0; t < 6; ++t) {
+      const double angle = -2 * M_PI * k * t / 8;
+      re += x[size_t(2 * t)] * std::cos(angle) - x[size_t(2 * t + 1)] * std::sin(angle);
+      im += x[size_t(2 * t)] * std::sin(angle) + x[size_t(2 * t + 1)] * std::cos(angle);
+    }
+    EXPECT_NEAR(got[size_t(2 * k)], re, 1e-5) << "k " << k;
+    EXPECT_NEAR(got[size_t(2 * k + 1)], im, 1e-5) << "k " << k;
+  }
+}
+
 TEST(Importer, ConstantsAndIntegerShapeOps) {
   OnnxModel m(13);
   m.input("x", {int64_t(2), int64_t(3)});
