@@ -104,38 +104,23 @@ OpHandler window(double a0, double a1, double a2) {
   };
 }
 
-/// DFT (opset 17) as MatMuls with constant cosine and sine matrices along
-/// `axis`: input [..., 1] (real) or [..., 2] (complex), output [..., 2];
-/// `inverse` scales by 1/N, `onesided` keeps the first N/2 + 1 frequencies,
-/// `dft_length` (a constant) zero-pads or truncates the signal.
-Error importDFT(NodeBuilder& b) {
-  EMBER_TRY(Value x, b.input(0));
+/// The DFT of `x` [..., 1 or 2] along `axis` at `n` points (zero-padded or
+/// truncated), as MatMuls with constant cosine and sine tables; the result is
+/// [..., out at axis, ..., 2] with out = n, or n / 2 + 1 when onesided.
+Expected<Value> dftAlongAxis(NodeBuilder& b, const Value& x, int64_t axis, int64_t n, bool inverse,
+                             bool onesided) {
   const size_t rank = x.rank();
-  if (rank < 3 || (x.dims().back() != 1 && x.dims().back() != 2))
-    return makeError("input must be [batch, ..., 1 or 2], got ", x.type.str());
-  if (x.type.kind != ElemKind::F32) return makeError("unsupported element type ", elemKindName(x.type.kind));
-  EMBER_TRY(int64_t axis, b.attrInt("axis", 1));
-  EMBER_TRY(axis, normalizeAxis(axis, int64_t(rank) - 1));
-  if (axis == 0) return makeError("axis 0 is the batch axis");
-  EMBER_TRY(int64_t inverse, b.attrInt("inverse", 0));
-  EMBER_TRY(int64_t onesided, b.attrInt("onesided", 0));
-  int64_t n = x.dims()[size_t(axis)];
-  if (b.hasInput(1)) {
-    EMBER_TRY(std::vector<int64_t> lengths, b.constInts(1, "dft_length"));
-    if (lengths.size() != 1 || lengths[0] < 1) return makeError("dft_length must be one positive value");
-    n = lengths[0];
-  }
   const int64_t in = x.dims()[size_t(axis)], used = std::min(in, n);
   const int64_t out = onesided ? n / 2 + 1 : n;
-  if (n > 16384) return makeError("dft_length ", n, " is too long for the MatMul form (at most 16384)");
-  // Move the signal axis last: [..., component] -> [..., n] per component.
+  if (n > 16384) return makeError("DFT length ", n, " is too long for the MatMul form (at most 16384)");
+  // Move the signal axis last: [..., component, in].
   std::vector<int64_t> perm;
   for (size_t d = 0; d < rank - 1; ++d)
     if (int64_t(d) != axis) perm.push_back(int64_t(d));
   perm.push_back(int64_t(rank) - 1);
   perm.push_back(axis);
   EMBER_TRY(Value moved, b.transpose(x, perm, "axis_last"));
-  const Dims movedDims = moved.dims();  // [..., component, in]
+  const Dims movedDims = moved.dims();
   const int64_t rows = product(movedDims, 0, rank - 2);
   auto component = [&](int64_t c) -> Expected<Value> {
     std::vector<int64_t> starts(rank, 0), ends = movedDims, steps(rank, 1);
@@ -164,8 +149,10 @@ Error importDFT(NodeBuilder& b) {
   // Forward: Yr = xr cos + xi sin, Yi = xi cos - xr sin; inverse flips the sine's sign.
   EMBER_TRY(Value yr, b.emit(OpKind::MatMul, {re, cosines}, {}, "re_cos"));
   EMBER_TRY(Value reSin, b.emit(OpKind::MatMul, {re, sines}, {}, "re_sin"));
-  EMBER_TRY(Value yi, b.emit(OpKind::Neg, {reSin}, {}, "im_from_re"));
-  if (inverse) yi = reSin;
+  Value yi = reSin;
+  if (!inverse) {
+    EMBER_TRY(yi, b.emit(OpKind::Neg, {reSin}, {}, "im_from_re"));
+  }
   if (x.dims().back() == 2) {
     EMBER_TRY(Value im, component(1));
     EMBER_TRY(Value imCos, b.emit(OpKind::MatMul, {im, cosines}, {}, "im_cos"));
@@ -182,7 +169,73 @@ Error importDFT(NodeBuilder& b) {
   EMBER_TRY(Value both, b.emit(OpKind::Concat, {yr, yi}, Attributes{{"axis", int64_t(rank) - 2}}, "complex"));
   std::vector<int64_t> inversePerm(rank);
   for (size_t d = 0; d < rank; ++d) inversePerm[size_t(perm[d])] = int64_t(d);
-  EMBER_TRY(Value y, b.transpose(both, inversePerm, ""));
+  return b.transpose(both, inversePerm, "");
+}
+
+Error checkSignal(const Value& x) {
+  if (x.rank() < 3 || (x.dims().back() != 1 && x.dims().back() != 2))
+    return makeError("input must be [batch, ..., 1 or 2], got ", x.type.str());
+  if (x.type.kind != ElemKind::F32) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  return Error::success();
+}
+
+/// DFT (opset 17): `axis`, `inverse`, `onesided`, `dft_length` (a constant).
+Error importDFT(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_RETURN_IF_ERROR(checkSignal(x));
+  EMBER_TRY(int64_t axis, b.attrInt("axis", 1));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(x.rank()) - 1));
+  if (axis == 0) return makeError("axis 0 is the batch axis");
+  EMBER_TRY(int64_t inverse, b.attrInt("inverse", 0));
+  EMBER_TRY(int64_t onesided, b.attrInt("onesided", 0));
+  int64_t n = x.dims()[size_t(axis)];
+  if (b.hasInput(1)) {
+    EMBER_TRY(std::vector<int64_t> lengths, b.constInts(1, "dft_length"));
+    if (lengths.size() != 1 || lengths[0] < 1) return makeError("dft_length must be one positive value");
+    n = lengths[0];
+  }
+  EMBER_TRY(Value y, dftAlongAxis(b, x, axis, n, inverse != 0, onesided != 0));
+  return b.setOutput(0, y);
+}
+
+/// STFT (opset 17): frames of `frame_length` every `frame_step` (constants)
+/// gathered into [batch, frames, frame_length, 1|2], times the optional
+/// window, then the DFT of each frame (onesided by default).
+Error importSTFT(NodeBuilder& b) {
+  EMBER_TRY(Value signal, b.input(0));
+  EMBER_RETURN_IF_ERROR(checkSignal(signal));
+  if (signal.rank() != 3) return makeError("signal must be [batch, length, 1 or 2], got ", signal.type.str());
+  EMBER_TRY(std::vector<int64_t> steps, b.constInts(1, "frame_step"));
+  if (steps.size() != 1 || steps[0] < 1) return makeError("frame_step must be one positive value");
+  std::optional<Value> window;
+  int64_t frameLength = 0;
+  if (b.hasInput(2)) {
+    EMBER_TRY(window, b.input(2));
+    if (window->rank() != 1) return makeError("window must be 1-D, got ", window->type.str());
+    frameLength = window->dims()[0];
+  }
+  if (b.hasInput(3)) {
+    EMBER_TRY(std::vector<int64_t> lengths, b.constInts(3, "frame_length"));
+    if (lengths.size() != 1) return makeError("frame_length must be one value");
+    if (window && lengths[0] != frameLength) return makeError("frame_length and the window's length differ");
+    frameLength = lengths[0];
+  }
+  const int64_t length = signal.dims()[1];
+  if (frameLength < 1 || frameLength > length)
+    return makeError("frame length ", frameLength, " does not fit the signal of ", length);
+  EMBER_TRY(int64_t onesided, b.attrInt("onesided", 1));
+  const int64_t frames = (length - frameLength) / steps[0] + 1;
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::I64, {frames, frameLength})));
+  Tensor positions(Type(ElemKind::I64, {frames, frameLength}));
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t t = 0; t < frameLength; ++t) positions.as<int64_t>()[f * frameLength + t] = f * steps[0] + t;
+  EMBER_TRY(Value framed, b.emit(OpKind::Gather, {signal, b.constant(std::move(positions))},
+                                 Attributes{{"axis", int64_t(1)}}, "frames"));
+  if (window) {
+    EMBER_TRY(Value w, b.reshape(*window, {1, 1, frameLength, 1}, "window"));
+    EMBER_TRY(framed, b.emit(OpKind::Mul, {framed, w}, {}, "windowed"));
+  }
+  EMBER_TRY(Value y, dftAlongAxis(b, framed, 2, frameLength, false, onesided != 0));
   return b.setOutput(0, y);
 }
 
@@ -589,6 +642,7 @@ void registerTensorOps(OpTable& t) {
   t["Size"] = importSize;
   t["Range"] = importRange;
   t["DFT"] = importDFT;
+  t["STFT"] = importSTFT;
   t["HannWindow"] = window(0.5, 0.5, 0);
   t["HammingWindow"] = window(25.0 / 46, 1 - 25.0 / 46, 0);
   t["BlackmanWindow"] = window(0.42, 0.5, 0.08);
