@@ -567,7 +567,7 @@ class CaseWriter:
             for name, y in expected.items():
                 y = y.astype(np.float32) if job["out_dtypes"][name] == F else y.astype(np.int64)
                 np.save(os.path.join(job["dir"], "expected", f"{name}.npy"), y)
-            meta.update(skip=bool(skip), reason=reason, cond_error=float(cond))
+            meta.update(skip=bool(skip), reason=reason, cond_error=float(min(cond, 1e300)))  # JSON has no inf
             self._write_meta(job["dir"], meta)
             summary.append(meta)
         self.pending = []
