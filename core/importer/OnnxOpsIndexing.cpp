@@ -160,7 +160,10 @@ Error importHardmax(NodeBuilder& b) {
   if (coerce && axis == rank) return makeError("axis ", axis, " is out of range for rank ", rank);
   EMBER_TRY(axis, normalizeAxis(axis, rank));
   Value v = x;
-  if (coerce && axis != rank - 1) {
+  // Whether x was coerced to 2-D: the result goes back to x's dims whatever
+  // the ranks (a 2x1 input coerced at axis 0 is 1x2, of the same rank).
+  const bool coerced = coerce && axis != rank - 1;
+  if (coerced) {
     const Dims& d = x.dims();
     EMBER_TRY(v, b.reshape(x, {product(d, 0, size_t(axis)), product(d, size_t(axis), d.size())}, "2d"));
     axis = 1;
@@ -172,8 +175,8 @@ Error importHardmax(NodeBuilder& b) {
   const int64_t n = v.dims()[size_t(axis)];
   EMBER_TRY(Value hot, b.emit(OpKind::Equal, {argmax, iotaAlong(b, n, v.rank(), size_t(axis))}, {}, "hot"));
   EMBER_TRY(Value out, b.emit(OpKind::Cast, {hot}, Attributes{{"to", std::string(elemKindName(x.type.kind))}},
-                              v.rank() == x.rank() ? "" : "cast"));
-  if (v.rank() != x.rank()) {
+                              coerced ? "cast" : ""));
+  if (coerced) {
     EMBER_TRY(out, b.reshape(out, x.dims(), ""));
   }
   return b.setOutput(0, out);
