@@ -239,10 +239,19 @@ def build_onnx(res):
 NO_DOUBLE = {"Conv", "ConvTranspose", "AveragePool", "Clip", "HardSigmoid", "ThresholdedRelu", "LeakyRelu", "PRelu",
              "Mean", "Softsign", "Softplus", "InstanceNormalization", "Elu", "Sinh", "Cosh", "Erf", "Selu", "Tan",
              "GlobalMaxPool", "GlobalAveragePool", "Celu", "Resize", "Shrink", "HardSwish", "OneHot", "Asin", "Acos",
-             "Atan", "Asinh", "Acosh", "Atanh", "Hardmax", "LRN"}
+             "Atan", "Asinh", "Acosh", "Atanh", "Hardmax", "LRN", "GridSample", "MaxUnpool",
+             "MeanVarianceNormalization", "Det"}
 # Inputs from this index on are not cast (Resize: roi, scales stay f32
-# initializers, sizes is int64; OneHot: indices and depth are integers).
-FLOAT_INPUTS = {"Resize": 1, "OneHot": 0}
+# initializers, sizes is int64; OneHot: indices and depth are integers;
+# MaxUnpool: indices and output_shape).
+FLOAT_INPUTS = {"Resize": 1, "OneHot": 0, "MaxUnpool": 1}
+WINDOWS = {"HannWindow", "HammingWindow", "BlackmanWindow"}
+
+
+def _stays_f32(n):
+    # LayerNormalization's Mean and InvStdDev are float (stash_type) even for
+    # a double input, so with those outputs the op stays f32 between Casts.
+    return n.op_type in NO_DOUBLE or (n.op_type == "LayerNormalization" and len(n.output) > 1)
 
 
 class _DoubleExpander:
@@ -357,6 +366,10 @@ def to_double(model):
                 a.i = TensorProto.DOUBLE
             if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
                 a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float64)))
+        if n.op_type in WINDOWS:
+            kept = [a for a in n.attribute if a.name != "output_datatype"]
+            del n.attribute[:]
+            n.attribute.extend(kept + [helper.make_attribute("output_datatype", TensorProto.DOUBLE)])
     import onnx
     try:
         infos = list(onnx.shape_inference.infer_shapes(model).graph.value_info)
@@ -366,7 +379,7 @@ def to_double(model):
     expander = _DoubleExpander(g, ranks)
     nodes = []
     for n in g.node:
-        if n.op_type not in NO_DOUBLE:
+        if not _stays_f32(n):
             nodes.append(n)
             continue
         expanded = expander.expand(n)

@@ -149,10 +149,14 @@ ORDER = ["Binary", "Variadic", "PRelu", "WhereCompare", "CastRoundTrip", "MatMul
          "ShapeOps", "Mod", "InverseTrig", "NanInf", "GatherElements", "ScatterElements", "GatherScatterND", "Trilu",
          "EyeLikeAdd", "OneHotMatMul", "Hardmax", "ReverseSequence", "Lrn", "TrainingDropout", "Einsum", "IntArith",
          "Rnn"]
+# Ops imported later, drawn from specgen's second random stream (LATE_RATE) so
+# that a seed that draws none of them keeps its spec; append only.
+LATE_ORDER = ["GridSample", "ResizeCubic", "BatchNormTraining", "LayerNormStats", "Mvn", "Det", "Loss", "CumSum",
+              "Compress", "MaxUnpool", "Window", "Dft", "Stft", "IntPow"]
 
 
 def all_ops():
-    """Every op of the spec language by name: the unary ops, then ORDER."""
+    """Every op of the spec language by name: the unary ops, ORDER, then LATE_ORDER."""
     import ops_elementwise
     import ops_nn
     import ops_reduce
@@ -160,5 +164,14 @@ def all_ops():
     unaries = ops_elementwise.unary_ops()
     others = {type(op).__name__: op for module in (ops_elementwise, ops_nn, ops_reduce, ops_tensor)
               for op in module.ops()}
+    late = {type(op).__name__: op for module in (ops_elementwise, ops_nn, ops_reduce, ops_tensor)
+            if hasattr(module, "late_ops") for op in module.late_ops()}
     assert set(others) == set(ORDER), set(others) ^ set(ORDER)
-    return {op.name: op for op in unaries + [others[name] for name in ORDER]}
+    assert set(late) == set(LATE_ORDER), set(late) ^ set(LATE_ORDER)
+    return {op.name: op for op in unaries + [others[name] for name in ORDER] + [late[name] for name in LATE_ORDER]}
+
+
+def late_op_names():
+    """The spec names of LATE_ORDER's ops, in that order."""
+    names = list(all_ops())
+    return names[len(names) - len(LATE_ORDER):]

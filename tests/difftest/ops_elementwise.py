@@ -428,3 +428,33 @@ def unary_ops():
 
 def ops():
     return [Binary(), Variadic(), PRelu(), WhereCompare(), CastRoundTrip(), Mod(), InverseTrig(), NanInf(), IntArith()]
+
+
+class IntPow(Op):
+    """Integer Pow (ops.LATE_ORDER): Cast(separated x -> int32/int64) to the
+    power of a small non-negative integer constant (int32, int64 or float
+    exponent), Cast back to float."""
+    name = "int_pow"
+    builders = ("onnx",)
+    separated_only = True
+    min_opset = 12
+
+    def draw(self, g, a):
+        return [], {"to": str(g.rng.choice(["int32", "int64"])), "exp": str(g.rng.choice(["int32", "int64",
+                                                                                            "float"])),
+                    "seed": g.seed(), "crank": int(g.rng.integers(0, a.rank + 1)),
+                    "keep": [int(v) for v in g.rng.random(6) < 0.5]}
+
+    def infer(self, p, ins):
+        cs = const_shape(ins[0].shape, p["keep"], p["crank"])
+        return Val(broadcast(ins[0].shape, cs)), dict(p), {"c": wrng(p).integers(0, 5, cs)}
+
+    def onnx(self, r, w, e, x):
+        code = {"int32": 6, "int64": 7}[r["to"]]
+        dt = {"int32": np.int32, "int64": np.int64, "float": np.float32}[r["exp"]]
+        y = e.node("Pow", [e.node("Cast", [x], to=code), e.init(w["c"].astype(dt))])
+        return e.node("Cast", [y], to=1)
+
+
+def late_ops():
+    return [IntPow()]

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ops import KNOWN_WRONG, Invalid, Op, Val, _t, axis_of, check_size, normal, uniform
+from ops import KNOWN_WRONG, Invalid, Op, Val, _t, axis_of, check_size, normal, uniform, wrng
 
 # ---------------------------------------------------------------------------
 # Linear algebra
@@ -595,3 +595,246 @@ class Rnn(Op):
 
 def ops():
     return [Rnn(), MatMul(), Gemm(), Conv(), ConvTranspose(), Pool(), GlobalPool(), Resize(), Upsample(), BatchNorm(), InstanceNorm(), LayerNorm(), Softmax(), Hardmax(), Lrn(), TrainingDropout(), Einsum()]
+
+
+# ---------------------------------------------------------------------------
+# Ops imported since the first op table (drawn from specgen's second stream,
+# ops.LATE_ORDER, so the specs of seeds that draw none of them do not change)
+
+
+def _grid_coords(rng, n, size, mode, align):
+    """n normalised grid coordinates over an axis of `size`; for nearest, the
+    pixel coordinate stays 0.25 away from the rounding boundaries."""
+    if mode == "nearest":
+        pix = rng.integers(-1, size + 1, n) + rng.uniform(-0.25, 0.25, n)
+    else:
+        pix = rng.uniform(-1.2, size + 0.2, n)
+    if align:
+        return pix * 2 / max(size - 1, 1) - 1 if size > 1 else np.zeros(n)
+    return (2 * pix + 1) / size - 1
+
+
+class GridSample(Op):
+    name = "grid_sample"
+    ranks = (4,)
+    min_opset = 16
+    weight = 3.0  # opset 14-17 only
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "mode": str(g.rng.choice(["bilinear", "nearest", "bicubic"])),
+                    "pad": str(g.rng.choice(["zeros", "border", "reflection"])), "align": int(g.rng.random() < 0.5),
+                    "ho": int(g.rng.choice([1, 2, 3, 5])), "wo": int(g.rng.choice([1, 4, 6]))}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        if p["mode"] == "nearest" and p["align"] and min(h, w_) == 1:
+            raise Invalid("nearest on a size-1 axis with align_corners")
+        rng = wrng(p, 1)
+        count = n * p["ho"] * p["wo"]
+        gx = _grid_coords(rng, count, w_, p["mode"], p["align"])
+        gy = _grid_coords(rng, count, h, p["mode"], p["align"])
+        grid = np.stack([gx, gy], -1).reshape(n, p["ho"], p["wo"], 2).astype(np.float32)
+        return Val(check_size((n, c, p["ho"], p["wo"]))), dict(p), {"grid": grid}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return tf.grid_sample(x, w["grid"].to(x.dtype), r["mode"], r["pad"], bool(r["align"]))
+
+    def onnx(self, r, w, e, x):
+        return e.node("GridSample", [x, e.init(w["grid"])], mode=r["mode"], padding_mode=r["pad"],
+                      align_corners=r["align"])
+
+
+class ResizeCubic(Op):
+    """Resize mode cubic (PyTorch's bicubic: a = -0.75; ONNX: a = -0.75 or
+    -0.5, exclude_outside, every coordinate mode but tf_half_pixel_for_nn)."""
+    name = "resize_cubic"
+    ranks = (4,)
+    min_opset = 11
+
+    def draw(self, g, a):
+        return [], {"sh": float(g.rng.choice([1.0, 2.0, 3.0, 0.5])), "sw": float(g.rng.choice([2.0, 1.5, 0.5])),
+                    "by_size": int(g.rng.random() < 0.4), "align": int(g.rng.random() < 0.3),
+                    "ctm": str(g.rng.choice(["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"])),
+                    "a": float(g.rng.choice([-0.75, -0.5])), "exclude": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        oh, ow = int(math.floor(h * p["sh"])), int(math.floor(w_ * p["sw"]))
+        if oh < 1 or ow < 1:
+            raise Invalid("resize to nothing")
+        return Val(check_size((n, c, oh, ow))), dict(p, sizes=[n, c, oh, ow]), {}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        if r["by_size"] or r["align"]:
+            return tf.interpolate(x, size=r["sizes"][2:], mode="bicubic", align_corners=bool(r["align"]))
+        return tf.interpolate(x, scale_factor=(r["sh"], r["sw"]), mode="bicubic")
+
+    def onnx(self, r, w, e, x):
+        roi = e.init(np.zeros((0,), np.float32))
+        if r["by_size"]:
+            ins = [x, roi, e.init(np.zeros((0,), np.float32)), e.init(np.array(r["sizes"], np.int64))]
+        else:
+            ins = [x, roi, e.init(np.array([1, 1, r["sh"], r["sw"]], np.float32))]
+        return e.node("Resize", ins, mode="cubic", coordinate_transformation_mode=r["ctm"], cubic_coeff_a=r["a"],
+                      exclude_outside=r["exclude"])
+
+
+class BatchNormTraining(Op):
+    """BatchNormalization with training_mode 1: Y from the batch statistics,
+    or the updated running mean or variance."""
+    name = "batchnorm_training"
+    builders = ("onnx",)
+    ranks = (2, 3, 4)
+    min_opset = 14
+    weight = 3.0  # opset 14-17 only
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "eps": float(g.rng.choice([1e-5, 1e-3])),
+                    "momentum": float(g.rng.choice([0.9, 0.1, 0.5])), "which": int(g.rng.choice([0, 0, 1, 2]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        if int(np.prod(s)) // s[1] < 2:
+            raise Invalid("batch statistics over one element")
+        c = s[1]
+        w = {"scale": uniform(p, (c,), 0.5, 1.5, 1), "bias": normal(p, (c,), 0.1, 2),
+             "mean": normal(p, (c,), 0.1, 3), "var": uniform(p, (c,), 0.5, 1.5, 4)}
+        return Val(s if p["which"] == 0 else (c,)), dict(p), w
+
+    def onnx(self, r, w, e, x):
+        outs = e.node("BatchNormalization", [x] + [e.init(w[k]) for k in ("scale", "bias", "mean", "var")], n_out=3,
+                      epsilon=r["eps"], momentum=r["momentum"], training_mode=1)
+        return outs[r["which"]]
+
+
+class LayerNormStats(Op):
+    """LayerNormalization whose Mean or InvStdDev output is used."""
+    name = "layernorm_stats"
+    builders = ("onnx",)
+    ranks = range(1, 7)
+    min_opset = 17
+    weight = 3.0  # opset 14-17 only
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "k": int(g.rng.integers(1, 3)), "which": str(g.rng.choice(["y_plus_mean",
+                                                                                                  "mean", "inv"]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        k = min(p["k"], len(s))
+        norm = s[len(s) - k:]
+        if int(np.prod(norm)) < 2:
+            raise Invalid("layer norm over one element")
+        out = s if p["which"] == "y_plus_mean" else s[:len(s) - k] + (1,) * k
+        return Val(out), dict(p, k=k), {"scale": uniform(p, norm, 0.5, 1.5, 1), "bias": normal(p, norm, 0.1, 2)}
+
+    def onnx(self, r, w, e, x):
+        y, mean, inv = e.node("LayerNormalization", [x, e.init(w["scale"]), e.init(w["bias"])], n_out=3,
+                              axis=-r["k"], epsilon=1e-5)
+        if r["which"] == "y_plus_mean":
+            return e.node("Add", [y, mean])
+        return mean if r["which"] == "mean" else inv
+
+
+class Mvn(Op):
+    """MeanVarianceNormalization over axes [0, 2, 3] (the default) or [2, 3]."""
+    name = "mvn"
+    builders = ("onnx",)
+    ranks = (4,)
+    min_opset = 9
+
+    def draw(self, g, a):
+        return [], {"axes": [[0, 2, 3], [2, 3]][int(g.rng.integers(0, 2))], "default": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        axes = [0, 2, 3] if p["default"] else p["axes"]
+        if int(np.prod([s[i] for i in axes])) < 4:
+            raise Invalid("normalisation over too few elements")
+        return Val(s), dict(p, axes=axes), {}
+
+    def onnx(self, r, w, e, x):
+        if r["default"]:
+            return e.node("MeanVarianceNormalization", [x])
+        return e.node("MeanVarianceNormalization", [x], axes=r["axes"])
+
+
+class Det(Op):
+    """Det of x [..., n, k] @ W [k, n] (a square matrix per batch)."""
+    name = "det"
+    ranks = range(2, 6)
+    min_opset = 11
+    weight = 0.5  # every rank 2-5 value; its products of 1e-3 or 1e3 inputs are often tiny or huge
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed()}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        n, k = s[-2], s[-1]
+        if n > 6:
+            raise Invalid("matrix too large for a well-conditioned determinant")
+        return Val(s[:-2]), dict(p), {"w": normal(p, (k, n), 1 / math.sqrt(k))}
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        return torch.det(torch.matmul(x, w["w"]))
+
+    def onnx(self, r, w, e, x):
+        return e.node("Det", [e.node("MatMul", [x, e.init(w["w"])])])
+
+
+class Loss(Op):
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss of x [N, C, d...]
+    against a constant target: reduction none/sum/mean, optional weight,
+    ignore_index (ONNX only: an ignored target out of range)."""
+    name = "loss"
+    ranks = (2, 3, 4)
+    min_opset = 13
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "kind": str(g.rng.choice(["nll", "sce"])),
+                    "reduction": str(g.rng.choice(["none", "sum", "mean"])), "weight": int(g.rng.random() < 0.5),
+                    "ignore": str(g.rng.choice(["none", "class", "outside"] if g.builder == "onnx" else
+                                               ["none", "class"])),
+                    "log_prob": int(g.rng.random() < 0.3 and g.builder == "onnx")}  # torch: the loss only
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        c = s[1]
+        rng = wrng(p, 1)
+        target = rng.integers(0, c, (s[0],) + s[2:]).astype(np.int64)
+        ignore = {"none": None, "class": int(rng.integers(0, c)), "outside": -1}[p["ignore"]]
+        if ignore == -1:
+            target[rng.random(target.shape) < 0.2] = -1
+        if ignore is not None and np.all(target == ignore):
+            raise Invalid("every target ignored")
+        w = {"target": target}
+        if p["weight"]:
+            w["weight"] = uniform(p, (c,), 0.5, 1.5, 2)
+        log_prob = p["kind"] == "sce" and p["log_prob"]
+        out = s if log_prob else (target.shape if p["reduction"] == "none" else ())
+        return Val(out), dict(p, ignore_index=ignore, log_prob=int(log_prob)), w
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        f = tf.nll_loss if r["kind"] == "nll" else tf.cross_entropy
+        ii = -100 if r["ignore_index"] is None else r["ignore_index"]
+        return f(x, w["target"], w.get("weight"), ignore_index=ii, reduction=r["reduction"])
+
+    def onnx(self, r, w, e, x):
+        ins = [x, e.init(w["target"])] + ([e.init(w["weight"])] if "weight" in w else [])
+        attrs = {"reduction": r["reduction"]}
+        if r["ignore_index"] is not None:
+            attrs["ignore_index"] = r["ignore_index"]
+        if r["kind"] == "nll":
+            return e.node("NegativeLogLikelihoodLoss", ins, **attrs)
+        if r["log_prob"]:
+            return e.node("SoftmaxCrossEntropyLoss", ins, n_out=2, **attrs)[1]
+        return e.node("SoftmaxCrossEntropyLoss", ins, **attrs)
+
+
+def late_ops():
+    return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss()]

@@ -629,3 +629,196 @@ class ReverseSequence(Op):
 
 def ops():
     return [Transpose(), Reshape(), Concat(), Slice(), Split(), Pad(), Tile(), Expand(), Gather(), DepthSpace(), ShapeOps(), GatherElements(), ScatterElements(), GatherScatterND(), Trilu(), EyeLikeAdd(), OneHotMatMul(), ReverseSequence()]
+
+
+# ---------------------------------------------------------------------------
+# Ops imported since the first op table (ops.LATE_ORDER)
+
+
+class CumSum(Op):
+    """CumSum along a constant axis; ONNX: exclusive, reverse."""
+    name = "cumsum"
+    ranks = range(1, 7)
+    min_opset = 11
+    weight = 0.3  # applies to every value of both builders
+
+    def draw(self, g, a):
+        onnx = g.builder == "onnx"
+        return [], {"axis": int(g.rng.integers(-a.rank, a.rank)), "exclusive": int(onnx and g.rng.random() < 0.4),
+                    "reverse": int(onnx and g.rng.random() < 0.4), "axis_i32": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        return Val(ins[0].shape), dict(p, axis=p["axis"] % ins[0].rank), {}
+
+    def torch(self, r, w, x):
+        torch, _ = _t()
+        return torch.cumsum(x, r["axis"])
+
+    def onnx(self, r, w, e, x):
+        axis = e.init(np.array(r["axis"], np.int32 if r["axis_i32"] else np.int64))
+        return e.node("CumSum", [x, axis], exclusive=r["exclusive"], reverse=r["reverse"])
+
+
+class Compress(Op):
+    """Compress by a constant condition along an axis (possibly shorter than
+    the axis), or of the flattened input without one."""
+    name = "compress"
+    builders = ("onnx",)
+    ranks = range(1, 7)
+    min_opset = 11
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "axis": int(g.rng.integers(-a.rank, a.rank)),
+                    "flat": int(g.rng.random() < 0.2), "short": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        length = int(np.prod(s)) if p["flat"] else s[p["axis"] % len(s)]
+        if p["short"] and length > 1:
+            length -= 1
+        cond = wrng(p, 1).random(length) < 0.6
+        if not cond.any():
+            cond[int(wrng(p, 2).integers(0, length))] = True
+        kept = int(cond.sum())
+        if p["flat"]:
+            out = (kept,)
+        else:
+            ax = p["axis"] % len(s)
+            out = s[:ax] + (kept,) + s[ax + 1:]
+        return Val(out), dict(p), {"cond": cond}
+
+    def onnx(self, r, w, e, x):
+        attrs = {} if r["flat"] else {"axis": r["axis"]}
+        return e.node("Compress", [x, e.init(w["cond"])], **attrs)
+
+
+class MaxUnpool(Op):
+    """MaxUnpool of x [N, C, h, w] with constant indices (Ember imports no
+    MaxPool Indices output): distinct flat positions of the unpooled shape per
+    plane; output_shape given or not, but never larger than the default: there
+    ONNX's node test keeps each index's coordinates and ONNX Runtime
+    re-flattens it into the larger shape (docs/testing.md)."""
+    name = "max_unpool"
+    builders = ("onnx",)
+    ranks = (4,)
+    min_opset = 11
+    weight = 2.0  # rank 4 and ONNX only
+
+    def draw(self, g, a):
+        k = int(g.rng.choice([1, 2, 2, 3]))
+        return [], {"seed": g.seed(), "k": k, "s": int(g.rng.choice([1, 2, 2, 3])), "pad": int(g.rng.random() < 0.3),
+                    "explicit": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        k, s = p["k"], p["s"]
+        pad = min(p["pad"], k // 2)
+        uh, uw = (h - 1) * s + k - 2 * pad, (w_ - 1) * s + k - 2 * pad
+        if uh * uw < h * w_:
+            raise Invalid("fewer unpooled positions than values")
+        rng = wrng(p, 1)
+        planes = [rng.permutation(uh * uw)[:h * w_] + plane * uh * uw for plane in range(n * c)]
+        idx = np.array(planes, np.int64).reshape(n, c, h, w_)
+        out = (n, c, uh, uw)
+        return Val(check_size(out)), dict(p, pad=pad, out=list(out)), {"idx": idx}
+
+    def onnx(self, r, w, e, x):
+        ins = [x, e.init(w["idx"])] + ([e.init(np.array(r["out"], np.int64))] if r["explicit"] else [])
+        return e.node("MaxUnpool", ins, kernel_shape=[r["k"]] * 2, strides=[r["s"]] * 2, pads=[r["pad"]] * 4)
+
+
+class Window(Op):
+    """x times HannWindow/HammingWindow/BlackmanWindow along the last axis."""
+    name = "window"
+    builders = ("onnx",)
+    ranks = range(1, 7)
+    min_opset = 17
+    weight = 3.0  # opset 17 only
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(["HannWindow", "HammingWindow", "BlackmanWindow"])),
+                    "periodic": int(g.rng.random() < 0.5), "default": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        if ins[0].shape[-1] < 2:
+            raise Invalid("a window of one sample")
+        return Val(ins[0].shape), dict(p), {}
+
+    def onnx(self, r, w, e, x):
+        size = e.init(np.array(e.shape_of(x)[-1], np.int64))
+        attrs = {} if r["default"] else {"periodic": r["periodic"], "output_datatype": 1}
+        return e.node("Mul", [x, e.node(r["kind"], [size], **attrs)])
+
+
+class Dft(Op):
+    """DFT of x [..., L] (made [..., L, 1], or complex [..., L, 2] with
+    sin(x) as the imaginary part) along an axis >= 1: inverse, onesided,
+    dft_length; the output [..., L', 2]."""
+    name = "dft"
+    builders = ("onnx",)
+    ranks = range(2, 5)
+    min_opset = 17
+    weight = 3.0  # opset 17 only
+
+    def draw(self, g, a):
+        return [], {"axis": int(g.rng.integers(1, a.rank)), "complex": int(g.rng.random() < 0.3),
+                    "inverse": int(g.rng.random() < 0.3), "onesided": int(g.rng.random() < 0.3),
+                    "length": str(g.rng.choice(["none", "none", "shorter", "longer"]))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        ax = p["axis"] % len(s)
+        if ax == 0 or s[ax] > 64:
+            raise Invalid("DFT axis")
+        n = {"none": s[ax], "shorter": max(1, s[ax] - 1), "longer": s[ax] + 3}[p["length"]]
+        onesided = int(p["onesided"] and not p["complex"] and not p["inverse"])
+        out = s[:ax] + ((n // 2 + 1) if onesided else n,) + s[ax + 1:] + (2,)
+        return Val(check_size(out)), dict(p, axis=ax, n=n, onesided=onesided), {}
+
+    def onnx(self, r, w, e, x):
+        rank = len(e.shape_of(x))
+        u = e.node("Unsqueeze", [x, e.init(np.array([rank], np.int64))])
+        if r["complex"]:
+            u = e.node("Concat", [u, e.node("Sin", [u])], axis=-1)
+        ins = [u] + ([e.init(np.array(r["n"], np.int64))] if r["length"] != "none" else [])
+        return e.node("DFT", ins, axis=r["axis"], inverse=r["inverse"], onesided=r["onesided"])
+
+
+class Stft(Op):
+    """STFT of x [batch, length] (made [batch, length, 1]): frame_step,
+    frame_length, an optional window (a constant or a HannWindow), onesided."""
+    name = "stft"
+    builders = ("onnx",)
+    ranks = (2,)
+    min_opset = 17
+    weight = 3.0  # opset 17 only
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "step": int(g.rng.choice([1, 2, 3, 4])), "flen": int(g.rng.choice([2, 3, 4,
+                                                                                                          5, 8])),
+                    "window": str(g.rng.choice(["none", "const", "hann"])), "onesided": int(g.rng.random() < 0.7)}
+
+    def infer(self, p, ins):
+        b, length = ins[0].shape
+        flen = min(p["flen"], length)
+        if flen < 2:
+            raise Invalid("signal too short")
+        frames = (length - flen) // p["step"] + 1
+        bins = flen // 2 + 1 if p["onesided"] else flen
+        w = {"window": uniform(p, (flen,), 0.2, 1.0)} if p["window"] == "const" else {}
+        return Val(check_size((b, frames, bins, 2))), dict(p, flen=flen), w
+
+    def onnx(self, r, w, e, x):
+        u = e.node("Unsqueeze", [x, e.init(np.array([2], np.int64))])
+        flen = e.init(np.array(r["flen"], np.int64))
+        window = ""
+        if r["window"] == "const":
+            window = e.init(w["window"])
+        elif r["window"] == "hann":
+            window = e.node("HannWindow", [flen])
+        ins = [u, e.init(np.array(r["step"], np.int64)), window, flen]
+        return e.node("STFT", ins, onesided=r["onesided"])
+
+
+def late_ops():
+    return [CumSum(), Compress(), MaxUnpool(), Window(), Dft(), Stft()]

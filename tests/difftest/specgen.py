@@ -16,6 +16,11 @@ from ops import F, Invalid, Val
 
 OPS = opsmod.all_ops()
 MAX_OPS = 9
+LATE = opsmod.late_op_names()
+# How often a drawn op is replaced by an applicable op of ops.LATE_ORDER. The
+# replacement comes from a second random stream, so a seed whose draws are
+# never replaced keeps the spec it had before those ops existed.
+LATE_RATE = 0.2
 
 
 def draw_input_shape(rng, rank):
@@ -224,8 +229,21 @@ def generate_spec(seed, builder=None):
     x0 = g.add_input(draw_input_shape(rng, rank), data, scale)
     last = x0
     n_ops = int(rng.integers(1, MAX_OPS))
-    separated_ops = [n for n, op in OPS.items() if op.separated_only]
-    plain_ops = [n for n, op in OPS.items() if not op.separated_only]
+    separated_ops = [n for n, op in OPS.items() if op.separated_only and n not in LATE]
+    plain_ops = [n for n, op in OPS.items() if not op.separated_only and n not in LATE]
+    late_rng = np.random.default_rng([int(seed), 0x1a7e])
+
+    def late_or(name, a_ref):
+        """`name`, or LATE_RATE of the time an op of LATE_ORDER applicable to a_ref."""
+        if late_rng.random() >= LATE_RATE:
+            return name
+        a = g.vals[a_ref]
+        cands = [n for n in LATE if OPS[n].separated_only == OPS[name].separated_only and
+                 OPS[n].applicable(a, builder, g.opset)]
+        if not cands:
+            return name
+        late_weights = np.array([OPS[n].weight for n in cands])
+        return str(late_rng.choice(cands, p=late_weights / late_weights.sum()))
     weights = np.array([OPS[n].weight for n in plain_ops])
     weights = weights / weights.sum()
     attempts = 0
@@ -234,7 +252,7 @@ def generate_spec(seed, builder=None):
         # Discontinuous ops read a separated graph input directly.
         seps = [i["name"] for i in g.inputs if i["data"] == "separated" and i["name"] not in g.consumed]
         if seps and rng.random() < 0.7:
-            ref = g.try_op(str(rng.choice(separated_ops)), seps[0])
+            ref = g.try_op(late_or(str(rng.choice(separated_ops)), seps[0]), seps[0])
             last = ref or last
             continue
         if rng.random() < 0.25:
@@ -243,7 +261,7 @@ def generate_spec(seed, builder=None):
             a = last if rng.random() < 0.65 else str(rng.choice(list(g.vals)))
             if g.vals[a].separated and a in g.consumed:
                 a = last
-            ref = g.try_op(str(rng.choice(plain_ops, p=weights)), a)
+            ref = g.try_op(late_or(str(rng.choice(plain_ops, p=weights)), a), a)
         last = ref or last
     if not g.ops:
         g.try_op("relu", x0)
