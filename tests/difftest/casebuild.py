@@ -240,11 +240,13 @@ NO_DOUBLE = {"Conv", "ConvTranspose", "AveragePool", "Clip", "HardSigmoid", "Thr
              "Mean", "Softsign", "Softplus", "InstanceNormalization", "Elu", "Sinh", "Cosh", "Erf", "Selu", "Tan",
              "GlobalMaxPool", "GlobalAveragePool", "Celu", "Resize", "Shrink", "HardSwish", "OneHot", "Asin", "Acos",
              "Atan", "Asinh", "Acosh", "Atanh", "Hardmax", "LRN", "GridSample", "MaxUnpool",
-             "MeanVarianceNormalization", "Det"}
+             "MeanVarianceNormalization", "Det", "LSTM", "GRU", "RNN"}
 # Inputs from this index on are not cast (Resize: roi, scales stay f32
 # initializers, sizes is int64; OneHot: indices and depth are integers;
 # MaxUnpool: indices and output_shape).
 FLOAT_INPUTS = {"Resize": 1, "OneHot": 0, "MaxUnpool": 1}
+# Integer inputs among the float ones (sequence_lens), never cast.
+INT_INPUTS = {"LSTM": {4}, "GRU": {4}, "RNN": {4}}
 WINDOWS = {"HannWindow", "HammingWindow", "BlackmanWindow"}
 
 
@@ -387,7 +389,7 @@ def to_double(model):
             nodes.extend(expanded)
             continue
         for k, name in enumerate(n.input):
-            if name and k < FLOAT_INPUTS.get(n.op_type, 99):
+            if name and k < FLOAT_INPUTS.get(n.op_type, 99) and k not in INT_INPUTS.get(n.op_type, ()):
                 nodes.append(helper.make_node("Cast", [name], [f"{name}_f32_{n.name}"], to=TensorProto.FLOAT))
                 n.input[k] = f"{name}_f32_{n.name}"
         for k, name in enumerate(n.output):

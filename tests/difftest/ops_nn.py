@@ -836,5 +836,65 @@ class Loss(Op):
         return e.node("SoftmaxCrossEntropyLoss", ins, **attrs)
 
 
+class RnnOnnx(Op):
+    """LSTM, GRU and RNN written directly over a [L, N, F] input (layout 0),
+    with what PyTorch does not export: sequence_lens, initial_h/initial_c,
+    peepholes, clip, other activations, GRU linear_before_reset 0, RNN Relu."""
+    name = "rnn_onnx"
+    builders = ("onnx",)
+    ranks = (3,)
+    min_opset = 14
+    weight = 3.0  # rank 3 at opset 17 only
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}
+
+    def draw(self, g, a):
+        return [], {"kind": str(g.rng.choice(list(self.gates))), "hidden": int(g.rng.choice([1, 2, 3, 5])),
+                    "dir": str(g.rng.choice(["forward", "reverse", "bidirectional"])), "seed": g.seed(),
+                    "bias": int(g.rng.random() < 0.7), "lens": int(g.rng.random() < 0.4),
+                    "init": int(g.rng.random() < 0.4), "peep": int(g.rng.random() < 0.4),
+                    "clip": float(g.rng.choice([0.0, 0.0, 0.5, 2.0])), "act": int(g.rng.integers(0, 3)),
+                    "lbr": int(g.rng.random() < 0.5), "which": str(g.rng.choice(["Y", "Y", "Y_h"]))}
+
+    def infer(self, p, ins):
+        length, n, features = ins[0].shape
+        if length > 12 or features > 32:
+            raise Invalid("too long for a test")
+        h, gates = p["hidden"], self.gates[p["kind"]]
+        dirs = 2 if p["dir"] == "bidirectional" else 1
+        bound = 1 / math.sqrt(h)
+        w = {"W": uniform(p, (dirs, gates * h, features), -bound, bound, 1),
+             "R": uniform(p, (dirs, gates * h, h), -bound, bound, 2)}
+        if p["bias"]:
+            w["B"] = uniform(p, (dirs, 2 * gates * h), -bound, bound, 3)
+        if p["lens"]:
+            w["lens"] = wrng(p, 4).integers(1, length + 1, (n,)).astype(np.int32)
+        if p["init"]:
+            w["h0"] = normal(p, (dirs, n, h), 0.5, 5)
+            w["c0"] = normal(p, (dirs, n, h), 0.5, 6)
+        if p["peep"] and p["kind"] == "LSTM":
+            w["P"] = uniform(p, (dirs, 3 * h), -bound, bound, 7)
+        out = (length, dirs, n, h) if p["which"] == "Y" else (dirs, n, h)
+        return Val(check_size(out)), dict(p, dirs=dirs), w
+
+    def onnx(self, r, w, e, x):
+        kind = r["kind"]
+        names = [x, e.init(w["W"]), e.init(w["R"]), e.init(w["B"]) if "B" in w else "",
+                 e.init(w["lens"]) if "lens" in w else "", e.init(w["h0"]) if "h0" in w else ""]
+        if kind == "LSTM":
+            names += [e.init(w["c0"]) if "h0" in w else "", e.init(w["P"]) if "P" in w else ""]
+        while names[-1] == "":
+            names.pop()
+        acts = {"LSTM": [["Sigmoid", "Tanh", "Tanh"], ["HardSigmoid", "Tanh", "Tanh"], ["Sigmoid", "Relu", "Tanh"]],
+                "GRU": [["Sigmoid", "Tanh"], ["HardSigmoid", "Tanh"], ["Sigmoid", "Relu"]],
+                "RNN": [["Tanh"], ["Relu"], ["Sigmoid"]]}[kind][r["act"]]
+        attrs = {"hidden_size": r["hidden"], "direction": r["dir"], "activations": acts * r["dirs"]}
+        if r["clip"] > 0:
+            attrs["clip"] = r["clip"]
+        if kind == "GRU":
+            attrs["linear_before_reset"] = r["lbr"]
+        outs = e.node(kind, names, n_out=2, **attrs)
+        return outs[0] if r["which"] == "Y" else outs[1]
+
+
 def late_ops():
-    return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss()]
+    return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx()]
