@@ -123,15 +123,15 @@ NodeValue alongAxis(Builder& b, NodeValue param, size_t rank, int64_t axis, int6
 }
 
 /// mean and (biased) variance over `axes`, kept as size-1 dims; returns the
-/// normalised value (x - mean) / sqrt(var + eps).
+/// normalised value (x - mean) / sqrt(var + eps). Sums are divided by n, one
+/// rounding, as ONNX Runtime and PyTorch do (times 1/n rounds twice).
 NodeValue normalize(Builder& b, NodeValue x, const std::vector<int64_t>& axes, double epsilon) {
-  const double inverseCount = 1.0 / double(countOver(x.type().dims, axes));
-  NodeValue mean =
-      b.mul(b.reduce(OpKind::ReduceSum, x, axes, true, "sum"), b.scalar(inverseCount, "inv_n"), "mean");
+  const double count = double(countOver(x.type().dims, axes));
+  NodeValue mean = b.div(b.reduce(OpKind::ReduceSum, x, axes, true, "sum"), b.scalar(count, "n"), "mean");
   NodeValue centered = b.sub(x, mean, "centered");
   NodeValue variance =
-      b.mul(b.reduce(OpKind::ReduceSum, b.mul(centered, centered, "square"), axes, true, "sumsq"),
-            b.scalar(inverseCount, "inv_n"), "var");
+      b.div(b.reduce(OpKind::ReduceSum, b.mul(centered, centered, "square"), axes, true, "sumsq"),
+            b.scalar(count, "n"), "var");
   NodeValue stddev = b.unary(OpKind::Sqrt, b.add(variance, b.scalar(epsilon, "eps"), "var_eps"), "stddev");
   return b.div(centered, stddev, "normalized");
 }
@@ -393,7 +393,6 @@ NodeValue lowerNode(Builder& b, const Node& node) {
       const std::vector<int64_t> axes = normalizeAxes(attrs.getInts("axes"), rank);
       const int64_t count = countOver(inType.dims, axes);
       NodeValue sum = b.reduce(OpKind::ReduceSum, x, axes, attrs.getInt("keepdims") != 0, "sum");
-      if (isFloat(b.kind())) return b.mul(sum, b.scalar(1.0 / double(count), "inv_n"), "mean");
       return b.div(sum, b.scalar(double(count), "n"), "mean");
     }
     case OpKind::ReduceSumSquare: {
