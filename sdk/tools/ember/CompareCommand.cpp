@@ -2,7 +2,6 @@
 // reference backend, a second model, or a directory of expected outputs),
 // names the first node whose output diverges; --bisect-passes names the
 // first compiler pass that changes the outputs (ember/Compare.h).
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,14 +17,6 @@ namespace ember::cli {
 namespace {
 
 using Row = std::vector<std::string>;
-
-std::optional<double> parseTolerance(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !(v >= 0)) return std::nullopt;
-  return v;
-}
 
 std::string formatNumber(double v) {
   char buf[32];
@@ -274,7 +265,8 @@ void writeBisection(JsonWriter& json, const PassBisection& bisection) {
 int compareCommand(const std::vector<std::string>& args) {
   PipelineArgs pipeline;
   InputArgs inputArgs;
-  std::string against = "reference", rtolText, atolText, reportPath;
+  std::string against = "reference", reportPath;
+  std::optional<double> rtol, atol;
   bool all = false, bisect = false, outputsOnly = false;
 
   OptionParser parser(
@@ -298,9 +290,9 @@ int compareCommand(const std::vector<std::string>& args) {
                  "value of model input NAME (FILE.npy alone for a one-input model)");
   parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
   parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
-  parser.addString("--rtol", "R", &rtolText,
-                   "relative tolerance for floats, of max|expected| (default: 1e-4)");
-  parser.addString("--atol", "A", &atolText, "absolute tolerance, all kinds (default: 0)");
+  parser.addNonNegativeNumber("--rtol", "R", &rtol,
+                              "relative tolerance for floats, of max|expected| (default: 1e-4)");
+  parser.addNonNegativeNumber("--atol", "A", &atol, "absolute tolerance, all kinds (default: 0)");
   parser.addFlag("--all", &all, "also print every compared node in topological order");
   parser.addFlag("--outputs-only", &outputsOnly, "compare the model outputs only (no node is exposed)");
   parser.addFlag("--bisect-passes", &bisect, "name the first optional pass that changes the outputs");
@@ -308,16 +300,8 @@ int compareCommand(const std::vector<std::string>& args) {
   if (auto status = parser.parse(args)) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
   Tolerance tolerance;
-  if (!rtolText.empty()) {
-    auto v = parseTolerance(rtolText);
-    if (!v) return parser.usageError("--rtol expects a non-negative number, got '" + rtolText + "'");
-    tolerance.rtol = *v;
-  }
-  if (!atolText.empty()) {
-    auto v = parseTolerance(atolText);
-    if (!v) return parser.usageError("--atol expects a non-negative number, got '" + atolText + "'");
-    tolerance.atol = *v;
-  }
+  if (rtol) tolerance.rtol = *rtol;
+  if (atol) tolerance.atol = *atol;
 
   if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
   Expected<std::unique_ptr<Backend>> probe = pipeline.createBackend();

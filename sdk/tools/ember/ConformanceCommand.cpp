@@ -2,7 +2,6 @@
 // against the reference backend and prints pass / fail / unsupported per op.
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -14,14 +13,6 @@
 
 namespace ember::cli {
 namespace {
-
-std::optional<double> parseTolerance(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !(v >= 0)) return std::nullopt;
-  return v;
-}
 
 std::string formatValue(double v) {
   std::ostringstream os;
@@ -97,7 +88,8 @@ std::string reportJson(const conformance::Report& report, const conformance::Opt
 }  // namespace
 
 int conformanceCommand(const std::vector<std::string>& args) {
-  std::string backendName, reportPath, onnxData, filter, rtolText, atolText;
+  std::string backendName, reportPath, onnxData, filter;
+  std::optional<double> rtol, atol;
   std::vector<std::string> backendPaths;
   int64_t seed = 2024, timeout = 60;
   bool verbose = false, list = false, quiet = false, isolate = false;
@@ -121,8 +113,8 @@ int conformanceCommand(const std::vector<std::string>& args) {
                    "also run the ONNX node tests in DIR (<test>/model.onnx, test_data_set_*)");
   parser.addString("--filter", "TEXT", &filter, "run only the cases whose name contains TEXT");
   parser.addInt("--seed", "N", &seed, "seed of the random inputs (default: 2024)");
-  parser.addString("--rtol", "X", &rtolText, "relative tolerance for floats (default: 1e-4)");
-  parser.addString("--atol", "X", &atolText, "absolute tolerance for floats (default: 1e-5)");
+  parser.addNonNegativeNumber("--rtol", "X", &rtol, "relative tolerance for floats (default: 1e-4)");
+  parser.addNonNegativeNumber("--atol", "X", &atol, "absolute tolerance for floats (default: 1e-5)");
   parser.addFlag(
       "--isolate", &isolate,
       "run each case in a child process: a crash or a hang is a failed case, not the end of the run");
@@ -139,16 +131,8 @@ int conformanceCommand(const std::vector<std::string>& args) {
   options.onnxDataDir = onnxData;
   options.isolate = isolate;
   options.caseTimeoutSeconds = unsigned(timeout);
-  if (!rtolText.empty()) {
-    auto v = parseTolerance(rtolText);
-    if (!v) return parser.usageError("--rtol expects a non-negative number, got '" + rtolText + "'");
-    options.rtol = *v;
-  }
-  if (!atolText.empty()) {
-    auto v = parseTolerance(atolText);
-    if (!v) return parser.usageError("--atol expects a non-negative number, got '" + atolText + "'");
-    options.atol = *v;
-  }
+  if (rtol) options.rtol = *rtol;
+  if (atol) options.atol = *atol;
   if (list) {
     for (const std::string& name : conformance::listCases(options.seed)) std::cout << name << "\n";
     return kExitSuccess;

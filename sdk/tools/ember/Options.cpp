@@ -24,6 +24,11 @@ void OptionParser::addInt(std::string name, std::string metavar, int64_t* target
   options_.push_back({std::move(name), "", std::move(metavar), std::move(help), Kind::Int, target, min, max});
 }
 
+void OptionParser::addNonNegativeNumber(std::string name, std::string metavar, std::optional<double>* target,
+                                        std::string help) {
+  options_.push_back({std::move(name), "", std::move(metavar), std::move(help), Kind::Number, target});
+}
+
 void OptionParser::addList(std::string name, std::string metavar, std::vector<std::string>* target,
                            std::string help) {
   options_.push_back({std::move(name), "", std::move(metavar), std::move(help), Kind::List, target});
@@ -81,6 +86,15 @@ std::optional<int> OptionParser::assign(Option& option, const std::string& value
         return usageError(os.str());
       }
       *static_cast<int64_t*>(option.target) = parsed;
+      break;
+    }
+    case Kind::Number: {
+      errno = 0;
+      char* end = nullptr;
+      const double parsed = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || errno == ERANGE || !(parsed >= 0))
+        return usageError(option.name + " expects a non-negative number, got '" + value + "'");
+      *static_cast<std::optional<double>*>(option.target) = parsed;
       break;
     }
   }

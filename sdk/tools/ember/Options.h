@@ -26,6 +26,9 @@ class OptionParser {
   /// An integer option checked against [min, max].
   void addInt(std::string name, std::string metavar, int64_t* target, std::string help, int64_t min = 0,
               int64_t max = std::numeric_limits<int64_t>::max());
+  /// A non-negative real number (a tolerance); left empty when not given.
+  void addNonNegativeNumber(std::string name, std::string metavar, std::optional<double>* target,
+                            std::string help);
   /// A repeatable option; every occurrence is appended.
   void addList(std::string name, std::string metavar, std::vector<std::string>* target, std::string help);
   /// `shortName` ("-o") means the same as the long option `longName`.
@@ -45,7 +48,7 @@ class OptionParser {
   int usageError(const std::string& message) const;
 
  private:
-  enum class Kind { Flag, String, Int, List };
+  enum class Kind { Flag, String, Int, Number, List };
   struct Option {
     std::string name;
     std::string shortName;
