@@ -351,6 +351,35 @@ Expected<Value> channelNorm(NodeBuilder& b, OpKind kind, const Value& x, std::ve
   return b.transpose(y, kToNCHW, "nchw");
 }
 
+/// The mean of x over `axes`, kept as size-1 dims: the sum divided by the
+/// count (one rounding, as the lowering's normalize does).
+Expected<Value> meanOver(NodeBuilder& b, const Value& x, const std::vector<int64_t>& axes,
+                         const std::string& step) {
+  int64_t count = 1;
+  for (int64_t a : axes) count *= x.dims()[size_t(a)];
+  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, Attributes{{"axes", axes}, {"keepdims", int64_t(1)}},
+                                step + "_sum"));
+  return b.emit(OpKind::Div, {total, b.scalar(x.type.kind, double(std::max<int64_t>(count, 1)))}, {}, step);
+}
+
+/// Mean, centred input, biased variance and sqrt(variance + epsilon) of x
+/// over `axes` (statistics kept as size-1 dims).
+struct Moments {
+  Value mean, centered, variance, stddev;
+};
+
+Expected<Moments> momentsOver(NodeBuilder& b, const Value& x, const std::vector<int64_t>& axes,
+                              double epsilon) {
+  Moments m;
+  EMBER_TRY(m.mean, meanOver(b, x, axes, "mean"));
+  EMBER_TRY(m.centered, b.emit(OpKind::Sub, {x, m.mean}, {}, "centered"));
+  EMBER_TRY(Value square, b.emit(OpKind::Mul, {m.centered, m.centered}, {}, "square"));
+  EMBER_TRY(m.variance, meanOver(b, square, axes, "var"));
+  EMBER_TRY(Value shifted, b.emit(OpKind::Add, {m.variance, b.scalar(x.type.kind, epsilon)}, {}, "var_eps"));
+  EMBER_TRY(m.stddev, b.emit(OpKind::Sqrt, {shifted}, {}, "stddev"));
+  return m;
+}
+
 /// BatchNormalization with training_mode=1 (opset 14+): normalises with the
 /// batch's own mean and biased variance over every axis but 1, and outputs
 /// the running statistics mean * momentum + batch * (1 - momentum).
@@ -365,17 +394,8 @@ Error batchNormTraining(NodeBuilder& b, const std::vector<Value>& ins, double ep
   std::vector<int64_t> axes;
   for (size_t d = 0; d < rank; ++d)
     if (d != 1) axes.push_back(int64_t(d));
-  const double inverseCount = 1.0 / double(x.type.numElements() / std::max<int64_t>(channels, 1));
-  const Attributes sum{{"axes", axes}, {"keepdims", int64_t(1)}};
-  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, sum, "sum"));
-  EMBER_TRY(Value mean, b.emit(OpKind::Mul, {total, b.scalar(kind, inverseCount)}, {}, "mean"));
-  EMBER_TRY(Value centered, b.emit(OpKind::Sub, {x, mean}, {}, "centered"));
-  EMBER_TRY(Value square, b.emit(OpKind::Mul, {centered, centered}, {}, "square"));
-  EMBER_TRY(Value squares, b.emit(OpKind::ReduceSum, {square}, sum, "sumsq"));
-  EMBER_TRY(Value variance, b.emit(OpKind::Mul, {squares, b.scalar(kind, inverseCount)}, {}, "var"));
-  EMBER_TRY(Value shifted, b.emit(OpKind::Add, {variance, b.scalar(kind, epsilon)}, {}, "var_eps"));
-  EMBER_TRY(Value stddev, b.emit(OpKind::Sqrt, {shifted}, {}, "stddev"));
-  EMBER_TRY(Value normalized, b.emit(OpKind::Div, {centered, stddev}, {}, "normalized"));
+  EMBER_TRY(Moments m, momentsOver(b, x, axes, epsilon));
+  EMBER_TRY(Value normalized, b.emit(OpKind::Div, {m.centered, m.stddev}, {}, "normalized"));
   Dims perChannel(rank, 1);
   perChannel[1] = channels;
   EMBER_TRY(Value scale, b.reshape(ins[1], perChannel, "scale"));
@@ -390,8 +410,8 @@ Error batchNormTraining(NodeBuilder& b, const std::vector<Value>& ins, double ep
     EMBER_TRY(Value added, b.emit(OpKind::Mul, {flat, b.scalar(kind, 1 - momentum)}, {}, what + "_added"));
     return b.emit(OpKind::Add, {kept, added}, {}, what);
   };
-  EMBER_TRY(Value runningMean, running(ins[3], mean, "running_mean"));
-  EMBER_TRY(Value runningVar, running(ins[4], variance, "running_var"));
+  EMBER_TRY(Value runningMean, running(ins[3], m.mean, "running_mean"));
+  EMBER_TRY(Value runningVar, running(ins[4], m.variance, "running_var"));
   EMBER_RETURN_IF_ERROR(b.setOutput(1, runningMean));
   return b.setOutput(2, runningVar);
 }
@@ -420,16 +440,9 @@ Error importMeanVarianceNormalization(NodeBuilder& b) {
   EMBER_TRY(axes, normalizeAxes(axes, int64_t(x.rank())));
   if (axes.empty()) return makeError("axes must not be empty");
   const ElemKind kind = x.type.kind;
-  int64_t count = 1;
-  for (int64_t a : axes) count *= x.dims()[size_t(a)];
-  const double inverseCount = 1.0 / double(std::max<int64_t>(count, 1));
-  const Attributes sum{{"axes", axes}, {"keepdims", int64_t(1)}};
-  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, sum, "sum"));
-  EMBER_TRY(Value mean, b.emit(OpKind::Mul, {total, b.scalar(kind, inverseCount)}, {}, "mean"));
+  EMBER_TRY(Value mean, meanOver(b, x, axes, "mean"));
   EMBER_TRY(Value square, b.emit(OpKind::Mul, {x, x}, {}, "square"));
-  EMBER_TRY(Value squares, b.emit(OpKind::ReduceSum, {square}, sum, "sumsq"));
-  EMBER_TRY(Value meanSquare,
-            b.emit(OpKind::Mul, {squares, b.scalar(kind, inverseCount)}, {}, "mean_square"));
+  EMBER_TRY(Value meanSquare, meanOver(b, square, axes, "mean_square"));
   EMBER_TRY(Value squaredMean, b.emit(OpKind::Mul, {mean, mean}, {}, "squared_mean"));
   EMBER_TRY(Value variance, b.emit(OpKind::Sub, {meanSquare, squaredMean}, {}, "var"));
   EMBER_TRY(Value stddev, b.emit(OpKind::Sqrt, {variance}, {}, "stddev"));
@@ -455,25 +468,15 @@ Error importInstanceNorm(NodeBuilder& b) {
 Error layerNormWithStatistics(NodeBuilder& b, const Value& x, const Value& scale, const Value& bias,
                               int64_t axis, double epsilon) {
   if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
-  const ElemKind kind = x.type.kind;
   std::vector<int64_t> axes;
   for (int64_t a = axis; a < int64_t(x.rank()); ++a) axes.push_back(a);
-  const double inverseCount = 1.0 / double(product(x.dims(), size_t(axis), x.rank()));
-  const Attributes sum{{"axes", axes}, {"keepdims", int64_t(1)}};
-  EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {x}, sum, "sum"));
-  EMBER_TRY(Value mean, b.emit(OpKind::Mul, {total, b.scalar(kind, inverseCount)}, {}, "mean"));
-  EMBER_TRY(Value centered, b.emit(OpKind::Sub, {x, mean}, {}, "centered"));
-  EMBER_TRY(Value square, b.emit(OpKind::Mul, {centered, centered}, {}, "square"));
-  EMBER_TRY(Value squares, b.emit(OpKind::ReduceSum, {square}, sum, "sumsq"));
-  EMBER_TRY(Value variance, b.emit(OpKind::Mul, {squares, b.scalar(kind, inverseCount)}, {}, "var"));
-  EMBER_TRY(Value shifted, b.emit(OpKind::Add, {variance, b.scalar(kind, epsilon)}, {}, "var_eps"));
-  EMBER_TRY(Value stddev, b.emit(OpKind::Sqrt, {shifted}, {}, "stddev"));
-  EMBER_TRY(Value invStdDev, b.emit(OpKind::Reciprocal, {stddev}, {}, "inv_stddev"));
-  EMBER_TRY(Value normalized, b.emit(OpKind::Mul, {centered, invStdDev}, {}, "normalized"));
+  EMBER_TRY(Moments m, momentsOver(b, x, axes, epsilon));
+  EMBER_TRY(Value invStdDev, b.emit(OpKind::Reciprocal, {m.stddev}, {}, "inv_stddev"));
+  EMBER_TRY(Value normalized, b.emit(OpKind::Mul, {m.centered, invStdDev}, {}, "normalized"));
   EMBER_TRY(Value scaled, b.emit(OpKind::Mul, {normalized, scale}, {}, "scaled"));
   EMBER_TRY(Value out, b.emit(OpKind::Add, {scaled, bias}));
   EMBER_RETURN_IF_ERROR(b.setOutput(0, out));
-  EMBER_RETURN_IF_ERROR(b.setOutput(1, mean));
+  EMBER_RETURN_IF_ERROR(b.setOutput(1, m.mean));
   return b.setOutput(2, invStdDev);
 }
 
