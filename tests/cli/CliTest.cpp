@@ -1,10 +1,7 @@
 // Runs the `ember` binary as a user would and checks what a user sees: the
 // exit status (never a signal), the one-line "ember: ..." messages on stderr,
 // and the files written. The models come from data/make_models.py.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,26 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "../common/RunTool.h"
 #include "ember/Npy.h"
-
-extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;  ///< exit status; -1 when killed by a signal
-  int signal = 0;
-  std::string out, err;
-};
+using Result = ember::test::ToolRun;
+using ember::test::readWholeFile;
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+std::string readFile(const fs::path& path) { return readWholeFile(path); }
 
 void writeFile(const fs::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -74,29 +62,8 @@ class CliTest : public ::testing::Test {
 
   /// Runs ember with `args`, capturing stdout and stderr.
   Result ember(const std::vector<std::string>& args) {
-    std::string outPath = (dir_ / "stdout.txt").string(), errPath = (dir_ / "stderr.txt").string();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> argvStrings{EMBER_TOOL_PATH};
-    argvStrings.insert(argvStrings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& s : argvStrings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    Result result;
-    int rc = posix_spawn(&pid, EMBER_TOOL_PATH, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot spawn " << EMBER_TOOL_PATH;
-    if (rc != 0) return result;
-    int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
-    if (WIFEXITED(wstatus)) result.status = WEXITSTATUS(wstatus);
-    if (WIFSIGNALED(wstatus)) result.signal = WTERMSIG(wstatus);
-    result.out = readFile(outPath);
-    result.err = readFile(errPath);
+    Result result = ember::test::runTool(EMBER_TOOL_PATH, args, dir_);
+    EXPECT_TRUE(result.started) << "cannot spawn " << EMBER_TOOL_PATH;
     return result;
   }
 

@@ -4,10 +4,7 @@
 // of data/chain.onnx, and a rewrite that swaps the operands of Sub, injected
 // with CompileOptions::extraGraphPasses, must be named by the bisection.
 // Every expectation follows from the planted bug, not from Ember's output.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,12 +14,11 @@
 #include <limits>
 #include <sstream>
 
+#include "../common/RunTool.h"
 #include "backends/BuiltinBackends.h"
 #include "ember/Compare.h"
 #include "ember/Importer.h"
 #include "ember/Pass.h"
-
-extern char** environ;
 
 namespace {
 
@@ -60,43 +56,15 @@ class CompareTest : public ::testing::Test {
   }
 };
 
-struct Result {
-  int status = -1;  ///< exit status; -1 when killed by a signal
-  std::string out, err;
-};
+using Result = ember::test::ToolRun;
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+std::string readFile(const fs::path& path) { return ember::test::readWholeFile(path); }
 
 /// Runs the built `ember` with `args`, capturing stdout and stderr.
 Result ember(const std::vector<std::string>& args) {
   fs::path dir = fs::temp_directory_path() / ("compare_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string outPath = (dir / "out").string(), errPath = (dir / "err").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> words{EMBER_TOOL_PATH};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  Result result;
-  if (posix_spawn(&pid, EMBER_TOOL_PATH, &actions, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status)) result.status = WEXITSTATUS(status);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  result.out = readFile(outPath);
-  result.err = readFile(errPath);
-  return result;
+  return ember::test::runTool(EMBER_TOOL_PATH, args, dir);
 }
 
 /// A failure: the given status and exactly one line on stderr containing `text`.
