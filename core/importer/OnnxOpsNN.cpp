@@ -3,12 +3,13 @@
 // Values stay in ONNX's NCHW layout inside the importer. Ops that are NHWC in
 // Ember are wrapped in Transposes ([0,2,3,1] in, [0,3,1,2] out) that the
 // optimizer cancels; constant filters are transposed at import time. 1-D
-// convolutions and pools become 2-D ones with H = 1.
+// convolutions and pools become 2-D ones with H = 1; 3-D ones are lowered to
+// 2-D ones in OnnxOpsSpatial3d.cpp.
 
 #include <algorithm>
 #include <cmath>
 
-#include "OnnxImporter.h"
+#include "OnnxSpatial.h"
 
 namespace ember::onnx_import {
 namespace {
@@ -69,11 +70,6 @@ Error importGemm(NodeBuilder& b) {
 }
 
 // ---- windows: kernel, strides, dilations, pads ---------------------------------
-
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations;
-  std::vector<int64_t> pads;  ///< ONNX order: all begins, then all ends
-};
 
 /// Bound on strides, dilations, pads, output padding and group. Far above any
 /// real model, it keeps the window arithmetic below (stride x extent, (kernel
@@ -144,11 +140,10 @@ void windowTo2D(Window& w) {
   w.pads = {0, w.pads[0], 0, w.pads[1]};
 }
 
-/// Checks the rank of a conv/pool input: 3 (1-D) or 4 (2-D).
+/// Checks the rank of a conv/pool input: 3 (1-D), 4 (2-D) or 5 (3-D).
 Error checkSpatialRank(const Value& x) {
-  if (x.rank() == 3 || x.rank() == 4) return Error::success();
-  if (x.rank() == 5) return makeError("3-D spatial ops are unsupported");
-  return makeError("input must have rank 3 or 4, not ", x.rank());
+  if (x.rank() >= 3 && x.rank() <= 5) return Error::success();
+  return makeError("input must have rank 3, 4 or 5, not ", x.rank());
 }
 
 /// [N, C, L] -> [N, C, 1, L].
@@ -185,6 +180,10 @@ Error importConv(NodeBuilder& b) {
     EMBER_TRY(bias, b.input(2));
   } else {
     bias = b.constant(zeros(x.type.kind, {w.dims()[0]}));
+  }
+  if (rank == 5) {
+    EMBER_TRY(Value out, importConv3d(b, x, w, bias, win, group));
+    return b.setOutput(0, out);
   }
   EMBER_TRY(Value x4, to4D(b, x, "2d"));
   EMBER_TRY(Value w4, to4D(b, w, "filter_2d"));
@@ -273,6 +272,10 @@ Error importConvTranspose(NodeBuilder& b) {
   } else {
     bias = b.constant(zeros(x.type.kind, {outChannels}));
   }
+  if (rank == 5) {
+    EMBER_TRY(Value out, importConvTranspose3d(b, x, w, bias, win, outputPadding, group));
+    return b.setOutput(0, out);
+  }
   EMBER_TRY(Value x4, to4D(b, x, "2d"));
   EMBER_TRY(Value w4, to4D(b, w, "filter_2d"));
   EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
@@ -302,6 +305,11 @@ OpHandler pool(OpKind kind) {
     EMBER_TRY(Window win, readWindow(b, spatial, kernel, isMax));
     windowTo2D(win);
     EMBER_TRY(int64_t ceilMode, b.attrInt("ceil_mode", 0));
+    if (rank == 5) {
+      EMBER_TRY(int64_t countIncludePad, b.attrInt("count_include_pad", 0));
+      EMBER_TRY(Value out, importPool3d(b, kind, x, win, ceilMode != 0, countIncludePad != 0));
+      return b.setOutput(0, out);
+    }
     EMBER_TRY(Value x4, to4D(b, x, "2d"));
     EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
     Attributes attrs{{"kernel", win.kernel}, {"strides", win.strides}, {"pads", win.pads}};
@@ -334,21 +342,24 @@ OpHandler globalPool(OpKind reduceKind) {
 
 // ---- normalisation ----------------------------------------------------------------
 
-/// A normalisation over channel axis 1. 4-D inputs run channel-last (axis 3)
-/// between transposes, so that BatchNorm folds into an NHWC Conv.
+/// A normalisation over channel axis 1. 4-D and 5-D inputs run channel-last
+/// (NHWC, NDHWC) between transposes, like the spatial ops around them, so
+/// that the transposes cancel and BatchNorm folds into an NHWC Conv.
 Expected<Value> channelNorm(NodeBuilder& b, OpKind kind, const Value& x, std::vector<Value> params,
                             double epsilon) {
   if (x.rank() < 2) return makeError("input must have rank >= 2, not ", x.rank());
-  const bool nhwc = x.rank() == 4;
+  const size_t rank = x.rank();
+  const bool channelsLast = rank == 4 || rank == 5;
   Value in = x;
-  if (nhwc) {
-    EMBER_TRY(in, b.transpose(x, kToNHWC, "nhwc"));
+  if (channelsLast) {
+    EMBER_TRY(in, b.transpose(x, channelsLastPerm(rank), rank == 4 ? "nhwc" : "ndhwc"));
   }
   params.insert(params.begin(), in);
-  EMBER_TRY(Value y, b.emit(kind, std::move(params),
-                            Attributes{{"epsilon", epsilon}, {"axis", int64_t(nhwc ? 3 : 1)}}));
-  if (!nhwc) return y;
-  return b.transpose(y, kToNCHW, "nchw");
+  EMBER_TRY(Value y,
+            b.emit(kind, std::move(params),
+                   Attributes{{"epsilon", epsilon}, {"axis", int64_t(channelsLast ? rank - 1 : 1)}}));
+  if (!channelsLast) return y;
+  return b.transpose(y, channelsFirstPerm(rank), rank == 4 ? "nchw" : "ncdhw");
 }
 
 /// The mean of x over `axes`, kept as size-1 dims: the sum divided by the

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Exports the 3-D spatial op test cases (tests/spatial3d) with PyTorch and saves PyTorch's outputs.
+
+Usage: gen_spatial3d_tests.py OUTDIR
+
+For each case C (torch.nn.Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, BatchNorm3d,
+InstanceNorm3d and a small R3D-style video network), writes
+  OUTDIR/C.onnx         the module in eval mode, exported at opset 13
+  OUTDIR/C.input.npy    its float32 input [N, C, D, H, W]
+  OUTDIR/C.output.npy   PyTorch's float32 output for that input
+
+Deterministic: every case has its own seed, on one thread. Skips all work when OUTDIR/.stamp
+names the same generator and torch versions and every file exists.
+
+Test-data generation only: nothing in the product runs Python.
+"""
+
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+GENERATOR_VERSION = "gen_spatial3d_tests v1"
+
+
+def random_batchnorm(bn: nn.Module, generator: torch.Generator) -> None:
+    """Non-trivial statistics and affine parameters (a fresh BatchNorm is an identity)."""
+    n = bn.num_features
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(n, generator=generator) * 0.3)
+        bn.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
+        bn.weight.copy_(torch.rand(n, generator=generator) + 0.5)
+        bn.bias.copy_(torch.randn(n, generator=generator) * 0.3)
+
+
+class MiniR3D(nn.Module):
+    """R3D / MC3 / R(2+1)D in miniature: a (3, 7, 7) stem, BatchNorm3d, MaxPool3d, a residual
+    block with a strided downsample, a (2+1)-D factorised block and AdaptiveAvgPool3d."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv3d(3, 8, (3, 7, 7), (1, 2, 2), (1, 3, 3), bias=False),
+                                  nn.BatchNorm3d(8), nn.ReLU())
+        self.pool = nn.MaxPool3d((1, 3, 3), (1, 2, 2), (0, 1, 1))
+        self.conv1 = nn.Sequential(nn.Conv3d(8, 16, 3, 2, 1, bias=False), nn.BatchNorm3d(16), nn.ReLU())
+        self.conv2 = nn.Sequential(nn.Conv3d(16, 16, 3, 1, 1, bias=False), nn.BatchNorm3d(16))
+        self.down = nn.Sequential(nn.Conv3d(8, 16, 1, 2, bias=False), nn.BatchNorm3d(16))
+        self.spatial = nn.Sequential(nn.Conv3d(16, 12, (1, 3, 3), 1, (0, 1, 1), bias=False),
+                                     nn.BatchNorm3d(12), nn.ReLU())
+        self.temporal = nn.Conv3d(12, 16, (3, 1, 1), 1, (1, 0, 0), bias=False)
+        self.head = nn.Sequential(nn.AdaptiveAvgPool3d(1), nn.Flatten(), nn.Linear(16, 5))
+
+    def forward(self, x):
+        x = self.pool(self.stem(x))
+        x = torch.relu(self.conv2(self.conv1(x)) + self.down(x))
+        x = torch.relu(self.temporal(self.spatial(x)) + x)
+        return self.head(x)
+
+
+# name -> (module factory, input shape)
+CASES = {
+    "conv3d_padded": (lambda: nn.Conv3d(3, 4, 3, padding=1), (1, 3, 5, 6, 7)),
+    "conv3d_strided_dilated": (lambda: nn.Conv3d(4, 6, (3, 2, 3), stride=(2, 1, 2), padding=(2, 1, 0),
+                                                 dilation=(2, 1, 1)), (2, 4, 9, 7, 8)),
+    "conv3d_groups_nobias": (lambda: nn.Conv3d(6, 4, (2, 3, 3), stride=(1, 2, 1), padding=(1, 0, 1),
+                                               groups=2, bias=False), (1, 6, 5, 7, 6)),
+    "conv3d_depthwise_cube": (lambda: nn.Conv3d(6, 6, 3, padding=1, groups=6), (1, 6, 6, 6, 6)),
+    "convtranspose3d_strided": (lambda: nn.ConvTranspose3d(4, 3, 3, stride=2, padding=1, output_padding=1),
+                                (1, 4, 3, 4, 5)),
+    "convtranspose3d_groups_dilated": (lambda: nn.ConvTranspose3d(4, 6, (2, 3, 2), stride=(3, 1, 2),
+                                                                  padding=(0, 1, 1), output_padding=(1, 0, 1),
+                                                                  dilation=(2, 1, 1), groups=2),
+                                       (2, 4, 3, 4, 4)),
+    "convtranspose3d_cropped": (lambda: nn.ConvTranspose3d(3, 2, (4, 2, 3), stride=(2, 2, 1), padding=(3, 0, 1),
+                                                           bias=False), (1, 3, 4, 3, 5)),
+    "maxpool3d_ceil": (lambda: nn.MaxPool3d((2, 3, 3), stride=2, padding=1, ceil_mode=True), (1, 3, 7, 8, 9)),
+    "maxpool3d_dilated": (lambda: nn.MaxPool3d(3, stride=(1, 2, 2), padding=(0, 1, 1), dilation=(2, 1, 2)),
+                          (2, 2, 8, 7, 9)),
+    "avgpool3d_count_pad_ceil": (lambda: nn.AvgPool3d(3, stride=2, padding=1, ceil_mode=True,
+                                                      count_include_pad=True), (1, 3, 6, 7, 8)),
+    "avgpool3d_no_count_pad": (lambda: nn.AvgPool3d((3, 2, 3), stride=(2, 2, 1), padding=(1, 1, 1),
+                                                    count_include_pad=False), (2, 2, 7, 6, 5)),
+    "batchnorm3d": (lambda: nn.BatchNorm3d(5), (2, 5, 3, 4, 6)),
+    "instancenorm3d": (lambda: nn.InstanceNorm3d(4, affine=True), (2, 4, 3, 5, 4)),
+    "mini_r3d": (MiniR3D, (1, 3, 8, 32, 32)),
+}
+
+
+def export(name: str, factory, shape, outdir: str, seed: int) -> None:
+    torch.manual_seed(seed)
+    module = factory()
+    generator = torch.Generator().manual_seed(seed + 1)
+    for m in module.modules():
+        if isinstance(m, nn.BatchNorm3d):
+            random_batchnorm(m, generator)
+        if isinstance(m, nn.InstanceNorm3d):
+            with torch.no_grad():
+                m.weight.copy_(torch.rand(m.num_features, generator=generator) + 0.5)
+                m.bias.copy_(torch.randn(m.num_features, generator=generator) * 0.3)
+    module.eval()
+    x = torch.randn(*shape, generator=generator)
+    with torch.no_grad():
+        y = module(x)
+    path = os.path.join(outdir, name)
+    torch.onnx.export(module, x, path + ".onnx", input_names=["input"], output_names=["output"],
+                      opset_version=13)
+    np.save(path + ".input.npy", x.numpy().astype(np.float32))
+    np.save(path + ".output.npy", y.numpy().astype(np.float32))
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    stamp = os.path.join(outdir, ".stamp")
+    version = f"{GENERATOR_VERSION} torch {torch.__version__}\n"
+    files = [os.path.join(outdir, n + s) for n in CASES for s in (".onnx", ".input.npy", ".output.npy")]
+    if os.path.exists(stamp) and open(stamp).read() == version and all(map(os.path.exists, files)):
+        return 0
+    torch.set_num_threads(1)
+    for index, (name, (factory, shape)) in enumerate(CASES.items()):
+        export(name, factory, shape, outdir, 3300 + 10 * index)
+    with open(stamp, "w") as f:
+        f.write(version)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
