@@ -1244,6 +1244,56 @@ static Result inferLookup(Types in, const Attributes&) {
 }
 
 // ---- Dispatch --------------------------------------------------------------------
+// Value-dependent output shapes: every result has its static upper bound,
+// and the last is the i64 scalar count of valid entries (Ops.def).
+static Result inferNonZero(Types in, const Attributes&) {
+  EMBER_RETURN_IF_ERROR(expectOperands(OpKind::NonZero, in, 1));
+  const int64_t rank = int64_t(in[0].rank()), numel = in[0].numElements();
+  return std::vector<Type>{Type(ElemKind::I64, {rank, numel}), Type(ElemKind::I64, {})};
+}
+static Result inferUnique(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Unique;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kNumericKinds | kBoolKinds));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis"), sorted = reader.integer("sorted");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "sorted", sorted));
+  const int64_t rank = int64_t(in[0].rank());
+  if (axis < 0 || axis > rank) return makeError("Unique: axis ", axis, " must be in [0, ", rank, "]");
+  if (axis == rank) {
+    const int64_t n = in[0].numElements();
+    return std::vector<Type>{in[0].withDims({n}), Type(ElemKind::I64, {n}), Type(ElemKind::I64, {n}),
+                             Type(ElemKind::I64, {n}), Type(ElemKind::I64, {})};
+  }
+  const int64_t n = in[0].dims[size_t(axis)];
+  return std::vector<Type>{in[0], Type(ElemKind::I64, {n}), Type(ElemKind::I64, {n}),
+                           Type(ElemKind::I64, {n}), Type(ElemKind::I64, {})};
+}
+static Result inferNonMaxSuppression(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::NonMaxSuppression;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "boxes", in[0], bit(ElemKind::F32)));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "scores", in[1], bit(ElemKind::F32)));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "boxes", in[0], 3));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "scores", in[1], 3));
+  AttrReader reader(op, attrs);
+  int64_t centerPointBox = reader.integer("center_point_box");
+  int64_t maxPerClass = reader.integer("max_output_boxes_per_class");
+  reader.real("iou_threshold");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "center_point_box", centerPointBox));
+  const Dims& b = in[0].dims;
+  const Dims& s = in[1].dims;
+  if (b[2] != 4 || s[0] != b[0] || s[2] != b[1])
+    return makeError("NonMaxSuppression: boxes ", in[0].str(), " must be [B, N, 4] and scores ", in[1].str(),
+                     " [B, C, N]");
+  if (maxPerClass < 0)
+    return makeError("NonMaxSuppression: max_output_boxes_per_class must be >= 0, got ", maxPerClass);
+  const int64_t rows = b[0] * s[1] * std::min(maxPerClass, b[1]);
+  return std::vector<Type>{Type(ElemKind::I64, {rows, 3}), Type(ElemKind::I64, {})};
+}
+
 // Generated from Ops.def after every rule is defined: an op kind without an
 // infer<Name> function is an undeclared identifier, i.e. a compile error.
 

@@ -237,6 +237,12 @@ bool NodeBuilder::outputUsed(size_t i) const {
   return i < numOutputs() && !proto_.output(int(i)).empty() && importer_.isUsed(proto_.output(int(i)));
 }
 
+void NodeBuilder::preferConstant(const Value& v) { importer_.preferConstant(v); }
+
+void NodeBuilder::addExtraOutput(std::string name, Value v) {
+  importer_.addExtraOutput(std::move(name), std::move(v));
+}
+
 Error NodeBuilder::requireUnused(size_t first, std::string_view what) const {
   for (size_t i = first; i < numOutputs(); ++i)
     if (outputUsed(i))
@@ -372,19 +378,29 @@ Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
   return Error::success();
 }
 
-Error GraphImporter::notConstant(std::string_view what, const Value& v) {
-  // The Placeholders that v's node depends on are the graph inputs behind it.
-  shapeDecidingInputs_.clear();
+std::vector<std::string> GraphImporter::inputsBehind(const Value& v) const {
+  std::vector<std::string> names;
+  if (v.isConstant()) return names;
   std::vector<const Node*> pending = {v.node.node};
   std::set<const Node*> visited;
   while (!pending.empty()) {
     const Node* node = pending.back();
     pending.pop_back();
     if (!node || !visited.insert(node).second) continue;
-    if (node->kind() == OpKind::Placeholder) shapeDecidingInputs_.push_back(node->name());
+    if (node->kind() == OpKind::Placeholder) names.push_back(node->name());
     for (const NodeValue& in : node->inputs()) pending.push_back(in.node);
   }
-  std::sort(shapeDecidingInputs_.begin(), shapeDecidingInputs_.end());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void GraphImporter::preferConstant(const Value& v) {
+  for (std::string& name : inputsBehind(v)) preferredBindings_.insert(std::move(name));
+}
+
+Error GraphImporter::notConstant(std::string_view what, const Value& v) {
+  // The Placeholders that v's node depends on are the graph inputs behind it.
+  shapeDecidingInputs_ = inputsBehind(v);
   std::string names, flags;
   for (const std::string& name : shapeDecidingInputs_) {
     names += (names.empty() ? "'" : ", '") + name + "'";
@@ -423,6 +439,11 @@ Error GraphImporter::importOutputs(const onnx::GraphProto& graph) {
   for (const auto& output : graph.output()) {
     EMBER_TRY(Value v, lookup(output.name()));
     function_.addOutput(output.name(), materialize(v));
+  }
+  for (const auto& [name, v] : extraOutputs_) {
+    if (values_.count(name))
+      return makeError("output '", name, "' (a valid count) clashes with a model value");
+    function_.addOutput(name, materialize(v));
   }
   return Error::success();
 }
@@ -465,9 +486,12 @@ Expected<Function*> importModel(const std::string& bytes, const std::string& ori
   while (!options.inputValues.empty()) {
     Module scratch;
     GraphImporter trial(scratch.createFunction("main"), options, source, opset, bind);
-    if (!trial.importGraph(model.graph())) break;
+    const bool imported = !trial.importGraph(model.graph());
     bool grew = false;
-    for (const std::string& name : trial.shapeDecidingInputs())
+    // A successful import may still prefer bindings (value-dependent shapes).
+    for (const std::string& name : imported ? std::vector<std::string>(trial.preferredBindings().begin(),
+                                                                       trial.preferredBindings().end())
+                                            : trial.shapeDecidingInputs())
       if (options.inputValues.count(name)) grew |= bind.insert(name).second;
     if (!grew) break;  // the final import reports the error
   }

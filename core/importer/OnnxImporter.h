@@ -136,6 +136,12 @@ class NodeBuilder {
   /// Fails when any output from `first` on is consumed (outputs the importer
   /// does not produce, such as MaxPool's Indices).
   Error requireUnused(size_t first, std::string_view what) const;
+  /// Asks shape specialisation to bind the given graph inputs behind `v` (a
+  /// value-dependent output shape is exact only for a constant operand); unlike
+  /// a required constant, import goes on with `v` as a graph value.
+  void preferConstant(const Value& v);
+  /// Adds a function output `name` after the model's own (a valid count).
+  void addExtraOutput(std::string name, Value v);
 
  private:
   GraphImporter& importer_;
@@ -155,6 +161,7 @@ void registerNNOps(OpTable& table);
 void registerIndexingOps(OpTable& table);
 void registerLossOps(OpTable& table);
 void registerRecurrentOps(OpTable& table);
+void registerValueDependentOps(OpTable& table);
 
 /// Maps `axis` in [-rank, rank) to [0, rank), or fails naming `what`.
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view what = "axis");
@@ -197,6 +204,14 @@ class GraphImporter {
   Error notConstant(std::string_view what, const Value& v);
   /// The graph inputs behind the last notConstant() error.
   const std::vector<std::string>& shapeDecidingInputs() const { return shapeDecidingInputs_; }
+  /// Records the graph inputs behind `v` as ones whose values are worth binding.
+  void preferConstant(const Value& v);
+  /// Graph inputs recorded by preferConstant().
+  const std::set<std::string>& preferredBindings() const { return preferredBindings_; }
+  /// A function output added after the model's own outputs.
+  void addExtraOutput(std::string name, Value v) {
+    extraOutputs_.emplace_back(std::move(name), std::move(v));
+  }
 
  private:
   Error importInitializers(const onnx::GraphProto& graph);
@@ -206,6 +221,8 @@ class GraphImporter {
   Expected<std::optional<Tensor>> boundValue(const std::string& name, const Type& declared) const;
   Error importNode(const onnx::NodeProto& node, size_t index);
   Error importOutputs(const onnx::GraphProto& graph);
+  /// The Placeholders (graph inputs) that `v` depends on, sorted.
+  std::vector<std::string> inputsBehind(const Value& v) const;
 
   Function& function_;
   const ImportOptions& options_;
@@ -213,6 +230,8 @@ class GraphImporter {
   int64_t opset_;
   std::set<std::string> bind_;
   std::vector<std::string> shapeDecidingInputs_;
+  std::set<std::string> preferredBindings_;
+  std::vector<std::pair<std::string, Value>> extraOutputs_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<std::string> used_;
   int64_t constantBytes_ = 0;

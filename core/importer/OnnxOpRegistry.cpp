@@ -15,6 +15,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerIndexingOps(t);
     registerLossOps(t);
     registerRecurrentOps(t);
+    registerValueDependentOps(t);
     return t;
   }();
   auto it = table.find(opType);

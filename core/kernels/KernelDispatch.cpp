@@ -20,7 +20,8 @@ enum class Family {
   DataMovement,
   GatherScatter,
   Resize,
-  Quantized
+  Quantized,
+  ValueDependent
 };
 
 Family familyOf(OpKind kind) {
@@ -68,6 +69,10 @@ Family familyOf(OpKind kind) {
     case OpKind::QuantizedAvgPool:
     case OpKind::Lookup:
       return Family::Quantized;
+    case OpKind::NonZero:
+    case OpKind::Unique:
+    case OpKind::NonMaxSuppression:
+      return Family::ValueDependent;
     default:
       // Every other primitive is elementwise (Ops.def groups them so).
       return opInfo(kind).category == OpCategory::Primitive ? Family::Elementwise : Family::None;
@@ -140,7 +145,10 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::ScatterND:
       return kAny;
     // Linear Resize takes float kinds only (type rule), so this excludes
+    case OpKind::NonZero:
     // f16/bf16, which the kernel cannot interpolate.
+    case OpKind::Unique:
+      return kNumeric | kBool;
     case OpKind::Resize:
       return kNumeric | kBool;
     // The quantized primitives: their type rules pin every other operand.
@@ -242,6 +250,8 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       break;
   }
   return makeError(opName(kind), ": has no reference kernel");
+    case Family::ValueDependent:
+      return kernels::runValueDependent(kind, attrs, inputs, outputs);
 }
 
 }  // namespace ember

@@ -859,6 +859,34 @@ void einsumCases(Suite& s) {
   });
 }
 
+void valueDependentCases(Suite& s) {
+  s.unary(OpKind::NonZero, t(F32, {3, 5}), Fill::SmallInt);
+  s.unary(OpKind::NonZero, t(Bool, {2, 3, 2}), Fill::Bool);
+  s.unary(OpKind::NonZero, t(I64, {}), Fill::SmallInt);
+  for (int64_t sorted : {0, 1}) {
+    const std::string suffix = sorted ? "_sorted" : "_first_seen";
+    s.unary(OpKind::Unique, t(F32, {3, 4}), Fill::SmallInt, {{"axis", int64_t(2)}, {"sorted", sorted}},
+            "/flat" + suffix);
+    s.unary(OpKind::Unique, t(I32, {4, 3}), Fill::SmallInt, {{"axis", int64_t(0)}, {"sorted", sorted}},
+            "/axis0" + suffix);
+    s.unary(OpKind::Unique, t(I64, {2, 5, 2}), Fill::SmallInt, {{"axis", int64_t(1)}, {"sorted", sorted}},
+            "/axis1" + suffix);
+  }
+  for (int64_t center : {0, 1})
+    for (double iou : {0.0, 0.5})
+      s.add(OpKind::NonMaxSuppression,
+            "f32/2x6x4+2x3x6/center" + std::to_string(center) + "_iou" + std::to_string(iou).substr(0, 3),
+            [=](CaseBuilder& b) {
+              Attributes attrs{{"center_point_box", center},
+                               {"max_output_boxes_per_class", int64_t(4)},
+                               {"iou_threshold", iou}};
+              if (center) attrs.set("score_threshold", 0.2);
+              return b.node(OpKind::NonMaxSuppression,
+                            {b.input(floats(b, {2, 6, 4}, 0, 4)), b.input(floats(b, {2, 3, 6}, 0, 1))},
+                            attrs);
+            });
+}
+
 }  // namespace
 
 std::vector<CaseSpec> allCases() {
@@ -874,6 +902,7 @@ std::vector<CaseSpec> allCases() {
   indexing(s);
   einsumCases(s);
   modelCoverageMisc(s);
+  valueDependentCases(s);
   return std::move(s.cases);
 }
 

@@ -5,6 +5,7 @@
 #include "Commands.h"
 #include "ModelIO.h"
 #include "Tool.h"
+#include "ValueDependentReport.h"
 
 namespace ember::cli {
 
@@ -64,6 +65,7 @@ int compileCommand(const std::vector<std::string>& args) {
     for (const auto& [name, type] : model->outputs) std::cout << " " << name << " " << type.str();
     std::cout << "\n";
     printBoundInputs(std::cout, boundNames, pipeline.importOptions.boundInputs);
+    printValueDependentWarnings(std::cout, *loaded->function);
     printReport(std::cout, backendName, model->report, std::nullopt, 1, device);
     if (!outputPath.empty()) std::cout << "wrote:        " << outputPath << "\n";
   }

@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "ModelIO.h"
 #include "Tool.h"
+#include "ValueDependentReport.h"
 
 namespace ember::cli {
 
@@ -123,6 +124,7 @@ int runCommand(const std::vector<std::string>& args) {
       if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
     }
     printBoundInputs(std::cout, bound, pipeline.importOptions.inputValues);
+    printValueDependentWarnings(std::cout, function);
     printReport(std::cout, backendName, model->report, median, repeat, deviceReport);
   }
   return kExitSuccess;

@@ -99,7 +99,17 @@ std::string ChildOutcome::describe() const {
   return "exit status " + std::to_string(exitCode);
 }
 
+namespace {
+std::string& executableOverride() {
+  static std::string path;
+  return path;
+}
+}  // namespace
+
+void setSelfExecutable(const std::string& path) { executableOverride() = path; }
+
 std::string selfExecutable() {
+  if (!executableOverride().empty()) return executableOverride();
   std::error_code ec;
   std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("/proc/self/exe") : path.string();

@@ -44,7 +44,10 @@ struct PoolCallbacks {
 /// killed and the remaining jobs are not started.
 Error runProcessPool(const std::vector<ChildJob>& jobs, size_t concurrency, const PoolCallbacks& callbacks);
 
-/// The path of the running executable (/proc/self/exe).
+/// The path of the running executable (/proc/self/exe), or the `ember` tool
+/// set by setSelfExecutable (a library host such as the Python binding,
+/// whose own executable is not the tool).
 std::string selfExecutable();
+void setSelfExecutable(const std::string& path);
 
 }  // namespace ember::codesign

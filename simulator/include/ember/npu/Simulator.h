@@ -91,6 +91,9 @@ struct SimOptions {
   std::function<void(const std::string&)> progress;
   /// With the RTL matrix engine: dump its waveforms to this VCD file.
   std::string vcdPath;
+  /// Asked every 1024 fetched instructions; true stops the run with the
+  /// error "interrupted" (the Python binding's Ctrl-C).
+  std::function<bool()> cancelled;
 };
 
 /// The program's DRAM image before and after a run.

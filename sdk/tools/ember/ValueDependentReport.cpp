@@ -1,0 +1,24 @@
+// Warnings for value-dependent output shapes compiled at their bound.
+#include "ValueDependentReport.h"
+
+#include <string>
+
+namespace ember::cli {
+
+void printValueDependentWarnings(std::ostream& os, const Function& function) {
+  for (Node* node : function.nodes()) {
+    const OpKind kind = node->kind();
+    if (kind != OpKind::NonZero && kind != OpKind::Unique && kind != OpKind::NonMaxSuppression) continue;
+    const NodeValue count(node, unsigned(node->numResults() - 1));
+    std::string countOutput;
+    for (const auto& [name, value] : function.outputs())
+      if (value == count) countOutput = name;
+    os << "warning:      node '" << node->name() << "' (" << opName(kind)
+       << "): the output shape depends on input values; compiled at its bound " << node->resultType(0).str()
+       << (countOutput.empty() ? std::string(", entries past the valid count are 0")
+                               : ", valid entries counted in output '" + countOutput + "'")
+       << "\n";
+  }
+}
+
+}  // namespace ember::cli
