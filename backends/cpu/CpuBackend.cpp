@@ -972,6 +972,10 @@ class CpuBackend final : public Backend {
 
   bool supports(const NodeInfo& info) const override {
     if (opInfo(info.kind).category != OpCategory::Primitive) return false;
+    // f64 is a reference-backend kind: such nodes go to the fallback backend.
+    auto isF64 = [](const Type& t) { return t.kind == ElemKind::F64; };
+    if (std::ranges::any_of(info.inputTypes, isF64) || std::ranges::any_of(info.resultTypes, isF64))
+      return false;
     // Every primitive the reference implements runs here: the hot f32 ones on
     // this backend's kernels, the rest on the reference kernels.
     return kernelSupports(info.kind, info.inputTypes, info.resultTypes);

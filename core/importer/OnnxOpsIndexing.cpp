@@ -246,7 +246,7 @@ Error importCumSum(NodeBuilder& b) {
   EMBER_TRY(int64_t exclusive, b.attrInt("exclusive", 0));
   EMBER_TRY(int64_t reverse, b.attrInt("reverse", 0));
   const ElemKind kind = x.type.kind;
-  if (kind != ElemKind::F32 && kind != ElemKind::I32 && kind != ElemKind::I64)
+  if (kind != ElemKind::F32 && kind != ElemKind::F64 && kind != ElemKind::I32 && kind != ElemKind::I64)
     return makeError("unsupported element type ", elemKindName(kind));
   const int64_t n = x.dims()[size_t(axis)];
   if (n > 16384) return makeError("axis of ", n, " elements is too long for the MatMul form (at most 16384)");

@@ -20,6 +20,7 @@ size_t onnxElemSize(int32_t dataType) {
     case TensorProto::INT32:
       return 4;
     case TensorProto::INT64:
+    case TensorProto::DOUBLE:
       return 8;
     case TensorProto::FLOAT16:
     case TensorProto::BFLOAT16:
@@ -112,6 +113,8 @@ Expected<Type> typeFromOnnx(int32_t dataType, Dims dims) {
   switch (dataType) {
     case TensorProto::FLOAT:
       return Type(ElemKind::F32, std::move(dims));
+    case TensorProto::DOUBLE:
+      return Type(ElemKind::F64, std::move(dims));
     case TensorProto::FLOAT16:
       return Type(ElemKind::F16, std::move(dims));
     case TensorProto::BFLOAT16:
@@ -166,6 +169,9 @@ Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& s
     case TensorProto::INT64:
       EMBER_RETURN_IF_ERROR(checkCount(proto.int64_data(), n, "int64_data"));
       break;
+    case TensorProto::DOUBLE:
+      EMBER_RETURN_IF_ERROR(checkCount(proto.double_data(), n, "double_data"));
+      break;
     default:
       EMBER_RETURN_IF_ERROR(checkCount(proto.int32_data(), n, "int32_data"));
       break;
@@ -177,6 +183,9 @@ Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& s
       break;
     case TensorProto::INT64:
       if (n > 0) std::memcpy(out.data(), proto.int64_data().data(), size_t(n) * sizeof(int64_t));
+      break;
+    case TensorProto::DOUBLE:
+      if (n > 0) std::memcpy(out.data(), proto.double_data().data(), size_t(n) * sizeof(double));
       break;
     case TensorProto::FLOAT16:
     case TensorProto::BFLOAT16: {

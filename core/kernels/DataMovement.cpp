@@ -90,6 +90,11 @@ uint64_t encodeElement(double v, const Type& t) {
       return uint64_t(saturatingCast<int64_t>(v));
     case ElemKind::Bool:
       return v != 0 ? 1 : 0;
+    case ElemKind::F64: {
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      return bits;
+    }
   }
   return 0;
 }

@@ -185,8 +185,10 @@ bool runUnaryInteger(OpKind kind, const Attributes& attrs, const ConstTensorRef&
   }
 }
 
+/// Float math in the kind's own precision: F is float for f32 and double for
+/// f64 (an f64 kernel never rounds through f32).
+template <typename F>
 bool runUnaryFloat(OpKind kind, const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  using F = float;
   switch (kind) {
     case OpKind::Neg:
       unaryLoop<F>(in, out, [](F x) { return -x; });
@@ -204,7 +206,7 @@ bool runUnaryFloat(OpKind kind, const Attributes& attrs, const ConstTensorRef& i
       unaryLoop<F>(in, out, [](F x) { return std::sqrt(x); });
       return true;
     case OpKind::Reciprocal:
-      unaryLoop<F>(in, out, [](F x) { return 1.0f / x; });
+      unaryLoop<F>(in, out, [](F x) { return F(1) / x; });
       return true;
     case OpKind::Sin:
       unaryLoop<F>(in, out, [](F x) { return std::sin(x); });
@@ -223,16 +225,16 @@ bool runUnaryFloat(OpKind kind, const Attributes& attrs, const ConstTensorRef& i
       return true;
     // Sign keeps NaN and signed zero, as numpy does.
     case OpKind::Sign:
-      unaryLoop<F>(in, out, [](F x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : x); });
+      unaryLoop<F>(in, out, [](F x) { return x > 0 ? F(1) : (x < 0 ? F(-1) : x); });
       return true;
     case OpKind::Tanh:
       unaryLoop<F>(in, out, [](F x) { return std::tanh(x); });
       return true;
     case OpKind::Sigmoid:
-      unaryLoop<F>(in, out, [](F x) { return 1.0f / (1.0f + std::exp(-x)); });
+      unaryLoop<F>(in, out, [](F x) { return F(1) / (F(1) + std::exp(-x)); });
       return true;
     case OpKind::Relu:
-      unaryLoop<F>(in, out, [](F x) { return x < 0 ? 0.0f : x; });
+      unaryLoop<F>(in, out, [](F x) { return x < 0 ? F(0) : x; });
       return true;
     case OpKind::Round:  // the default rounding mode: halves to even
       unaryLoop<F>(in, out, [](F x) { return std::nearbyint(x); });
@@ -296,6 +298,8 @@ Scalar loadScalar(ElemKind kind, const void* data, int64_t idx) {
   switch (kind) {
     case ElemKind::F32:
       return {true, double(static_cast<const float*>(data)[idx]), 0};
+    case ElemKind::F64:
+      return {true, static_cast<const double*>(data)[idx], 0};
     case ElemKind::F16:
       return {true, double(halfToFloat(static_cast<const uint16_t*>(data)[idx])), 0};
     case ElemKind::BF16:
@@ -316,6 +320,9 @@ void storeScalar(ElemKind kind, void* data, int64_t idx, const Scalar& s) {
   switch (kind) {
     case ElemKind::F32:
       static_cast<float*>(data)[idx] = s.isFloat ? float(s.f) : float(s.i);
+      break;
+    case ElemKind::F64:
+      static_cast<double*>(data)[idx] = s.isFloat ? s.f : double(s.i);
       break;
     case ElemKind::F16:
       static_cast<uint16_t*>(data)[idx] = floatToHalf(s.isFloat ? float(s.f) : float(s.i));
@@ -361,12 +368,13 @@ Error runElementwise(OpKind kind, const Attributes& attrs, Inputs in, Outputs ou
     case OpKind::Not:
       unaryLoop<uint8_t>(in[0], result, [](uint8_t x) -> uint8_t { return x == 0; });
       return Error::success();
-    case OpKind::IsNaN: {
-      const float* pi = in[0].as<float>();
-      uint8_t* po = result.as<uint8_t>();
-      for (int64_t i = 0, n = result.numElements(); i < n; ++i) po[i] = std::isnan(pi[i]);
-      return Error::success();
-    }
+    case OpKind::IsNaN:
+      done = visitFloat(inKind, [&]<typename T>() {
+        const T* pi = in[0].as<T>();
+        uint8_t* po = result.as<uint8_t>();
+        for (int64_t i = 0, n = result.numElements(); i < n; ++i) po[i] = std::isnan(pi[i]);
+      });
+      break;
     case OpKind::Mod: {
       const bool fmod = attrs.getInt("fmod") != 0;
       done = visitNumeric(inKind, [&]<typename T>() { runMod<T>(fmod, in[0], in[1], result); });
@@ -384,8 +392,8 @@ Error runElementwise(OpKind kind, const Attributes& attrs, Inputs in, Outputs ou
         } else {
           visitNumeric(inKind, [&]<typename T>() { done = runArithmetic<T>(kind, in[0], in[1], result); });
         }
-      } else if (inKind == ElemKind::F32) {
-        done = runUnaryFloat(kind, attrs, in[0], result);
+      } else if (isFloat(inKind)) {
+        visitFloat(inKind, [&]<typename T>() { done = runUnaryFloat<T>(kind, attrs, in[0], result); });
       } else {
         visitNumeric(inKind, [&]<typename T>() {
           if constexpr (std::is_integral_v<T>) done = runUnaryInteger<T>(kind, attrs, in[0], result);

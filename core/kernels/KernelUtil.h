@@ -119,20 +119,43 @@ template <>
 struct Storage<ElemKind::Bool> {
   using type = uint8_t;
 };
+template <>
+struct Storage<ElemKind::F64> {
+  using type = double;
+};
 
-/// Calls f.template operator()<T>() with T the arithmetic type of an F32, I32
-/// or I64 kind; returns false for other kinds.
+/// Calls f.template operator()<T>() with T the arithmetic type of an F32, F64,
+/// I32 or I64 kind; returns false for other kinds.
 template <typename F>
 bool visitNumeric(ElemKind kind, F&& f) {
   switch (kind) {
     case ElemKind::F32:
       f.template operator()<float>();
       return true;
+    case ElemKind::F64:
+      f.template operator()<double>();
+      return true;
     case ElemKind::I32:
       f.template operator()<int32_t>();
       return true;
     case ElemKind::I64:
       f.template operator()<int64_t>();
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Calls f.template operator()<T>() with T = float for F32 and double for F64
+/// (f64 computes in double, never through f32); returns false for other kinds.
+template <typename F>
+bool visitFloat(ElemKind kind, F&& f) {
+  switch (kind) {
+    case ElemKind::F32:
+      f.template operator()<float>();
+      return true;
+    case ElemKind::F64:
+      f.template operator()<double>();
       return true;
     default:
       return false;

@@ -71,17 +71,18 @@ ConvGeometry convGeometry(const Attributes& attrs, const Dims& input, const Dims
 
 /// Conv: out[n,oh,ow,o] = bias[o] + sum_{kh,kw,c} in[n, oh*sh-pt+kh*dh, ow*sw-pl+kw*dw, g*Cg+c] *
 /// f[o,kh,kw,c].
+template <typename T>
 void conv(const Attributes& attrs, Inputs in, const TensorRef& out) {
   ConvGeometry g = convGeometry(attrs, in[0].type.dims, in[1].type.dims, out.type.dims);
-  const float* input = in[0].as<float>();
-  const float* filter = in[1].as<float>();
-  const float* bias = in[2].as<float>();
-  float* output = out.as<float>();
+  const T* input = in[0].as<T>();
+  const T* filter = in[1].as<T>();
+  const T* bias = in[2].as<T>();
+  T* output = out.as<T>();
   int64_t cg = g.c / g.group, og = g.o / g.group;
 
   // Repack the filter [O,KH,KW,Cg] as [G,KH,KW,Cg,Og] so that the innermost
   // loop runs over a group's output channels, contiguous in filter and output.
-  std::vector<float> packed(size_t(g.o * g.kh * g.kw * cg));
+  std::vector<T> packed(size_t(g.o * g.kh * g.kw * cg));
   for (int64_t o = 0; o < g.o; ++o)
     for (int64_t y = 0; y < g.kh; ++y)
       for (int64_t x = 0; x < g.kw; ++x)
@@ -92,7 +93,7 @@ void conv(const Attributes& attrs, Inputs in, const TensorRef& out) {
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-        float* acc = output + ((n * g.oh + oy) * g.ow + ox) * g.o;
+        T* acc = output + ((n * g.oh + oy) * g.ow + ox) * g.o;
         for (int64_t o = 0; o < g.o; ++o) acc[o] = bias[o];
         for (int64_t y = 0; y < g.kh; ++y) {
           int64_t iy = oy * g.sh - g.pt + y * g.dh;
@@ -100,14 +101,14 @@ void conv(const Attributes& attrs, Inputs in, const TensorRef& out) {
           for (int64_t x = 0; x < g.kw; ++x) {
             int64_t ix = ox * g.sw - g.pl + x * g.dw;
             if (ix < 0 || ix >= g.w) continue;
-            const float* pixel = input + ((n * g.h + iy) * g.w + ix) * g.c;
+            const T* pixel = input + ((n * g.h + iy) * g.w + ix) * g.c;
             for (int64_t grp = 0; grp < g.group; ++grp) {
-              const float* taps = packed.data() + ((grp * g.kh + y) * g.kw + x) * cg * og;
-              float* accGroup = acc + grp * og;
-              const float* pixelGroup = pixel + grp * cg;
+              const T* taps = packed.data() + ((grp * g.kh + y) * g.kw + x) * cg * og;
+              T* accGroup = acc + grp * og;
+              const T* pixelGroup = pixel + grp * cg;
               for (int64_t c = 0; c < cg; ++c) {
-                float v = pixelGroup[c];
-                const float* tap = taps + c * og;
+                T v = pixelGroup[c];
+                const T* tap = taps + c * og;
                 for (int64_t o = 0; o < og; ++o) accGroup[o] += v * tap[o];
               }
             }
@@ -118,12 +119,13 @@ void conv(const Attributes& attrs, Inputs in, const TensorRef& out) {
 
 /// ConvTranspose scatters each input pixel: out[n, iy*sh-pt+kh*dh, ix*sw-pl+kw*dw, g*Og+o]
 /// += in[n,iy,ix,c] * f[c,kh,kw,o] for c in group g; the filter is [C,KH,KW,Og].
+template <typename T>
 void convTranspose(const Attributes& attrs, Inputs in, const TensorRef& out) {
   ConvGeometry g = convGeometry(attrs, in[0].type.dims, in[1].type.dims, out.type.dims);
-  const float* input = in[0].as<float>();
-  const float* filter = in[1].as<float>();
-  const float* bias = in[2].as<float>();
-  float* output = out.as<float>();
+  const T* input = in[0].as<T>();
+  const T* filter = in[1].as<T>();
+  const T* bias = in[2].as<T>();
+  T* output = out.as<T>();
   int64_t cg = g.c / g.group, og = g.o / g.group;
 
   for (int64_t p = 0, pixels = g.n * g.oh * g.ow; p < pixels; ++p)
@@ -132,18 +134,18 @@ void convTranspose(const Attributes& attrs, Inputs in, const TensorRef& out) {
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t iy = 0; iy < g.h; ++iy)
       for (int64_t ix = 0; ix < g.w; ++ix) {
-        const float* pixel = input + ((n * g.h + iy) * g.w + ix) * g.c;
+        const T* pixel = input + ((n * g.h + iy) * g.w + ix) * g.c;
         for (int64_t y = 0; y < g.kh; ++y) {
           int64_t oy = iy * g.sh - g.pt + y * g.dh;
           if (oy < 0 || oy >= g.oh) continue;
           for (int64_t x = 0; x < g.kw; ++x) {
             int64_t ox = ix * g.sw - g.pl + x * g.dw;
             if (ox < 0 || ox >= g.ow) continue;
-            float* acc = output + ((n * g.oh + oy) * g.ow + ox) * g.o;
+            T* acc = output + ((n * g.oh + oy) * g.ow + ox) * g.o;
             for (int64_t c = 0; c < g.c; ++c) {
-              float v = pixel[c];
-              const float* tap = filter + ((c * g.kh + y) * g.kw + x) * og;
-              float* accGroup = acc + (c / cg) * og;
+              T v = pixel[c];
+              const T* tap = filter + ((c * g.kh + y) * g.kw + x) * og;
+              T* accGroup = acc + (c / cg) * og;
               for (int64_t o = 0; o < og; ++o) accGroup[o] += v * tap[o];
             }
           }
@@ -155,13 +157,14 @@ void convTranspose(const Attributes& attrs, Inputs in, const TensorRef& out) {
 
 /// Determinant of each trailing M x M matrix: Gaussian elimination with
 /// partial pivoting in double.
+template <typename T>
 void determinants(const ConstTensorRef& in, const TensorRef& out) {
   const Dims& dims = in.type.dims;
   const int64_t m = dims.back();
   const int64_t count = out.numElements();
   std::vector<double> a(size_t(m * m));
   for (int64_t k = 0; k < count; ++k) {
-    const float* src = in.as<float>() + k * m * m;
+    const T* src = in.as<T>() + k * m * m;
     for (int64_t i = 0; i < m * m; ++i) a[size_t(i)] = double(src[i]);
     double det = 1;
     for (int64_t col = 0; col < m && det != 0; ++col) {
@@ -183,7 +186,7 @@ void determinants(const ConstTensorRef& in, const TensorRef& out) {
         for (int64_t j = col; j < m; ++j) a[size_t(row * m + j)] -= factor * a[size_t(col * m + j)];
       }
     }
-    out.as<float>()[k] = float(det);
+    out.as<T>()[k] = T(det);
   }
 }
 
@@ -195,13 +198,13 @@ Error runLinearAlgebra(OpKind kind, const Attributes& attrs, Inputs in, Outputs 
       return Error::success();
     }
     case OpKind::Conv:
-      conv(attrs, in, out[0]);
+      visitFloat(in[0].type.kind, [&]<typename T>() { conv<T>(attrs, in, out[0]); });
       return Error::success();
     case OpKind::ConvTranspose:
-      convTranspose(attrs, in, out[0]);
+      visitFloat(in[0].type.kind, [&]<typename T>() { convTranspose<T>(attrs, in, out[0]); });
       return Error::success();
     case OpKind::Det:
-      determinants(in[0], out[0]);
+      visitFloat(in[0].type.kind, [&]<typename T>() { determinants<T>(in[0], out[0]); });
       return Error::success();
     default:
       return makeError(opName(kind), ": not a linear-algebra kernel");

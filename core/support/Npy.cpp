@@ -159,7 +159,6 @@ class HeaderParser {
 struct DtypeInfo {
   ElemKind kind;    ///< element kind of the resulting tensor
   size_t fileSize;  ///< bytes per element in the file
-  bool fromF64 = false;
 };
 
 Expected<DtypeInfo> parseDescr(const std::string& descr) {
@@ -189,7 +188,7 @@ Expected<DtypeInfo> parseDescr(const std::string& descr) {
   if (code == "b1") return DtypeInfo{ElemKind::Bool, 1};
   std::optional<DtypeInfo> wide;
   if (code == "f4") wide = DtypeInfo{ElemKind::F32, 4};
-  if (code == "f8") wide = DtypeInfo{ElemKind::F32, 8, true};
+  if (code == "f8") wide = DtypeInfo{ElemKind::F64, 8};
   if (code == "f2") wide = DtypeInfo{ElemKind::F16, 2};
   if (code == "i8") wide = DtypeInfo{ElemKind::I64, 8};
   if (code == "i4") wide = DtypeInfo{ElemKind::I32, 4};
@@ -243,14 +242,7 @@ Expected<Tensor> parseNpyImpl(const std::string& bytes) {
 
   Tensor tensor(type);
   const char* data = bytes.data() + dataStart;
-  if (dtype.fromF64) {
-    float* out = tensor.as<float>();
-    for (uint64_t i = 0; i < count; ++i) {
-      double d;
-      std::memcpy(&d, data + i * 8, 8);
-      out[i] = float(d);
-    }
-  } else if (dtype.kind == ElemKind::Bool) {
+  if (dtype.kind == ElemKind::Bool) {
     // NumPy bools are 0/1; normalise anything else instead of keeping odd bytes.
     auto* out = tensor.as<uint8_t>();
     for (uint64_t i = 0; i < count; ++i) out[i] = data[i] != 0;
@@ -286,6 +278,8 @@ WriteFormat writeFormat(ElemKind kind) {
       return {"<i8", ElemKind::I64};
     case ElemKind::Bool:
       return {"|b1", ElemKind::Bool};
+    case ElemKind::F64:
+      return {"<f8", ElemKind::F64};
   }
   assert(false && "unknown ElemKind");
   return {"<f4", ElemKind::F32};

@@ -65,6 +65,7 @@ double Tensor::elementAsDouble(int64_t i) const {
     case ElemKind::I32: return as<int32_t>()[i];
     case ElemKind::I64: return double(as<int64_t>()[i]);
     case ElemKind::Bool: return as<uint8_t>()[i] ? 1.0 : 0.0;
+    case ElemKind::F64: return as<double>()[i];
   }
   return 0;
 }
@@ -93,6 +94,7 @@ void Tensor::setElementFromDouble(int64_t i, double v) {
     case ElemKind::I32: as<int32_t>()[i] = saturatingCast<int32_t>(v); break;
     case ElemKind::I64: as<int64_t>()[i] = saturatingCast<int64_t>(v); break;
     case ElemKind::Bool: as<uint8_t>()[i] = v != 0 ? 1 : 0; break;
+    case ElemKind::F64: as<double>()[i] = v; break;
   }
 }
 

@@ -26,6 +26,8 @@ size_t elemSize(ElemKind kind) {
       return 8;
     case ElemKind::Bool:
       return 1;
+    case ElemKind::F64:
+      return 8;
   }
   return 1;
 }
@@ -36,9 +38,9 @@ struct KindName {
   std::string_view name;
 };
 constexpr KindName kKindNames[] = {
-    {ElemKind::F32, "f32"},   {ElemKind::F16, "f16"},    {ElemKind::BF16, "bf16"},
-    {ElemKind::Int8Q, "i8q"}, {ElemKind::UInt8Q, "u8q"}, {ElemKind::Int32Q, "i32q"},
-    {ElemKind::I32, "i32"},   {ElemKind::I64, "i64"},    {ElemKind::Bool, "bool"},
+    {ElemKind::F32, "f32"},    {ElemKind::F16, "f16"},     {ElemKind::BF16, "bf16"}, {ElemKind::Int8Q, "i8q"},
+    {ElemKind::UInt8Q, "u8q"}, {ElemKind::Int32Q, "i32q"}, {ElemKind::I32, "i32"},   {ElemKind::I64, "i64"},
+    {ElemKind::Bool, "bool"},  {ElemKind::F64, "f64"},
 };
 }  // namespace
 
@@ -59,7 +61,7 @@ bool isQuantized(ElemKind kind) {
 }
 
 bool isFloat(ElemKind kind) {
-  return kind == ElemKind::F32 || kind == ElemKind::F16 || kind == ElemKind::BF16;
+  return kind == ElemKind::F32 || kind == ElemKind::F16 || kind == ElemKind::BF16 || kind == ElemKind::F64;
 }
 
 int64_t Type::numElements() const {

@@ -138,6 +138,8 @@ std::optional<ember::ElemKind> elemKindOf(int32_t onnxType) {
   switch (onnxType) {
     case TP::FLOAT:
       return ember::ElemKind::F32;
+    case TP::DOUBLE:
+      return ember::ElemKind::F64;
     case TP::FLOAT16:
       return ember::ElemKind::F16;
     case TP::INT64:
@@ -190,8 +192,8 @@ Converted convertTensor(const onnx::TensorProto& proto) {
     return out;
   }
 
-  // Typed fields: FLOAT in float_data, INT64 in int64_data, the small integer
-  // kinds and FLOAT16's bit patterns in int32_data.
+  // Typed fields: FLOAT in float_data, DOUBLE in double_data, INT64 in
+  // int64_data, the small integer kinds and FLOAT16's bit patterns in int32_data.
   auto sizeError = [&](int64_t have) {
     out.error = "tensor holds " + std::to_string(have) + " values, shape needs " + std::to_string(count);
     return out;
@@ -201,6 +203,10 @@ Converted convertTensor(const onnx::TensorProto& proto) {
     case TP::FLOAT:
       if (proto.float_data_size() != count) return sizeError(proto.float_data_size());
       std::copy(proto.float_data().begin(), proto.float_data().end(), tensor.as<float>());
+      break;
+    case TP::DOUBLE:
+      if (proto.double_data_size() != count) return sizeError(proto.double_data_size());
+      std::copy(proto.double_data().begin(), proto.double_data().end(), tensor.as<double>());
       break;
     case TP::INT64:
       if (proto.int64_data_size() != count) return sizeError(proto.int64_data_size());
@@ -421,7 +427,10 @@ CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName
 
   auto backend = ember::BackendRegistry::global().create(backendName);
   if (!backend) return fail("backend: " + backend.error().message());
-  auto compiled = ember::compileFunction(*function, backend.take());
+  // As `ember run` does: what another backend declines (f64) runs on the reference.
+  ember::CompileOptions options;
+  if (backendName != "reference") options.fallbackBackends = {"reference"};
+  auto compiled = ember::compileFunction(*function, backend.take(), options);
   if (!compiled) {
     const std::string& msg = compiled.error().message();
     return {mentionsUnsupported(msg) ? Status::Unsupported : Status::Fail, "compile: " + msg, constantInputs};
@@ -441,7 +450,7 @@ CaseResult runCaseInProcess(const CaseInfo& info, const std::string& backendName
   auto plainFunction = ember::importOnnxBytes(*bytes, modelPath.string(), plainModule, importOptions);
   auto plainBackend = ember::BackendRegistry::global().create(backendName);
   if (!plainFunction || !plainBackend) return fail("re-import for --no-ir-opt failed");
-  ember::CompileOptions plainOptions;
+  ember::CompileOptions plainOptions = options;
   plainOptions.optimizeIR = false;
   auto plain = ember::compileFunction(**plainFunction, plainBackend.take(), plainOptions);
   if (!plain) return fail("compile with --no-ir-opt: " + plain.error().message());

@@ -24,22 +24,25 @@ enum class ElemKind : uint8_t {
   I32,
   I64,
   Bool,
+  /// IEEE double: a storage and compute kind of the reference kernels; other
+  /// backends may decline it (appended last so existing kind numbers stay).
+  F64,
 };
 
-/// Maximum tensor rank.
-inline constexpr size_t kMaxRank = 6;
+/// Maximum tensor rank (ONNX's node tests reach rank 7).
+inline constexpr size_t kMaxRank = 8;
 
 /// Bytes of one element of `kind`.
 size_t elemSize(ElemKind kind);
-/// Short name: "f32", "i8q", "u8q", "i32q", "i32", "i64", "bool", "f16", "bf16".
+/// Short name: "f32", "i8q", "u8q", "i32q", "i32", "i64", "bool", "f16", "bf16", "f64".
 std::string_view elemKindName(ElemKind kind);
 std::optional<ElemKind> elemKindFromName(std::string_view name);
 bool isQuantized(ElemKind kind);
-bool isFloat(ElemKind kind);  ///< f32, f16, bf16
+bool isFloat(ElemKind kind);  ///< f32, f16, bf16, f64
 
 using Dims = std::vector<int64_t>;
 
-/// A tensor type: element kind, static shape (rank <= 6, rank 0 is a scalar)
+/// A tensor type: element kind, static shape (rank <= kMaxRank, rank 0 is a scalar)
 /// and, for quantized kinds, scale and offset.
 struct Type {
   ElemKind kind = ElemKind::F32;

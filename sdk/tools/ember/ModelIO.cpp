@@ -39,6 +39,14 @@ Expected<Tensor> adaptInput(Tensor tensor, const std::string& name, const Type& 
     if (retyped.sizeInBytes() > 0) std::memcpy(retyped.data(), tensor.data(), retyped.sizeInBytes());
     return retyped;
   }
+  // NumPy's default float64 feeds a narrower float input, rounded as numpy's astype.
+  if (got.kind == ElemKind::F64 && isFloat(expected.kind) && expected.kind != ElemKind::F64 &&
+      got.dims == expected.dims) {
+    Tensor narrowed(expected);
+    for (int64_t i = 0, n = got.numElements(); i < n; ++i)
+      narrowed.setElementFromDouble(i, tensor.elementAsDouble(i));
+    return narrowed;
+  }
   if (got.kind != expected.kind || got.dims != expected.dims)
     return makeError("input '", name, "' (", file, "): expected ", expected.str(), ", got ", got.str());
   return tensor;
@@ -56,6 +64,7 @@ Tensor randomTensor(const Type& type, uint64_t& state) {
       case ElemKind::F32:
       case ElemKind::F16:
       case ElemKind::BF16:
+      case ElemKind::F64:
         v = double(r >> 40) * 0x1.0p-24 * 2.0 - 1.0;
         break;
       case ElemKind::I32:
