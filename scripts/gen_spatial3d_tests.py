@@ -8,6 +8,8 @@ InstanceNorm3d and a small R3D-style video network), writes
   OUTDIR/C.onnx         the module in eval mode, exported at opset 13
   OUTDIR/C.input.npy    its float32 input [N, C, D, H, W]
   OUTDIR/C.output.npy   PyTorch's float32 output for that input
+and, for each case of INVALID (built with onnx.helper: attributes PyTorch would refuse), only
+  OUTDIR/C.onnx         a model Ember must reject with a one-line error
 
 Deterministic: every case has its own seed, on one thread. Skips all work when OUTDIR/.stamp
 names the same generator and torch versions and every file exists.
@@ -19,10 +21,12 @@ import os
 import sys
 
 import numpy as np
+import onnx
 import torch
+from onnx import TensorProto, helper
 from torch import nn
 
-GENERATOR_VERSION = "gen_spatial3d_tests v1"
+GENERATOR_VERSION = "gen_spatial3d_tests v2"
 
 
 def random_batchnorm(bn: nn.Module, generator: torch.Generator) -> None:
@@ -88,6 +92,26 @@ CASES = {
 }
 
 
+def invalid_model(op: str, x_shape, w_shape=None, **attrs) -> onnx.ModelProto:
+    """One `op` node on input x (and constant filter w), float32, opset 13."""
+    inputs = ["x"] + (["w"] if w_shape else [])
+    inits = [helper.make_tensor("w", TensorProto.FLOAT, w_shape, np.zeros(w_shape, np.float32).ravel())] \
+        if w_shape else []
+    node = helper.make_node(op, inputs, ["y"], name="bad", **attrs)
+    graph = helper.make_graph([node], "invalid", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+# name -> model; tests/spatial3d expects each to fail to import, naming the node
+INVALID = {
+    "invalid_conv3d_kernel_deeper_than_input": lambda: invalid_model("Conv", [1, 2, 2, 4, 4], [3, 2, 4, 3, 3]),
+    "invalid_convtranspose3d_pads_crop_all": lambda: invalid_model("ConvTranspose", [1, 2, 1, 3, 3], [2, 2, 1, 1, 1],
+                                                                   pads=[1, 0, 0, 0, 0, 0]),
+    "invalid_maxpool_rank6": lambda: invalid_model("MaxPool", [1, 2, 2, 2, 2, 2], kernel_shape=[1, 1, 1, 1]),
+}
+
+
 def export(name: str, factory, shape, outdir: str, seed: int) -> None:
     torch.manual_seed(seed)
     module = factory()
@@ -119,11 +143,14 @@ def main() -> int:
     stamp = os.path.join(outdir, ".stamp")
     version = f"{GENERATOR_VERSION} torch {torch.__version__}\n"
     files = [os.path.join(outdir, n + s) for n in CASES for s in (".onnx", ".input.npy", ".output.npy")]
+    files += [os.path.join(outdir, n + ".onnx") for n in INVALID]
     if os.path.exists(stamp) and open(stamp).read() == version and all(map(os.path.exists, files)):
         return 0
     torch.set_num_threads(1)
     for index, (name, (factory, shape)) in enumerate(CASES.items()):
         export(name, factory, shape, outdir, 3300 + 10 * index)
+    for name, make in INVALID.items():
+        onnx.save(make(), os.path.join(outdir, name + ".onnx"))
     with open(stamp, "w") as f:
         f.write(version)
     return 0

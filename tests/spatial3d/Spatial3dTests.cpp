@@ -180,4 +180,30 @@ INSTANTIATE_TEST_SUITE_P(Cases, Spatial3dNpuTest,
                                          "avgpool3d_no_count_pad", "mini_r3d"),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param; });
 
+/// A model Ember must reject, and what the one-line error says.
+struct InvalidCase {
+  std::string model, message;
+};
+
+class Spatial3dInvalidTest : public testing::TestWithParam<InvalidCase> {};
+
+TEST_P(Spatial3dInvalidTest, IsAnErrorNamingTheNode) {
+  const InvalidCase& c = GetParam();
+  ember::Module module;
+  auto function = ember::importOnnxFile(dataPath(c.model, ".onnx"), module);
+  ASSERT_FALSE(function) << c.model << " imported";
+  const std::string message = function.error().message();
+  EXPECT_NE(message.find("node 'bad'"), std::string::npos) << message;
+  EXPECT_NE(message.find(c.message), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Spatial3dInvalidTest,
+    testing::Values(InvalidCase{"invalid_conv3d_kernel_deeper_than_input",
+                                "the kernel's depth extent 4 exceeds the padded input depth 2"},
+                    InvalidCase{"invalid_convtranspose3d_pads_crop_all", "pads leave no output depth"},
+                    InvalidCase{"invalid_maxpool_rank6", "input must have rank 3, 4 or 5, not 6"}),
+    [](const testing::TestParamInfo<InvalidCase>& info) { return info.param.model; });
+
 }  // namespace
