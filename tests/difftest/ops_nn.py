@@ -896,5 +896,119 @@ class RnnOnnx(Op):
         return outs[0] if r["which"] == "Y" else outs[1]
 
 
+class Spatial3d(Op):
+    """3-D (rank-5 NCDHW) Conv, ConvTranspose, MaxPool, AveragePool,
+    BatchNormalization, InstanceNormalization and global pools, which the
+    importer lowers to 2-D primitives; per-dim kernels, strides, dilations and
+    pads (asymmetric in ONNX, symmetric from PyTorch)."""
+    name = "spatial3d"
+    ranks = (5,)
+    weight = 4.0  # rank 5 is rare, and one op covers seven kinds
+
+    def draw(self, g, a):
+        rng = g.rng
+        dims = lambda choices: [int(v) for v in rng.choice(choices, 3)]
+        return [], {"seed": g.seed(), "kind": str(rng.choice(["conv", "conv", "conv_transpose", "maxpool", "avgpool",
+                                                               "batchnorm", "instancenorm", "global"])),
+                    "o": int(rng.choice([1, 2, 4, 6])), "k": dims([1, 2, 2, 3]), "s": dims([1, 1, 2]),
+                    "d": dims([1, 1, 2]) if g.opset >= 10 else [1, 1, 1],
+                    "pad": [int(v) for v in rng.integers(0, 2, 6)],
+                    "sym": int(g.builder == "torch" or rng.random() < 0.5), "groups": int(rng.random() < 0.3),
+                    "bias": int(rng.random() < 0.7), "ceil": int(g.opset >= 10 and rng.random() < 0.3),
+                    "cip": int(rng.random() < 0.5), "op": dims([0, 1]), "gkind": str(rng.choice(["max", "avg"]))}
+
+    def infer(self, p, ins):
+        shape = ins[0].shape
+        n, c, spatial = shape[0], shape[1], shape[2:]
+        kind = p["kind"]
+        r = dict(p)
+        if kind in ("batchnorm", "instancenorm"):
+            if kind == "instancenorm" and int(np.prod(spatial)) < 2:
+                raise Invalid("instance norm over one element")
+            w = {"scale": uniform(p, (c,), 0.5, 1.5, 1), "bias": normal(p, (c,), 0.1, 2)}
+            if kind == "batchnorm":
+                w.update(mean=normal(p, (c,), 0.1, 3), var=uniform(p, (c,), 0.5, 1.5, 4))
+            return Val(shape), r, w
+        if kind == "global":
+            return Val((n, c, 1, 1, 1)), r, {}
+        k = [min(kk, size) for kk, size in zip(p["k"], spatial)]
+        d = [1] * 3 if kind == "avgpool" else list(p["d"])
+        pads = [min(v, k[i % 3] // 2) for i, v in enumerate(p["pad"])]
+        if p["sym"]:
+            pads[3:] = pads[:3]
+        r.update(k=k, d=d, pads=pads)
+        if kind == "conv_transpose":
+            g = 2 if p["groups"] and c % 2 == 0 else 1
+            o = max(1, p["o"] // g) * g
+            pads = [min(v, (d[i % 3] * (k[i % 3] - 1)) // 2) for i, v in enumerate(pads)]
+            op = [min(v, s - 1) for v, s in zip(p["op"], p["s"])]  # ONNX Runtime: output_padding < stride
+            out = [(i - 1) * s - pads[j] - pads[j + 3] + dd * (kk - 1) + 1 + opad
+                   for j, (i, s, dd, kk, opad) in enumerate(zip(spatial, p["s"], d, k, op))]
+            if min(out) < 1:
+                raise Invalid("pads leave no output")
+            r.update(g=g, o=o, pads=pads, op=op)
+            fan_in = c * int(np.prod(k)) / g / max(1, int(np.prod(p["s"])))
+            w = {"f": normal(p, (c, o // g) + tuple(k), 1 / math.sqrt(fan_in))}
+            if p["bias"]:
+                w["b"] = normal(p, (o,), 0.1, salt=1)
+            return Val(check_size((n, o) + tuple(out))), r, w
+        ceil = p["ceil"] if kind in ("maxpool", "avgpool") else 0
+        out = [_spatial_out(size, kk, s, pads[j], pads[j + 3], dd, ceil)
+               for j, (size, kk, s, dd) in enumerate(zip(spatial, k, p["s"], d))]
+        if kind == "conv":
+            g = 2 if p["groups"] and c % 2 == 0 and p["o"] % 2 == 0 else 1
+            r.update(g=g)
+            w = {"f": normal(p, (p["o"], c // g) + tuple(k), 1 / math.sqrt(c // g * int(np.prod(k))))}
+            if p["bias"]:
+                w["b"] = normal(p, (p["o"],), 0.1, salt=1)
+            return Val(check_size((n, p["o"]) + tuple(out))), r, w
+        if any(_has_empty_window(size, kk, s, pads[j], dd, o)
+               for j, (size, kk, s, dd, o) in enumerate(zip(spatial, k, p["s"], d, out))):
+            raise Invalid("a window entirely in the padding")
+        return Val(check_size((n, c) + tuple(out))), r, {}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        kind = r["kind"]
+        if kind == "batchnorm":
+            return tf.batch_norm(x, w["mean"], w["var"], w["scale"], w["bias"], False, 0.0, 1e-5)
+        if kind == "instancenorm":
+            return tf.instance_norm(x, weight=w["scale"], bias=w["bias"], eps=1e-5)
+        if kind == "global":
+            return (tf.adaptive_max_pool3d if r["gkind"] == "max" else tf.adaptive_avg_pool3d)(x, 1)
+        pad = tuple(r["pads"][:3])
+        if kind == "conv":
+            return tf.conv3d(x, w["f"], w.get("b"), r["s"], pad, r["d"], r["g"])
+        if kind == "conv_transpose":
+            return tf.conv_transpose3d(x, w["f"], w.get("b"), r["s"], pad, r["op"], r["g"], r["d"])
+        if kind == "maxpool":
+            return tf.max_pool3d(x, r["k"], r["s"], pad, r["d"], bool(r["ceil"]))
+        return tf.avg_pool3d(x, r["k"], r["s"], pad, bool(r["ceil"]), bool(r["cip"]))
+
+    def onnx(self, r, w, e, x):
+        kind = r["kind"]
+        if kind in ("batchnorm", "instancenorm"):
+            names = ("scale", "bias", "mean", "var") if kind == "batchnorm" else ("scale", "bias")
+            op = "BatchNormalization" if kind == "batchnorm" else "InstanceNormalization"
+            return e.node(op, [x] + [e.init(w[k]) for k in names], epsilon=1e-5)
+        if kind == "global":
+            return e.node("GlobalMaxPool" if r["gkind"] == "max" else "GlobalAveragePool", [x])
+        attrs = {"strides": r["s"], "pads": r["pads"]}
+        if kind in ("conv", "conv_transpose"):
+            ins = [x, e.init(w["f"])] + ([e.init(w["b"])] if "b" in w else [])
+            attrs.update(dilations=r["d"], group=r["g"])
+            if kind == "conv_transpose":
+                attrs["output_padding"] = r["op"]
+            return e.node("Conv" if kind == "conv" else "ConvTranspose", ins, **attrs)
+        attrs["kernel_shape"] = r["k"]
+        if e.opset >= 10:
+            attrs["ceil_mode"] = r["ceil"]
+        if kind == "maxpool":
+            if max(r["d"]) > 1:
+                attrs["dilations"] = r["d"]
+            return e.node("MaxPool", [x], **attrs)
+        return e.node("AveragePool", [x], count_include_pad=r["cip"], **attrs)
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx()]
