@@ -84,6 +84,16 @@ def test_numpy_round_trip(kind, dtype, shape):
     assert back.tobytes() == array.tobytes()
 
 
+def test_f64_round_trip_when_the_runtime_has_f64():
+    array = np.random.default_rng(1).standard_normal((3, 4))
+    try:
+        back = ember._ember.to_numpy_round_trip(array, "f64")
+    except ember.Error as error:
+        assert "unknown element kind 'f64'" in str(error)
+        pytest.skip("this runtime has no f64 kind")
+    assert back.dtype == np.float64 and back.tobytes() == array.tobytes()
+
+
 def test_round_trip_of_a_non_contiguous_array():
     array = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2]
     np.testing.assert_array_equal(ember._ember.to_numpy_round_trip(array, "f32"), array)
