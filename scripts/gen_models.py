@@ -2,6 +2,7 @@
 """Exports the end-to-end test models with PyTorch and saves PyTorch's outputs as goldens.
 
 Usage: gen_models.py OUTDIR
+       gen_models.py --zoo OUTDIR
 
 For each model M of MODELS (torchvision networks, a transformer encoder, and the shape-coincidence
 cases of docs/testing.md), writes
@@ -9,12 +10,19 @@ cases of docs/testing.md), writes
   OUTDIR/M.input.npy    the input (float32)
   OUTDIR/M.output.npy   PyTorch's output for that input (float32)
 
+With --zoo, exports the model zoo of tests/models/zoo_models.py (one small model per architecture
+family) instead; a zoo model may have several inputs (float32 or int64), so it writes
+  OUTDIR/M.onnx         the model
+  OUTDIR/M.in.NAME.npy  the value of each input NAME
+  OUTDIR/M.out.npy      PyTorch's output (float32)
+
 Deterministic: every model is built and fed from its own fixed seed, on one thread. Skips all
 work when OUTDIR/.stamp names the same generator and torch versions and every file exists.
 
 Test-data generation only: nothing in the product runs Python.
 """
 
+import hashlib
 import os
 import sys
 import time
@@ -23,7 +31,11 @@ import numpy as np
 import torch
 import torchvision
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+import zoo_models  # noqa: E402  (the zoo's model definitions)
+
 GENERATOR_VERSION = "gen_models v2"
+ZOO_GENERATOR_VERSION = "gen_models zoo v1"
 
 
 def reinit_batchnorm(model: torch.nn.Module, generator: torch.Generator) -> None:
@@ -131,6 +143,65 @@ def export_model(out_dir: str, name: str, factory) -> None:
     )
 
 
+def zoo_outputs_of(out_dir: str, name: str, input_names) -> list:
+    files = [os.path.join(out_dir, name + ".onnx"), os.path.join(out_dir, name + ".out.npy")]
+    return files + [os.path.join(out_dir, f"{name}.in.{input}.npy") for input in input_names]
+
+
+def export_zoo_model(out_dir: str, name: str, zoo: "zoo_models.Zoo") -> float:
+    """Exports one zoo model and its golden; returns the seconds it took."""
+    start = time.monotonic()
+    with torch.enable_grad():  # the exporter's (non-fused) path, as in export_model
+        golden = zoo.model(*zoo.inputs).detach()
+    onnx_path = os.path.join(out_dir, name + ".onnx")
+    tmp_path = onnx_path + ".tmp"
+    torch.onnx.export(zoo.model, zoo.inputs, tmp_path, opset_version=zoo.opset, input_names=zoo.input_names,
+                      output_names=["output"], do_constant_folding=True)
+    for input_name, value in zip(zoo.input_names, zoo.inputs):
+        np.save(os.path.join(out_dir, f"{name}.in.{input_name}.npy"), value.numpy())
+    np.save(os.path.join(out_dir, name + ".out.npy"), golden.numpy().astype(np.float32))
+    os.replace(tmp_path, onnx_path)
+    seconds = time.monotonic() - start
+    print(f"gen_models: zoo {name}: {os.path.getsize(onnx_path) / 1e6:.2f} MB, inputs "
+          f"{[list(v.shape) for v in zoo.inputs]}, output {list(golden.shape)}, "
+          f"max|output| {float(golden.abs().max()):.4g}, {seconds:.2f} s")
+    return seconds
+
+
+def zoo_stamp_text() -> str:
+    """Names the versions and the definitions' content, so any edit of the zoo regenerates it."""
+    digest = hashlib.sha256()
+    for path in (os.path.abspath(__file__), zoo_models.__file__):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return (f"{ZOO_GENERATOR_VERSION} torch {torch.__version__} torchvision {torchvision.__version__} "
+            f"sources {digest.hexdigest()[:16]}\n")
+
+
+def export_zoo(out_dir: str) -> int:
+    stamp_path = os.path.join(out_dir, ".stamp")
+    stamp = zoo_stamp_text()
+    if os.path.exists(stamp_path) and all(os.path.exists(os.path.join(out_dir, name + ".onnx")) for name in
+                                          zoo_models.ZOO):
+        with open(stamp_path) as f:
+            if f.read() == stamp:
+                os.utime(stamp_path)
+                print(f"gen_models: {out_dir} is up to date")
+                return 0
+    os.makedirs(out_dir, exist_ok=True)
+    if os.path.exists(stamp_path):
+        os.remove(stamp_path)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    start = time.monotonic()
+    for name, factory in zoo_models.ZOO.items():
+        export_zoo_model(out_dir, name, factory())
+    with open(stamp_path, "w") as f:
+        f.write(stamp)
+    print(f"gen_models: wrote the {len(zoo_models.ZOO)} zoo models to {out_dir} in {time.monotonic() - start:.1f} s")
+    return 0
+
+
 def hash_name(name: str) -> int:
     """A stable seed from a name (Python's hash() is randomised per process)."""
     seed = 0
@@ -140,6 +211,8 @@ def hash_name(name: str) -> int:
 
 
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--zoo":
+        return export_zoo(os.path.abspath(sys.argv[2]))
     if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if len(sys.argv) == 2 else 2

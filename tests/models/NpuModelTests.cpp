@@ -7,7 +7,8 @@
 // quantizer sees the npu + reference support union), so the outputs must be
 // identical bits. The
 // CNNs use a 64x64 input here (scripts/gen_npu_models.py); bench/ runs full
-// size.
+// size. The zoo_* models are the model zoo's (tests/models/zoo_models.py):
+// CNNs, attention and recurrent models, some with several or int64 inputs.
 
 #include <gtest/gtest.h>
 
@@ -41,10 +42,16 @@ struct RunResult {
   bool hasDevice = false;
 };
 
-/// Compiles `model` for `backendName` (int8 with `profile`) and runs it on `input`.
+/// The value of `model`'s input `name`: MODEL.input.npy for the one-input
+/// models, MODEL.in.NAME.npy for the zoo's.
+ember::Expected<ember::Tensor> readInput(const std::string& model, const std::string& name) {
+  if (fs::exists(dataPath(model, ".input.npy"))) return ember::readNpy(dataPath(model, ".input.npy"));
+  return ember::readNpy(dataPath(model, ".in." + name + ".npy"));
+}
+
+/// Compiles `model` for `backendName` (int8 with `profile`) and runs it on its test inputs.
 ember::Expected<RunResult> run(const std::string& model, const std::string& backendName,
-                               const ember::QuantizationProfile& profile, const ember::Tensor& input,
-                               const std::string& npuConfig = "") {
+                               const ember::QuantizationProfile& profile, const std::string& npuConfig = "") {
   ember::Module module;
   ember::ImportOptions importOptions;
   importOptions.dimValues["N"] = 1;  // the digits CNN's symbolic batch
@@ -67,7 +74,10 @@ ember::Expected<RunResult> run(const std::string& model, const std::string& back
   if (!compiled) return compiled.error();
 
   ember::ExecutionContext context;
-  context.setInput(compiled->inputs.at(0).first, input);
+  for (const auto& [name, type] : compiled->inputs) {
+    EMBER_ASSIGN_OR_RETURN(ember::Tensor value, readInput(model, name));
+    context.setInput(name, value);
+  }
   EMBER_RETURN_IF_ERROR(ember::checkInputs(*compiled, context));
   EMBER_RETURN_IF_ERROR(compiled->function->execute(context));
   const ember::Tensor* output = context.output(compiled->outputs.at(0).first);
@@ -92,12 +102,10 @@ TEST_P(NpuModelTest, BitExactAgainstReferenceInt8) {
   const auto& [model, npuConfig] = GetParam();
   auto profile = ember::QuantizationProfile::load(dataPath(model, ".profile.yaml"));
   ASSERT_TRUE(profile) << profile.error().message();
-  auto input = ember::readNpy(dataPath(model, ".input.npy"));
-  ASSERT_TRUE(input) << input.error().message();
 
-  auto onNpu = run(model, "npu", *profile, *input, npuConfig);
+  auto onNpu = run(model, "npu", *profile, npuConfig);
   ASSERT_TRUE(onNpu) << onNpu.error().message();
-  auto onReference = run(model, "reference", *profile, *input);
+  auto onReference = run(model, "reference", *profile);
   ASSERT_TRUE(onReference) << onReference.error().message();
 
   const ember::Tensor& a = onNpu->output;
@@ -124,18 +132,22 @@ TEST_P(NpuModelTest, BitExactAgainstReferenceInt8) {
             << " partitions\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, NpuModelTest,
-                         testing::Combine(testing::Values("digits", "resnet18_64", "mobilenet_v2_64",
-                                                          "transformer_encoder"),
-                                          testing::Values("", "npu-16x16-v2.yaml")),
-                         [](const testing::TestParamInfo<ModelOnConfig>& info) {
-                           // npu-16x16-v2.yaml -> _npu_16x16_v2 (test names are identifiers)
-                           std::string config = std::get<1>(info.param);
-                           if (config.empty()) return std::get<0>(info.param);
-                           config = config.substr(0, config.find('.'));
-                           for (char& ch : config)
-                             if (ch == '-') ch = '_';
-                           return std::get<0>(info.param) + "_" + config;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, NpuModelTest,
+    testing::Combine(testing::Values("digits", "resnet18_64", "mobilenet_v2_64", "transformer_encoder",
+                                     "zoo_unet", "zoo_audio_conv1d", "zoo_regnet_y", "zoo_efficientnet_v2",
+                                     "zoo_resnext", "zoo_mobilenet_v3", "zoo_convnext", "zoo_vit",
+                                     "zoo_maxvit", "zoo_swin", "zoo_mha", "zoo_gpt", "zoo_bert",
+                                     "zoo_lstm_gru"),
+                     testing::Values("", "npu-16x16-v2.yaml")),
+    [](const testing::TestParamInfo<ModelOnConfig>& info) {
+      // npu-16x16-v2.yaml -> _npu_16x16_v2 (test names are identifiers)
+      std::string config = std::get<1>(info.param);
+      if (config.empty()) return std::get<0>(info.param);
+      config = config.substr(0, config.find('.'));
+      for (char& ch : config)
+        if (ch == '-') ch = '_';
+      return std::get<0>(info.param) + "_" + config;
+    });
 
 }  // namespace
