@@ -901,11 +901,22 @@ static Result inferResize(Types in, const Attributes& attrs) {
   } else {
     return makeError("Resize: unknown mode '", mode, "' (expected nearest, linear or cubic)");
   }
-  static constexpr std::array<std::string_view, 5> kTransforms = {
-      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+  static constexpr std::array<std::string_view, 6> kTransforms = {
+      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+      "tf_crop_and_resize"};
   if (std::find(kTransforms.begin(), kTransforms.end(), transform) == kTransforms.end())
     return makeError("Resize: unsupported coordinate_transformation_mode '", transform, "'");
   static constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor", "round_prefer_ceil",
+  if (transform == "tf_crop_and_resize") {
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, bit(ElemKind::F32)));
+    AttrReader roiReader(op, attrs);
+    std::optional<std::vector<double>> roi = roiReader.optionalFloats("roi");
+    EMBER_RETURN_IF_ERROR(roiReader.error());
+    if (!roi || roi->size() != 2 * input.rank())
+      return makeError("Resize: tf_crop_and_resize needs 'roi' with ", 2 * input.rank(), " values");
+    for (double v : *roi)
+      if (!std::isfinite(v)) return makeError("Resize: roi values must be finite");
+  }
                                                                     "floor", "ceil"};
   if (std::find(kNearestModes.begin(), kNearestModes.end(), nearestMode) == kNearestModes.end())
     return makeError("Resize: unknown nearest_mode '", nearestMode, "'");
@@ -1294,6 +1305,93 @@ static Result inferNonMaxSuppression(Types in, const Attributes& attrs) {
   return std::vector<Type>{Type(ElemKind::I64, {rows, 3}), Type(ElemKind::I64, {})};
 }
 
+// ONNX's quantization operators (Ops.def): integers as scale-1 quantized kinds.
+static bool isRawInteger(const Type& t) {
+  return t.kind == ElemKind::I32 || ((t.kind == ElemKind::Int8Q || t.kind == ElemKind::UInt8Q) &&
+                                     t.scale == 1.0f && t.offset == 0);
+}
+/// scale/zero_point: one value, or one per index of `axis` of `input`.
+static Error expectQuantParam(OpKind op, std::string_view what, const Type& param, const Type& input,
+                              int64_t axis) {
+  const int64_t n = param.numElements();
+  if (param.rank() == 0 || (param.rank() == 1 && n == 1)) return Error::success();
+  const int64_t rank = int64_t(input.rank());
+  if (axis < -rank || axis >= rank)
+    return makeError(opName(op), ": axis ", axis, " is out of range for ", input.str());
+  const int64_t channels = input.dims[size_t(axis < 0 ? axis + rank : axis)];
+  if (param.rank() != 1 || n != channels)
+    return makeError(opName(op), ": ", what, " ", param.str(), " must have one value or ", channels,
+                     " (one per index of axis ", axis, ")");
+  return Error::success();
+}
+static Result inferQuantizeLinear(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizeLinear;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], bit(ElemKind::F32)));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "scale", in[1], bit(ElemKind::F32)));
+  if ((in[2].kind != ElemKind::Int8Q && in[2].kind != ElemKind::UInt8Q) || !isRawInteger(in[2]))
+    return makeError("QuantizeLinear: zero_point must be i8q or u8q with scale 1 and offset 0, got ", in[2].str());
+  EMBER_RETURN_IF_ERROR(expectQuantParam(op, "scale", in[1], in[0], axis));
+  EMBER_RETURN_IF_ERROR(expectQuantParam(op, "zero_point", in[2], in[0], axis));
+  return single(Type(in[2].kind, in[0].dims, 1.0f, 0));
+}
+static Result inferDequantizeLinear(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::DequantizeLinear;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (!isRawInteger(in[0]))
+    return makeError("DequantizeLinear: input must be i8q or u8q with scale 1 and offset 0, or i32, got ",
+                     in[0].str());
+  EMBER_RETURN_IF_ERROR(expectKind(op, "scale", in[1], bit(ElemKind::F32)));
+  if (in[2].kind != in[0].kind || !isRawInteger(in[2]))
+    return makeError("DequantizeLinear: zero_point ", in[2].str(), " must be of the input's kind ",
+                     elemKindName(in[0].kind));
+  EMBER_RETURN_IF_ERROR(expectQuantParam(op, "scale", in[1], in[0], axis));
+  EMBER_RETURN_IF_ERROR(expectQuantParam(op, "zero_point", in[2], in[0], axis));
+  return single(Type(ElemKind::F32, in[0].dims));
+}
+static Result inferDynamicQuantizeLinear(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::DynamicQuantizeLinear;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], bit(ElemKind::F32)));
+  return std::vector<Type>{Type(ElemKind::UInt8Q, in[0].dims, 1.0f, 0), Type(ElemKind::F32, {}),
+                           Type(ElemKind::UInt8Q, {}, 1.0f, 0)};
+}
+static Result inferMatMulInteger(Types in, const Attributes&) {
+  constexpr OpKind op = OpKind::MatMulInteger;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 4));
+  static constexpr std::array<std::string_view, 4> kNames = {"lhs", "rhs", "lhs_zero_point", "rhs_zero_point"};
+  for (size_t i = 0; i < 4; ++i)
+    if (in[i].kind == ElemKind::I32 || !isRawInteger(in[i]))
+      return makeError("MatMulInteger: ", kNames[i], " must be i8q or u8q with scale 1 and offset 0, got ",
+                       in[i].str());
+  if (in[2].kind != in[0].kind || in[3].kind != in[1].kind)
+    return makeError("MatMulInteger: a zero point must have its operand's kind");
+  if (in[0].rank() < 2 || in[1].rank() < 2)
+    return makeError("MatMulInteger: operands must have rank >= 2, got ", in[0].str(), " and ", in[1].str());
+  const Dims& a = in[0].dims;
+  const Dims& b = in[1].dims;
+  const int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
+  if (k != kb) return makeError("MatMulInteger: lhs ", in[0].str(), " and rhs ", in[1].str(), " differ in K");
+  auto oneOr = [](const Type& t, int64_t count) {
+    return t.rank() == 0 || (t.rank() == 1 && (t.dims[0] == 1 || t.dims[0] == count));
+  };
+  if (!oneOr(in[2], m) || !oneOr(in[3], n))
+    return makeError("MatMulInteger: zero points ", in[2].str(), " and ", in[3].str(), " must be scalars, [",
+                     m, "] and [", n, "]");
+  EMBER_ASSIGN_OR_RETURN(Dims batch, broadcastFor(op, Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2)));
+  batch.push_back(m);
+  batch.push_back(n);
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, batch));
+  return single(Type(ElemKind::I32, batch));
+}
+
+// ---- Dispatch --------------------------------------------------------------------
 // Generated from Ops.def after every rule is defined: an op kind without an
 // infer<Name> function is an undeclared identifier, i.e. a compile error.
 

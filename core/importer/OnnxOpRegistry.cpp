@@ -16,6 +16,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerLossOps(t);
     registerRecurrentOps(t);
     registerValueDependentOps(t);
+    registerQuantizeOps(t);
     return t;
   }();
   auto it = table.find(opType);

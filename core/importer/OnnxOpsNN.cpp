@@ -533,8 +533,8 @@ Error importResize(NodeBuilder& b) {
     EMBER_TRY(std::string policy, b.attrString("keep_aspect_ratio_policy", "stretch"));
     if (policy != "stretch") return makeError("keep_aspect_ratio_policy '", policy, "' is unsupported");
   }
-  static const char* kTransforms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                      "tf_half_pixel_for_nn"};
+  static const char* kTransforms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   if (std::find(std::begin(kTransforms), std::end(kTransforms), transform) == std::end(kTransforms))
     return makeError("unsupported coordinate_transformation_mode '", transform, "'");
   static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
@@ -579,6 +579,13 @@ Error importResize(NodeBuilder& b) {
     EMBER_TRY(int64_t excludeOutside, b.attrInt("exclude_outside", 0));
     attrs.set("cubic_coeff_a", a);
     attrs.set("exclude_outside", int64_t(excludeOutside != 0));
+  }
+  if (transform == "tf_crop_and_resize") {  // roi: [starts..., ends...], normalised
+    EMBER_TRY(std::vector<double> roi, b.constFloats(1, "roi"));
+    if (roi.size() != 2 * rank) return makeError("roi has ", roi.size(), " values for rank ", rank);
+    EMBER_TRY(double extrapolation, b.attrFloat("extrapolation_value", 0.0));
+    attrs.set("roi", roi);
+    attrs.set("extrapolation_value", extrapolation);
   }
   EMBER_TRY(Value out, b.emit(OpKind::Resize, {x}, std::move(attrs)));
   return b.setOutput(0, out);

@@ -21,7 +21,8 @@ enum class Family {
   GatherScatter,
   Resize,
   Quantized,
-  ValueDependent
+  ValueDependent,
+  OnnxQuantization
 };
 
 Family familyOf(OpKind kind) {
@@ -73,6 +74,11 @@ Family familyOf(OpKind kind) {
     case OpKind::Unique:
     case OpKind::NonMaxSuppression:
       return Family::ValueDependent;
+    case OpKind::QuantizeLinear:
+    case OpKind::DequantizeLinear:
+    case OpKind::DynamicQuantizeLinear:
+    case OpKind::MatMulInteger:
+      return Family::OnnxQuantization;
     default:
       // Every other primitive is elementwise (Ops.def groups them so).
       return opInfo(kind).category == OpCategory::Primitive ? Family::Elementwise : Family::None;
@@ -160,6 +166,13 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::QuantizedConv:
     case OpKind::QuantizedMatMul:
     case OpKind::QuantizedAdd:
+    case OpKind::QuantizeLinear:
+    case OpKind::DynamicQuantizeLinear:
+      return kF32;
+    case OpKind::DequantizeLinear:
+      return kQuant8 | bit(ElemKind::I32);
+    case OpKind::MatMulInteger:
+      return kQuant8;
     case OpKind::QuantizedAvgPool:
     case OpKind::Lookup:
       return kQuant8;
@@ -250,6 +263,10 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       break;
   }
   return makeError(opName(kind), ": has no reference kernel");
+    case Family::ValueDependent:
+      return kernels::runValueDependent(kind, attrs, inputs, outputs);
+    case Family::OnnxQuantization:
+      return kernels::runOnnxQuantization(kind, attrs, inputs, outputs);
     case Family::ValueDependent:
       return kernels::runValueDependent(kind, attrs, inputs, outputs);
 }

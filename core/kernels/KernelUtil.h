@@ -32,6 +32,7 @@ Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error gridSample(const Attributes& attrs, Inputs in, Outputs out);
 Error runQuantized(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runValueDependent(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
+Error runOnnxQuantization(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 
 /// Axis in [-rank, rank) to [0, rank); the type rule has checked the range.
 inline size_t normalizeAxis(int64_t axis, size_t rank) {

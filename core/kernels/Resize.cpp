@@ -1,5 +1,5 @@
 // Resize (ONNX semantics): nearest and separable linear and cubic
-// interpolation on any number of axes.
+// interpolation on any number of axes; tf_crop_and_resize samples a box.
 //
 // Every output coordinate maps to an input coordinate by the coordinate
 // transformation mode; like ONNX's reference implementation, the input is
@@ -44,6 +44,7 @@ struct Taps {
   size_t width = 2;
   std::vector<int64_t> index;
   std::vector<double> weight;
+  std::vector<bool> outside;  ///< per output: takes the extrapolation value
 };
 
 /// ONNX's cubic convolution weights for the 4 taps around a coordinate with
@@ -57,9 +58,31 @@ std::array<double, 4> cubicWeights(double r, double a) {
 struct AxisMapping {
   std::string transform, nearestMode;
   const std::vector<double>* scales = nullptr;
+  /// tf_crop_and_resize: [starts..., ends...] in normalised input coordinates.
+  const std::vector<double>* roi = nullptr;
+
+  bool cropping() const { return roi != nullptr; }
+
+  /// tf_crop_and_resize's input coordinate of output index x on `axis`.
+  double cropCoordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
+    const double start = (*roi)[axis], end = (*roi)[axis + roi->size() / 2];
+    if (out == 1) return 0.5 * (start + end) * double(in - 1);
+    return start * double(in - 1) + double(x) * (end - start) * double(in - 1) / double(out - 1);
+  }
+  /// Whether output index x maps outside the input (tf_crop_and_resize:
+  /// such outputs take the extrapolation value).
+  bool outside(size_t axis, int64_t x, int64_t in, int64_t out) const {
+    if (!cropping()) return false;
+    const double c = cropCoordinate(axis, x, in, out);
+    return !(c >= 0 && c <= double(in - 1));
+  }
 
   /// The input coordinate, not clamped (cubic taps see past the edges).
   double rawCoordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
+    if (cropping()) {
+      const double c = cropCoordinate(axis, x, in, out);
+      return std::isfinite(c) ? std::clamp(c, -double(in) - 4, 2 * double(in) + 4) : 0;
+    }
     double scale = scales ? (*scales)[axis] : double(out) / double(in);
     // An axis that keeps its size at scale 1 is left alone (tf_half_pixel_for_nn
     // would otherwise shift it by half a pixel), as ONNX Runtime does.
@@ -77,17 +100,19 @@ struct AxisMapping {
   }
 };
 
-void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const TensorRef& out) {
+void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const TensorRef& out,
+                   float extrapolation) {
   const Dims& inDims = in.type.dims;
   const Dims& outDims = out.type.dims;
   size_t rank = inDims.size();
   Dims inStrides = in.type.strides();
-  // Per axis, the input offset of each output index.
+  // Per axis, the input offset of each output index (-1: outside, extrapolated).
   std::vector<std::vector<int64_t>> offsets(rank);
   for (size_t d = 0; d < rank; ++d)
     for (int64_t o = 0; o < outDims[d]; ++o) {
       int64_t i = roundNearest(map.nearestMode, map.coordinate(d, o, inDims[d], outDims[d]));
-      offsets[d].push_back(std::clamp<int64_t>(i, 0, inDims[d] - 1) * inStrides[d]);
+      const bool outside = map.outside(d, o, inDims[d], outDims[d]);
+      offsets[d].push_back(outside ? -1 : std::clamp<int64_t>(i, 0, inDims[d] - 1) * inStrides[d]);
     }
   visitBySize(in.type.kind, [&]<typename W>() {
     const W* pi = in.as<W>();
@@ -95,8 +120,16 @@ void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const Tenso
     std::array<int64_t, kMaxRank> index{};
     for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
       int64_t offset = 0;
-      for (size_t d = 0; d < rank; ++d) offset += offsets[d][size_t(index[d])];
-      po[i] = pi[offset];
+      bool outside = false;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t axisOffset = offsets[d][size_t(index[d])];
+        outside = outside || axisOffset < 0;
+        offset += axisOffset;
+      }
+      if (outside)  // only f32 crops (type rule)
+        std::memcpy(&po[i], &extrapolation, sizeof(W));
+      else
+        po[i] = pi[offset];
       for (size_t d = rank; d-- > 0;) {
         if (++index[d] < outDims[d]) break;
         index[d] = 0;
@@ -114,6 +147,7 @@ Taps axisTaps(const AxisMapping& map, size_t d, int64_t inSize, int64_t outSize,
   Taps taps;
   taps.width = cubic ? 4 : 2;
   for (int64_t o = 0; o < outSize; ++o) {
+    taps.outside.push_back(map.outside(d, o, inSize, outSize));
     if (!cubic) {
       double c = map.coordinate(d, o, inSize, outSize);
       int64_t i0 = int64_t(std::floor(c));
@@ -141,7 +175,7 @@ Taps axisTaps(const AxisMapping& map, size_t d, int64_t inSize, int64_t outSize,
 
 /// Separable: one 1-D pass per axis whose size or mapping changes, innermost
 /// axis first (as ONNX's reference recursion does).
-void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeOutside,
+void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeOutside, float extrapolation,
                      const ConstTensorRef& in, const TensorRef& out) {
   Dims dims = in.type.dims;
   const Dims& outDims = out.type.dims;
@@ -156,17 +190,23 @@ void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeO
     Taps taps = axisTaps(map, d, inSize, outSize, cubic, a, excludeOutside);
     // An axis that maps every output onto its own input with weight 1 is skipped.
     bool identity = inSize == outSize;
-    for (int64_t o = 0; o < outSize && identity; ++o)
+    for (int64_t o = 0; o < outSize && identity; ++o) {
+      identity = !taps.outside[size_t(o)];
       for (size_t k = 0; k < taps.width; ++k) {
         double w = taps.weight[size_t(o) * taps.width + k];
         identity = identity && (w == 0 || (w == 1 && taps.index[size_t(o) * taps.width + k] == o));
       }
+    }
     if (identity) continue;
     int64_t outer = product(dims, 0, d), inner = product(dims, d + 1);
     std::vector<float> next(size_t(outer * outSize * inner));
     for (int64_t p = 0; p < outer; ++p)
       for (int64_t o = 0; o < outSize; ++o) {
         float* dst = next.data() + (p * outSize + o) * inner;
+        if (taps.outside[size_t(o)]) {
+          std::fill(dst, dst + inner, extrapolation);
+          continue;
+        }
         if (taps.width == 2) {
           // Linear keeps its float formula (bit-identical to earlier results).
           const float* x0 = current.data() + (p * inSize + taps.index[size_t(o) * 2]) * inner;
@@ -201,17 +241,23 @@ Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
     scales = attrs.getFloats("scales");
     map.scales = &scales;
   }
+  std::vector<double> roi;
+  if (map.transform == "tf_crop_and_resize") {
+    roi = attrs.getFloats("roi");
+    map.roi = &roi;
+  }
+  const float extrapolation = float(attrs.getFloat("extrapolation_value", 0.0));
   if (out[0].numElements() == 0) return Error::success();
   const std::string& mode = attrs.getString("mode");
   if (mode == "nearest") {
-    resizeNearest(map, in[0], out[0]);
+    resizeNearest(map, in[0], out[0], extrapolation);
   } else {
     if (in[0].type.kind != ElemKind::F32)
       return makeError("Resize: ", mode, " mode needs f32, got ", in[0].type.str());
     const bool cubic = mode == "cubic";
     const double a = attrs.has("cubic_coeff_a") ? attrs.getFloat("cubic_coeff_a") : -0.75;
     const bool excludeOutside = attrs.has("exclude_outside") && attrs.getInt("exclude_outside") != 0;
-    resizeSeparable(map, cubic, a, excludeOutside, in[0], out[0]);
+    resizeSeparable(map, cubic, a, excludeOutside, extrapolation, in[0], out[0]);
   }
   return Error::success();
 }

@@ -887,6 +887,57 @@ void valueDependentCases(Suite& s) {
             });
 }
 
+void onnxQuantizationCases(Suite& s) {
+  const Type u8s = q(ElemKind::UInt8Q, {}, 1.0f, 0), i8s = q(ElemKind::Int8Q, {}, 1.0f, 0);
+  s.add(OpKind::QuantizeLinear, "f32/2x3x4/u8_per_tensor", [=](CaseBuilder& b) {
+    return b.node(
+        OpKind::QuantizeLinear,
+        {b.input(floats(b, {2, 3, 4}, -300, 300)), b.weight(floats(b, {}, 0.5, 2)), b.weight(u8s, Fill::Raw)},
+        {{"axis", int64_t(1)}});
+  });
+  s.add(OpKind::QuantizeLinear, "f32/2x3x4/i8_axis1", [=](CaseBuilder& b) {
+    return b.node(OpKind::QuantizeLinear,
+                  {b.input(floats(b, {2, 3, 4}, -100, 100)), b.weight(floats(b, {3}, 0.25, 2)),
+                   b.weight(q(ElemKind::Int8Q, {3}, 1.0f, 0), Fill::Raw)},
+                  {{"axis", int64_t(1)}});
+  });
+  s.add(OpKind::DequantizeLinear, "u8/3x5/per_tensor", [=](CaseBuilder& b) {
+    return b.node(OpKind::DequantizeLinear,
+                  {b.input(q(ElemKind::UInt8Q, {3, 5}, 1.0f, 0), Fill::Raw), b.weight(floats(b, {}, 0.01, 1)),
+                   b.weight(u8s, Fill::Raw)},
+                  {{"axis", int64_t(1)}});
+  });
+  s.add(OpKind::DequantizeLinear, "i8/3x5/axis0", [=](CaseBuilder& b) {
+    return b.node(OpKind::DequantizeLinear,
+                  {b.input(q(ElemKind::Int8Q, {3, 5}, 1.0f, 0), Fill::Raw), b.weight(floats(b, {3}, 0.01, 1)),
+                   b.weight(q(ElemKind::Int8Q, {3}, 1.0f, 0), Fill::Raw)},
+                  {{"axis", int64_t(0)}});
+  });
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    s.unary(OpKind::Resize, t(F32, {1, 5, 6, 2}), Fill::Signed,
+            {{"sizes", Ints{1, 3, 4, 2}},
+             {"mode", std::string(mode)},
+             {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+             {"nearest_mode", std::string("round_prefer_floor")},
+             {"roi", std::vector<double>{0, -0.2, 0.3, 0, 1, 0.9, 1.1, 1}},
+             {"extrapolation_value", 0.5}},
+            std::string("/tf_crop_and_resize_") + mode);
+  s.add(OpKind::DynamicQuantizeLinear, "f32/4x6", [](CaseBuilder& b) {
+    return b.node(OpKind::DynamicQuantizeLinear, {b.input(floats(b, {4, 6}, -3, 5))});
+  });
+  s.add(OpKind::MatMulInteger, "u8xi8/2x3x7+7x5", [=](CaseBuilder& b) {
+    return b.node(OpKind::MatMulInteger,
+                  {b.input(q(ElemKind::UInt8Q, {2, 3, 7}, 1.0f, 0), Fill::Raw),
+                   b.input(q(ElemKind::Int8Q, {7, 5}, 1.0f, 0), Fill::Raw), b.weight(u8s, Fill::Raw),
+                   b.weight(q(ElemKind::Int8Q, {5}, 1.0f, 0), Fill::Raw)});
+  });
+  s.add(OpKind::MatMulInteger, "i8xu8/4x9+9x3", [=](CaseBuilder& b) {
+    return b.node(OpKind::MatMulInteger, {b.input(q(ElemKind::Int8Q, {4, 9}, 1.0f, 0), Fill::Raw),
+                                          b.input(q(ElemKind::UInt8Q, {9, 3}, 1.0f, 0), Fill::Raw),
+                                          b.weight(i8s, Fill::Raw), b.weight(u8s, Fill::Raw)});
+  });
+}
+
 }  // namespace
 
 std::vector<CaseSpec> allCases() {
@@ -903,6 +954,7 @@ std::vector<CaseSpec> allCases() {
   einsumCases(s);
   modelCoverageMisc(s);
   valueDependentCases(s);
+  onnxQuantizationCases(s);
   return std::move(s.cases);
 }
 
