@@ -169,30 +169,13 @@ class MemoryTarget : public sc_module {
   uint64_t writtenLines_ = 0;
 };
 
-// Dependency-token counters between neighbouring queues.
-enum Token { kLoadToCompute, kComputeToLoad, kComputeToStore, kStoreToCompute, kNumTokens };
-const char* kTokenSource[kNumTokens] = {"load", "compute", "compute", "store"};
-
-std::optional<Token> popPrevToken(Queue q) {
-  return q == Queue::Compute ? std::optional(kLoadToCompute)
-         : q == Queue::Store ? std::optional(kComputeToStore)
-                             : std::nullopt;
-}
-std::optional<Token> popNextToken(Queue q) {
-  return q == Queue::Load      ? std::optional(kComputeToLoad)
-         : q == Queue::Compute ? std::optional(kStoreToCompute)
-                               : std::nullopt;
-}
-std::optional<Token> pushPrevToken(Queue q) {
-  return q == Queue::Compute ? std::optional(kComputeToLoad)
-         : q == Queue::Store ? std::optional(kStoreToCompute)
-                             : std::nullopt;
-}
-std::optional<Token> pushNextToken(Queue q) {
-  return q == Queue::Load      ? std::optional(kLoadToCompute)
-         : q == Queue::Compute ? std::optional(kComputeToStore)
-                               : std::nullopt;
-}
+// Dependency-token counters, one per ordered pair of linked queues
+// (isa.md "Dependency tokens"): index from * kNumQueues + to.
+using Token = int;
+constexpr int kNumTokens = isa::kNumQueues * isa::kNumQueues;
+Token inboundToken(Queue q, isa::Link l) { return int(*isa::linkedQueue(q, l)) * isa::kNumQueues + int(q); }
+Token outboundToken(Queue q, isa::Link l) { return int(q) * isa::kNumQueues + int(*isa::linkedQueue(q, l)); }
+std::string_view tokenSource(Token t) { return isa::queueName(Queue(t / isa::kNumQueues)); }
 
 /// Everything one simulate() call owns.
 struct RunState {
@@ -215,7 +198,7 @@ struct RunState {
   struct Blocked {
     bool onToken = false;
     uint32_t index = 0;
-    Token token = kLoadToCompute;
+    Token token = 0;
     bool busy = false;
   } blocked[isa::kNumQueues];
   std::optional<std::pair<uint32_t, Queue>> fetchBlocked;
@@ -254,6 +237,8 @@ class NpuTop : public sc_module {
     set_stack_size(256 * 1024);
     SC_THREAD(storeThread);
     set_stack_size(256 * 1024);
+    SC_THREAD(vectorThread);
+    set_stack_size(256 * 1024);
     for (auto& p : payloads_) p.set_extension(new TimingExtension);
   }
 
@@ -265,7 +250,8 @@ class NpuTop : public sc_module {
     scratchpad.configure(state.scratchpad.data(), state.scratchpad.size(),
                          uint64_t(state.config->scratchpadBanks), uint64_t(state.config->bankWidthBytes),
                          &state.t0);
-    accumulator.configure(state.accumulator.data(), state.accumulator.size(), 1,
+    accumulator.configure(state.accumulator.data(), state.accumulator.size(),
+                          uint64_t(state.config->accumulatorBanks),
                           uint64_t(state.config->accumulatorPortBytes), &state.t0);
     startEvent_.notify(SC_ZERO_TIME);
     sc_start();
@@ -292,6 +278,7 @@ class NpuTop : public sc_module {
     const NpuConfig& c = *run_->config;
     return q == Queue::Load      ? c.loadQueueDepth
            : q == Queue::Compute ? c.computeQueueDepth
+           : q == Queue::Vector  ? c.vectorQueueDepth
                                  : c.storeQueueDepth;
   }
 
@@ -351,6 +338,7 @@ class NpuTop : public sc_module {
   void loadThread() { unitLoop(Queue::Load); }
   void computeThread() { unitLoop(Queue::Compute); }
   void storeThread() { unitLoop(Queue::Store); }
+  void vectorThread() { unitLoop(Queue::Vector); }
 
   bool acquire(Queue q, uint32_t index, Token t) {
     RunState& r = *run_;
@@ -380,23 +368,29 @@ class NpuTop : public sc_module {
       rec.index = index;
       rec.opcode = uint8_t(in.opcode);
       rec.layer = in.layer;
-      rec.unit = q == Queue::Load ? Unit::Load : q == Queue::Store ? Unit::Store : Unit::Compute;
+      rec.unit = q == Queue::Load     ? Unit::Load
+                 : q == Queue::Store  ? Unit::Store
+                 : q == Queue::Vector ? Unit::VectorUnit
+                                      : Unit::Compute;
       rec.issueCycle = now();
-      if (in.deps.popPrev && !acquire(q, index, *popPrevToken(q))) continue;
-      if (in.deps.popNext && !acquire(q, index, *popNextToken(q))) continue;
-      r.blocked[int(q)] = {false, index, kLoadToCompute, true};
+      bool popped = true;
+      for (isa::Link l : isa::kLinks)
+        if (popped && in.deps.pops(l)) popped = acquire(q, index, inboundToken(q, l));
+      if (!popped) continue;
+      r.blocked[int(q)] = {false, index, 0, true};
       rec.startCycle = now();
       // A sync may sit on any queue (its `q` field); it only moves tokens.
-      Error e = q == Queue::Compute || in.opcode == Opcode::Sync ? executeCompute(in, rec)
-                                                                 : executeDma(q == Queue::Load, in, rec);
+      Error e = q == Queue::Compute || q == Queue::Vector || in.opcode == Opcode::Sync
+                    ? executeCompute(in, rec, q == Queue::Vector)
+                    : executeDma(q == Queue::Load, in, rec);
       if (r.aborted) continue;
       if (e) {
         fail(index, e);
         continue;
       }
       rec.endCycle = std::max(rec.endCycle, now());  // a chained gemm sets its drain end
-      if (in.deps.pushPrev) release(*pushPrevToken(q));
-      if (in.deps.pushNext) release(*pushNextToken(q));
+      for (isa::Link l : isa::kLinks)
+        if (in.deps.pushes(l)) release(outboundToken(q, l));
       r.blocked[int(q)] = {};
       r.stats.records.push_back(rec);
     }
@@ -507,9 +501,11 @@ class NpuTop : public sc_module {
   // ---- compute queue: matrix engine and vector unit ----
 
   /// Occupies the port serving `address` for `cycles` from `at`; returns the start.
-  uint64_t occupy(bool accumulatorPort, uint64_t address, uint64_t at, uint64_t busyCycles,
-                  uint64_t& waited) {
-    auto& p = payloads_[4];
+  uint64_t occupy(bool accumulatorPort, uint64_t address, uint64_t at, uint64_t busyCycles, uint64_t& waited,
+                  bool vectorQueue = false) {
+    // The vector queue's unit runs concurrently with the compute queue's, so
+    // it has its own payload; both contend for the same SRAM ports.
+    auto& p = payloads_[vectorQueue ? 5 : 4];
     p.set_command(tlm::TLM_IGNORE_COMMAND);
     p.set_address(address);
     p.set_data_ptr(nullptr);
@@ -539,16 +535,17 @@ class NpuTop : public sc_module {
     for (int64_t i = 0; i < rows; ++i) target.markWritten(uint64_t(base + i * stride) * e, uint64_t(len) * e);
   }
 
-  Error executeCompute(const Instruction& in, InstructionRecord& rec) {
+  Error executeCompute(const Instruction& in, InstructionRecord& rec, bool vectorQueue) {
     RunState& r = *run_;
     const NpuConfig& c = *r.config;
     auto* spad = reinterpret_cast<int8_t*>(r.scratchpad.data());
     auto* acc = reinterpret_cast<int32_t*>(r.accumulator.data());
     EMBER_RETURN_IF_ERROR(functional::checkOperands(in, spad, int64_t(r.scratchpad.size())));
     // Two weight buffers: gemms overlap each other, and anything else on the
-    // compute queue waits until every earlier gemm has drained.
+    // compute queue waits until every earlier gemm has drained (the vector
+    // queue is ordered by its tokens instead).
     const bool twoBuffers = c.weightBuffers == 2;
-    if (twoBuffers && in.opcode != Opcode::Gemm) waitUntil(r.gemmChain.drained);
+    if (twoBuffers && in.opcode != Opcode::Gemm && !vectorQueue) waitUntil(r.gemmChain.drained);
     const uint64_t t = now();
     uint64_t bankWait = 0, accWait = 0, end = t;
     SimStats& s = r.stats;
@@ -560,8 +557,8 @@ class NpuTop : public sc_module {
       const uint64_t busy = vt.busy();
       uint64_t finish = t + busy;
       for (auto [isAcc, address] : operands) {
-        const uint64_t begin =
-            occupy(isAcc, uint64_t(address) * (isAcc ? 4 : 1), t, busy, isAcc ? accWait : bankWait);
+        const uint64_t begin = occupy(isAcc, uint64_t(address) * (isAcc ? 4 : 1), t, busy,
+                                      isAcc ? accWait : bankWait, vectorQueue);
         finish = std::max(finish, begin + busy);
       }
       s.vectorOps += uint64_t(rows * cols);
@@ -735,7 +732,7 @@ class NpuTop : public sc_module {
   sc_event startEvent_, abortEvent_;
   sc_event queueEvent_[isa::kNumQueues], spaceEvent_[isa::kNumQueues];
   sc_event tokenEvent_[kNumTokens];
-  tlm::tlm_generic_payload payloads_[5];  // load dram/sram, store dram/sram, compute
+  tlm::tlm_generic_payload payloads_[6];  // load dram/sram, store dram/sram, compute, vector
   std::vector<uint8_t> rowBuffer_;
 };
 
@@ -765,7 +762,7 @@ std::string deadlockMessage(const RunState& r) {
     if (!b.onToken) continue;
     const auto* spec = isa::findOpcode(uint8_t(r.program[b.index].opcode));
     os << (any ? ";" : "") << " the " << isa::queueName(Queue(q)) << " queue waits at instruction " << b.index
-       << " (" << (spec ? spec->mnemonic : "?") << ") for a token from " << kTokenSource[b.token];
+       << " (" << (spec ? spec->mnemonic : "?") << ") for a token from " << tokenSource(b.token);
     any = true;
   }
   if (r.fetchBlocked) {
@@ -793,8 +790,12 @@ void summarise(RunState& r, NpuTop& npu) {
     uint64_t resourceStall = 0;
     for (size_t i = 0; i < kNumStallReasons; ++i)
       if (StallReason(i) != StallReason::Token) resourceStall += rec.stallCycles[i];
-    const Unit queueUnit =
-        rec.unit == Unit::MatrixEngine || rec.unit == Unit::VectorUnit ? Unit::Compute : rec.unit;
+    // Vector instructions of the vector queue (ISA v3) count only for the
+    // vector unit; those of the compute queue also for the compute queue.
+    const bool onVectorQueue = r.program[rec.index].queue() == Queue::Vector;
+    const Unit queueUnit = onVectorQueue                                                    ? Unit::VectorUnit
+                           : rec.unit == Unit::MatrixEngine || rec.unit == Unit::VectorUnit ? Unit::Compute
+                                                                                            : rec.unit;
     const uint64_t work = rec.endCycle - rec.startCycle;
     const uint64_t busy = work > resourceStall ? work - resourceStall : 0;
     auto& qs = s.units[size_t(queueUnit)];
@@ -947,6 +948,9 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   for (size_t i = 0; i < bundle.program.size(); ++i) {
     auto instr = isa::decode(bundle.program[i]);
     if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
+    if (instr->queue() == Queue::Vector && config.vectorQueue != VectorQueue::Separate)
+      return makeError("instruction ", i, ": runs on the vector queue, but config '", config.name,
+                       "' has vector.queue 'shared' (no vector queue)");
     state.program.push_back(*instr);
   }
   if (std::none_of(state.program.begin(), state.program.end(),
@@ -956,6 +960,14 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
       (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary))
     return makeError("config '", config.name, "': matrix_engine.weight_buffers ", config.weightBuffers,
                      " is not supported (1, or 2 with matrix_engine.dataflow 'weight_stationary')");
+  if (config.vectorQueue == VectorQueue::Separate && config.matrixEngineModel == MatrixEngineModel::Rtl)
+    return makeError(
+        "config '", config.name,
+        "': vector.queue 'separate' needs matrix_engine.model 'fast' (the RTL co-simulation runs "
+        "the one compute queue)");
+  if (config.accumulatorBanks < 1 || config.accumulatorEntries() % config.accumulatorBanks != 0)
+    return makeError("config '", config.name, "': accumulator.banks ", config.accumulatorBanks,
+                     " does not divide the accumulator's ", config.accumulatorEntries(), " entries");
   state.scratchpad.assign(size_t(config.scratchpadBytes), 0);
   state.accumulator.assign(size_t(config.accumulatorBytes), 0);
   if (config.matrixEngineModel == MatrixEngineModel::Rtl) {

@@ -65,7 +65,7 @@ TEST(NpuIsa, DecodeRejectsMalformedInstructions) {
   bytes[20] = 1;  // bits outside finish's (empty) field list
   EXPECT_FALSE(isa::decode(bytes));
   bytes[20] = 0;
-  bytes[1] = 0x10;  // reserved header bit
+  bytes[1] = 0x80;  // reserved header bit 15
   EXPECT_FALSE(isa::decode(bytes));
   bytes[0] = uint8_t(Opcode::Load);
   bytes[1] = 0x01;  // pop_prev on the load queue: no previous queue
@@ -239,7 +239,7 @@ TEST(NpuBundle, RandomCorruptionNeverCrashes) {
 
 TEST(NpuBundle, MalformedInstructionNamesItsIndex) {
   auto bytes = sampleBundleBytes();
-  bytes[kBundleHeaderBytes + 32 + 1] |= 0x20;  // reserved header bit of instruction 1
+  bytes[kBundleHeaderBytes + 32 + 1] |= 0x80;  // reserved header bit 15 of instruction 1
   const std::string e = parseError(bytes);
   EXPECT_NE(e.find("instruction 1"), std::string::npos) << e;
   EXPECT_NE(e.find("malformed"), std::string::npos) << e;

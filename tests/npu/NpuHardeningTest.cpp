@@ -116,7 +116,7 @@ TEST_F(NpuHardening, OverflowingSymbolShapesNameTheSymbol) {
 
 TEST_F(NpuHardening, MalformedInstructionNamesFileAndIndex) {
   auto bad = sampleBytes();
-  bad[kBundleHeaderBytes + 32 + 1] |= 0x10;  // reserved header bit of instruction 1
+  bad[kBundleHeaderBytes + 32 + 1] |= 0x80;  // reserved header bit 15 of instruction 1
   expectError(readBundle(write("insn.bundle", bad)), {"insn.bundle", "instruction 1", "malformed"});
   Bundle b = assembleText(".layer a\nsync q=load\nfinish\n");
   b.program[0][2] = 9;  // layer tag 9 of 1

@@ -59,7 +59,7 @@ TEST(WeightBuffers, EachBufferKeepsItsWeights) {
   const NpuConfig c = config("npu-16x16-v2.yaml");
   ASSERT_EQ(c.weightBuffers, 2);
   const Bundle b = assembleText(kTwoBuffers);
-  EXPECT_EQ(b.isaVersion, 2u);
+  EXPECT_EQ(b.isaVersion, isa::kIsaVersion);
   DramImage dram = makeDram(b);
   randomInputs(b, dram, 17);
   auto stats = simulate(b, c, dram);
@@ -178,7 +178,7 @@ TEST(WeightBuffers, VersionOneBundlesStillRun) {
   EXPECT_NE(text->find(".isa 1\n"), std::string::npos);
   const Bundle again = assembleText(*text);
   EXPECT_EQ(serializeBundle(again), serializeBundle(*parsed));
-  EXPECT_FALSE(assemble(".isa 3\nfinish\n", "v3.s"));
+  EXPECT_FALSE(assemble(".isa 4\nfinish\n", "v4.s"));
   // A version-1 bundle cannot use the field version 2 added.
   Bundle v1 = assembleText(kTwoBuffers);
   v1.isaVersion = 1;
@@ -186,8 +186,8 @@ TEST(WeightBuffers, VersionOneBundlesStillRun) {
   auto refused = parseBundle(serializeBundle(v1), "v1wbuf.bundle");
   ASSERT_FALSE(refused);
   expectMessage(refused.error(), {"v1wbuf.bundle", "'wbuf'"});
-  v1.isaVersion = 3;
-  expectMessage(v1.validate(), {"ISA version 3", "1 to 2"});
+  v1.isaVersion = 4;
+  expectMessage(v1.validate(), {"ISA version 4", "1 to 3"});
 }
 
 TEST(WeightBuffers, ConfigsThatCannotHaveTwoBuffers) {

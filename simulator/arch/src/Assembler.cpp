@@ -48,7 +48,7 @@ std::optional<int64_t> parseInt(std::string_view text) {
 
 std::optional<int64_t> parseEnum(FieldKind kind, const std::string& text) {
   static const std::vector<std::string> kMem = {"spad", "acc"}, kPool = {"max", "avg"},
-                                        kQueue = {"load", "compute", "store"};
+                                        kQueue = {"load", "compute", "store", "vector"};
   const std::vector<std::string>* names = kind == FieldKind::Memory     ? &kMem
                                           : kind == FieldKind::PoolMode ? &kPool
                                           : kind == FieldKind::QueueId  ? &kQueue
@@ -272,6 +272,12 @@ class Assembler {
         instr.deps.pushPrev = true;
       else if (word == "push_next")
         instr.deps.pushNext = true;
+      else if (word == "pop_side")
+        instr.deps.popSide = true;
+      else if (word == "push_side")
+        instr.deps.pushSide = true;
+      else if (word == "vq")
+        instr.vectorQueue = true;
       else {
         const auto eq = word.find('=');
         if (eq == std::string::npos)
@@ -338,6 +344,9 @@ std::string formatInstruction(const Instruction& instr) {
   if (instr.deps.popNext) out += " pop_next";
   if (instr.deps.pushPrev) out += " push_prev";
   if (instr.deps.pushNext) out += " push_next";
+  if (instr.deps.popSide) out += " pop_side";
+  if (instr.deps.pushSide) out += " push_side";
+  if (instr.vectorQueue) out += " vq";
   return out;
 }
 

@@ -117,6 +117,12 @@ Error Bundle::validate() const {
     if (isaVersion < 2 && instr->opcode == isa::Opcode::Gemm && (*instr)[isa::Field::WeightBuffer] != 0)
       return makeError("instruction ", i, ": gemm field 'wbuf' is ISA version 2, but the bundle is version ",
                        isaVersion);
+    if (isaVersion < 3 && instr->minIsaVersion() >= 3)
+      return makeError(
+          "instruction ", i,
+          ": the vector queue (pop_side, push_side, vq, sync q=vector) is ISA version 3, but the "
+          "bundle is version ",
+          isaVersion);
     if (instr->opcode == isa::Opcode::Finish) finished = true;
   }
   if (!finished) return makeError("the program has no FINISH instruction");

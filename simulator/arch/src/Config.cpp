@@ -59,14 +59,18 @@ const std::vector<KeySpec>& keys() {
       {"scratchpad.bank_width_bytes", IntKey{&NpuConfig::bankWidthBytes, 1, 4096}},
       {"accumulator.size_kib", IntKey{&NpuConfig::accumulatorBytes, 1, 65536, 1024}},
       {"accumulator.port_width_bytes", IntKey{&NpuConfig::accumulatorPortBytes, 4, 4096}},
+      {"accumulator.banks", IntKey{&NpuConfig::accumulatorBanks, 1, 64}},
       {"dram.size_mib", IntKey{&NpuConfig::dramBytes, 1, 4096, 1024 * 1024}},
       {"dram.bandwidth_bytes_per_cycle", IntKey{&NpuConfig::dramBytesPerCycle, 1, 4096}},
       {"dram.latency_cycles", IntKey{&NpuConfig::dramLatencyCycles, 0, 1000000}},
       {"vector.lanes", IntKey{&NpuConfig::vectorLanes, 1, 4096}},
       {"vector.latency_cycles", IntKey{&NpuConfig::vectorLatencyCycles, 0, 10000}},
+      {"vector.queue",
+       EnumKey{{"shared", "separate"}, [](NpuConfig& c, size_t i) { c.vectorQueue = VectorQueue(i); }}},
       {"queues.load_depth", IntKey{&NpuConfig::loadQueueDepth, 1, 65536}},
       {"queues.compute_depth", IntKey{&NpuConfig::computeQueueDepth, 1, 65536}},
       {"queues.store_depth", IntKey{&NpuConfig::storeQueueDepth, 1, 65536}},
+      {"queues.vector_depth", IntKey{&NpuConfig::vectorQueueDepth, 1, 65536}},
       {"energy_pj.mac", RealKey{nullptr, &EnergyTable::macPj, 0, 1e6}},
       {"energy_pj.dram_byte", RealKey{nullptr, &EnergyTable::dramBytePj, 0, 1e6}},
       {"energy_pj.scratchpad_byte", RealKey{nullptr, &EnergyTable::scratchpadBytePj, 0, 1e6}},
@@ -201,6 +205,9 @@ uint64_t NpuConfig::hash() const {
     mix(h, v);
   // One buffer hashes as before weight_buffers existed, so v1 bundles still match.
   if (weightBuffers != 1) mix(h, weightBuffers);
+  // Likewise the vector queue and accumulator banks (ISA v3) at their defaults.
+  if (vectorQueue != VectorQueue::Shared) mix(h, 100 + int64_t(vectorQueue));
+  if (accumulatorBanks != 1) mix(h, 200 + accumulatorBanks);
   return h == 0 ? 1 : h;  // 0 means "any config" in a bundle
 }
 
@@ -229,6 +236,14 @@ Expected<NpuConfig> parseConfigImpl(const std::string& yamlText, const std::stri
   if (config.scratchpadBytes % config.scratchpadBanks != 0)
     return makeError(origin, ": key 'scratchpad.banks': ", config.scratchpadBanks,
                      " banks do not divide the scratchpad size ", config.scratchpadBytes, " bytes");
+  if (config.accumulatorBytes % (4 * config.accumulatorBanks) != 0)
+    return makeError(origin, ": key 'accumulator.banks': ", config.accumulatorBanks,
+                     " banks do not divide the accumulator's ", config.accumulatorEntries(), " entries");
+  if (config.vectorQueue == VectorQueue::Separate && config.matrixEngineModel == MatrixEngineModel::Rtl)
+    return makeError(origin,
+                     ": key 'vector.queue': 'separate' is modelled with matrix_engine.model 'fast' only "
+                     "(the RTL co-simulation runs the one compute queue); use vector.queue 'shared' or "
+                     "model 'fast' (docs/npu/rtl.md)");
   if (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary)
     return makeError(
         origin,

@@ -37,10 +37,40 @@ uint64_t readWord(std::span<const uint8_t, kInstructionBytes> bytes, int word) {
 
 uint64_t mask(unsigned width) { return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1; }
 
-bool hasPrev(Queue q) { return q != Queue::Load; }
-bool hasNext(Queue q) { return q != Queue::Store; }
+// A token bit toward a link the queue does not have.
+std::optional<Link> missingLink(const Instruction& in) {
+  for (Link l : kLinks)
+    if ((in.deps.pops(l) || in.deps.pushes(l)) && !linkedQueue(in.queue(), l)) return l;
+  return std::nullopt;
+}
+
+std::string_view linkName(Link l) { return l == Link::Prev ? "prev" : l == Link::Next ? "next" : "side"; }
+std::string_view linkNoun(Link l) { return l == Link::Prev ? "previous" : linkName(l); }
+
+constexpr uint64_t kPopSideBit = uint64_t(1) << 12, kPushSideBit = uint64_t(1) << 13,
+                   kVectorQueueBit = uint64_t(1) << 14, kReservedHeaderBit = uint64_t(1) << 15;
 
 }  // namespace
+
+std::optional<Queue> linkedQueue(Queue q, Link link) {
+  switch (link) {
+    case Link::Prev:
+      if (q == Queue::Load) return std::nullopt;
+      return q == Queue::Store || q == Queue::Vector ? Queue::Compute : Queue::Load;
+    case Link::Next:
+      if (q == Queue::Store) return std::nullopt;
+      return q == Queue::Load ? Queue::Compute : Queue::Store;
+    case Link::Side:
+      return q == Queue::Vector ? Queue::Load : Queue::Vector;
+  }
+  return std::nullopt;
+}
+
+uint32_t Instruction::minIsaVersion() const {
+  if (deps.popSide || deps.pushSide || vectorQueue || queue() == Queue::Vector) return 3;
+  if (opcode == Opcode::Gemm && (*this)[Field::WeightBuffer] != 0) return 2;
+  return 1;
+}
 
 std::string_view queueName(Queue q) {
   switch (q) {
@@ -50,6 +80,8 @@ std::string_view queueName(Queue q) {
       return "compute";
     case Queue::Store:
       return "store";
+    case Queue::Vector:
+      return "vector";
   }
   return "?";
 }
@@ -70,6 +102,7 @@ std::span<const OpcodeSpec> allOpcodes() { return kOpcodeSpecs; }
 
 Queue Instruction::queue() const {
   if (opcode == Opcode::Sync) return Queue((*this)[Field::QueueSel]);
+  if (vectorQueue) return Queue::Vector;
   const OpcodeSpec* spec = findOpcode(uint8_t(opcode));
   return spec ? spec->queue : Queue::Compute;
 }
@@ -80,7 +113,11 @@ Expected<EncodedInstruction> encode(const Instruction& instr) {
   std::array<uint64_t, 4> words{};
   words[0] = uint64_t(instr.opcode) | uint64_t(instr.deps.popPrev) << 8 | uint64_t(instr.deps.popNext) << 9 |
              uint64_t(instr.deps.pushPrev) << 10 | uint64_t(instr.deps.pushNext) << 11 |
-             uint64_t(instr.layer) << 16;
+             (instr.deps.popSide ? kPopSideBit : 0) | (instr.deps.pushSide ? kPushSideBit : 0) |
+             (instr.vectorQueue ? kVectorQueueBit : 0) | uint64_t(instr.layer) << 16;
+  if (instr.vectorQueue && !isVectorOpcode(instr.opcode))
+    return makeError(spec->mnemonic,
+                     ": only vector instructions (requant, vadd, vclip, lut, pool, eadd) take vq");
   std::array<bool, kNumFields> present{};
   for (const auto& f : spec->fields) {
     present[size_t(f.field)] = true;
@@ -93,12 +130,9 @@ Expected<EncodedInstruction> encode(const Instruction& instr) {
   for (size_t i = 0; i < kNumFields; ++i)
     if (!present[i] && instr.values[i] != 0)
       return makeError(spec->mnemonic, ": has no field number ", i, " (value ", instr.values[i], ")");
-  const Queue q = instr.queue();
-  if ((instr.deps.popPrev || instr.deps.pushPrev) && !hasPrev(q))
-    return makeError(spec->mnemonic, ": the ", queueName(q),
-                     " queue has no previous queue (pop_prev/push_prev)");
-  if ((instr.deps.popNext || instr.deps.pushNext) && !hasNext(q))
-    return makeError(spec->mnemonic, ": the ", queueName(q), " queue has no next queue (pop_next/push_next)");
+  if (const auto l = missingLink(instr))
+    return makeError(spec->mnemonic, ": the ", queueName(instr.queue()), " queue has no ", linkNoun(*l),
+                     " queue (pop_", linkName(*l), "/push_", linkName(*l), ")");
   EncodedInstruction out{};
   for (int w = 0; w < 4; ++w)
     for (int b = 0; b < 8; ++b) out[size_t(w * 8 + b)] = uint8_t(words[size_t(w)] >> (8 * b));
@@ -110,11 +144,14 @@ Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) 
   for (int w = 0; w < 4; ++w) words[size_t(w)] = readWord(bytes, w);
   const OpcodeSpec* spec = findOpcode(uint8_t(words[0] & 0xff));
   if (!spec) return makeError("malformed instruction: unknown opcode ", words[0] & 0xff);
-  if ((words[0] >> 12) & 0xf) return makeError("malformed instruction: reserved header bits 12..15 are set");
+  if (words[0] & kReservedHeaderBit) return makeError("malformed instruction: reserved header bit 15 is set");
   Instruction instr;
   instr.opcode = spec->opcode;
-  instr.deps = {bool(words[0] >> 8 & 1), bool(words[0] >> 9 & 1), bool(words[0] >> 10 & 1),
-                bool(words[0] >> 11 & 1)};
+  instr.deps = {bool(words[0] >> 8 & 1),  bool(words[0] >> 9 & 1),      bool(words[0] >> 10 & 1),
+                bool(words[0] >> 11 & 1), bool(words[0] & kPopSideBit), bool(words[0] & kPushSideBit)};
+  instr.vectorQueue = (words[0] & kVectorQueueBit) != 0;
+  if (instr.vectorQueue && !isVectorOpcode(instr.opcode))
+    return makeError("malformed instruction: ", spec->mnemonic, " sets vq but is not a vector instruction");
   instr.layer = uint16_t(words[0] >> 16);
   std::array<uint64_t, 4> used{0xffffffffu, 0, 0, 0};  // the header bits
   for (const auto& f : spec->fields) {
@@ -131,13 +168,10 @@ Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) 
     if (words[size_t(w)] & ~used[size_t(w)])
       return makeError("malformed instruction: ", spec->mnemonic, " has bits set outside its fields (word ",
                        w, ")");
-  const Queue q = instr.queue();
-  if ((instr.deps.popPrev || instr.deps.pushPrev) && !hasPrev(q))
-    return makeError("malformed instruction: ", spec->mnemonic, " in the ", queueName(q),
-                     " queue uses pop_prev/push_prev but that queue has no previous queue");
-  if ((instr.deps.popNext || instr.deps.pushNext) && !hasNext(q))
-    return makeError("malformed instruction: ", spec->mnemonic, " in the ", queueName(q),
-                     " queue uses pop_next/push_next but that queue has no next queue");
+  if (const auto l = missingLink(instr))
+    return makeError("malformed instruction: ", spec->mnemonic, " in the ", queueName(instr.queue()),
+                     " queue uses pop_", linkName(*l), "/push_", linkName(*l), " but that queue has no ",
+                     linkNoun(*l), " queue");
   return instr;
 }
 

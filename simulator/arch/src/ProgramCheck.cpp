@@ -25,32 +25,27 @@ using isa::Queue;
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-// The four semaphores between neighbouring queues (isa.md "Dependency tokens").
-enum Semaphore : uint8_t { kLoadToCompute, kComputeToLoad, kComputeToStore, kStoreToCompute, kNumSemaphores };
-constexpr const char* kSemaphoreName[kNumSemaphores] = {"load->compute", "compute->load", "compute->store",
-                                                        "store->compute"};
-constexpr const char* kSemaphoreSource[kNumSemaphores] = {"load", "compute", "compute", "store"};
-
-std::optional<Semaphore> prevInbound(Queue q) {
-  if (q == Queue::Compute) return kLoadToCompute;
-  if (q == Queue::Store) return kComputeToStore;
-  return std::nullopt;
+// One semaphore per ordered pair of linked queues (isa.md "Dependency
+// tokens"): index from * kNumQueues + to.
+using Semaphore = uint8_t;
+constexpr int kNumSemaphores = isa::kNumQueues * isa::kNumQueues;
+constexpr Semaphore semaphore(Queue from, Queue to) {
+  return Semaphore(int(from) * isa::kNumQueues + int(to));
 }
-std::optional<Semaphore> nextInbound(Queue q) {
-  if (q == Queue::Load) return kComputeToLoad;
-  if (q == Queue::Compute) return kStoreToCompute;
-  return std::nullopt;
+Queue semaphoreSource(Semaphore s) { return Queue(s / isa::kNumQueues); }
+std::string semaphoreName(Semaphore s) {
+  return std::string(isa::queueName(semaphoreSource(s))) + "->" +
+         std::string(isa::queueName(Queue(s % isa::kNumQueues)));
 }
-std::optional<Semaphore> prevOutbound(Queue q) {
-  if (q == Queue::Compute) return kComputeToLoad;
-  if (q == Queue::Store) return kStoreToCompute;
-  return std::nullopt;
+/// Forward semaphores announce data (load->compute, compute->vector, ...);
+/// backward ones return buffer credits.
+bool isDataReady(Semaphore s) {
+  return isa::pipelineRank(semaphoreSource(s)) < isa::pipelineRank(Queue(s % isa::kNumQueues));
 }
-std::optional<Semaphore> nextOutbound(Queue q) {
-  if (q == Queue::Load) return kLoadToCompute;
-  if (q == Queue::Compute) return kComputeToStore;
-  return std::nullopt;
-}
+/// The semaphore `q` pops over `link` (from the linked queue to q).
+Semaphore inbound(Queue q, isa::Link link) { return semaphore(*isa::linkedQueue(q, link), q); }
+/// The semaphore `q` pushes over `link`.
+Semaphore outbound(Queue q, isa::Link link) { return semaphore(q, *isa::linkedQueue(q, link)); }
 
 std::string_view mnemonic(const Instruction& in) {
   const auto* spec = isa::findOpcode(uint8_t(in.opcode));
@@ -64,7 +59,7 @@ std::string describe(const std::vector<Instruction>& program, uint32_t index) {
 }
 
 /// The executed part of a program (everything before the first FINISH),
-/// split into its three queues.
+/// split into its queues.
 struct QueueView {
   size_t end = 0;                                            ///< index of the first FINISH
   std::array<std::vector<uint32_t>, isa::kNumQueues> order;  ///< instruction indices per queue
@@ -93,16 +88,18 @@ Expected<QueueView> viewProgram(const std::vector<Instruction>& program) {
                          " does not fit its ", int(layout.width), " bits");
     if (in.opcode == Opcode::Sync && (in[Field::QueueSel] < 0 || in[Field::QueueSel] >= isa::kNumQueues))
       return makeError(describe(program, i), ": q=", in[Field::QueueSel], " names no queue");
+    if (in.vectorQueue && !isa::isVectorOpcode(in.opcode))
+      return makeError(describe(program, i), ": vq on an instruction that is not a vector instruction");
     const Queue q = in.queue();
-    if ((in.deps.popPrev || in.deps.pushPrev) && !prevInbound(q))
-      return makeError(describe(program, i), ": the load queue has no previous queue (pop_prev/push_prev)");
-    if ((in.deps.popNext || in.deps.pushNext) && !nextInbound(q))
-      return makeError(describe(program, i), ": the store queue has no next queue (pop_next/push_next)");
+    for (isa::Link l : isa::kLinks)
+      if ((in.deps.pops(l) || in.deps.pushes(l)) && !isa::linkedQueue(q, l))
+        return makeError(describe(program, i), ": the ", isa::queueName(q), " queue has no ",
+                         l == isa::Link::Prev ? "previous" : "next", " queue");
     v.queueOf[i] = uint8_t(q);
     v.position[i] = uint32_t(v.order[int(q)].size());
     v.order[int(q)].push_back(i);
-    if (in.deps.pushPrev) ++v.totalPushes[*prevOutbound(q)];
-    if (in.deps.pushNext) ++v.totalPushes[*nextOutbound(q)];
+    for (isa::Link l : isa::kLinks)
+      if (in.deps.pushes(l)) ++v.totalPushes[outbound(q, l)];
   }
   return v;
 }
@@ -131,15 +128,16 @@ struct TokenMachine {
     return waiting < depth[int(q)];
   }
 
-  bool tokensReady(const Instruction& in, Queue q) const {
-    if (in.deps.popPrev && popped[*prevInbound(q)] >= pushers[*prevInbound(q)].size()) return false;
-    if (in.deps.popNext && popped[*nextInbound(q)] >= pushers[*nextInbound(q)].size()) return false;
-    return true;
+  /// The first link whose token `in` still waits for, if any.
+  std::optional<isa::Link> missingToken(const Instruction& in, Queue q) const {
+    for (isa::Link l : isa::kLinks)
+      if (in.deps.pops(l) && popped[inbound(q, l)] >= pushers[inbound(q, l)].size()) return l;
+    return std::nullopt;
   }
 
-  /// Runs until nothing can move. `onExecute(index, prevPusher, nextPusher)`
-  /// sees every executed instruction with the instructions whose pushes it
-  /// consumed (kNone if it pops nothing); it returns an Error to stop.
+  /// Runs until nothing can move. `onExecute(index, pushers)` sees every
+  /// executed instruction with the instructions whose pushes it consumed
+  /// (one per link, kNone where it pops nothing); it returns an Error to stop.
   template <typename OnExecute>
   Error run(OnExecute&& onExecute) {
     for (bool progress = true; progress;) {
@@ -153,14 +151,13 @@ struct TokenMachine {
         while (executed[qi] < fetched[qi]) {
           const uint32_t index = view.order[qi][executed[qi]];
           const Instruction& in = program[index];
-          if (!tokensReady(in, q)) break;
-          const uint32_t fromPrev =
-              in.deps.popPrev ? pushers[*prevInbound(q)][popped[*prevInbound(q)]++] : kNone;
-          const uint32_t fromNext =
-              in.deps.popNext ? pushers[*nextInbound(q)][popped[*nextInbound(q)]++] : kNone;
-          EMBER_RETURN_IF_ERROR(onExecute(index, fromPrev, fromNext));
-          if (in.deps.pushPrev) pushers[*prevOutbound(q)].push_back(index);
-          if (in.deps.pushNext) pushers[*nextOutbound(q)].push_back(index);
+          if (missingToken(in, q)) break;
+          std::array<uint32_t, 3> from{kNone, kNone, kNone};
+          for (isa::Link l : isa::kLinks)
+            if (in.deps.pops(l)) from[size_t(l)] = pushers[inbound(q, l)][popped[inbound(q, l)]++];
+          EMBER_RETURN_IF_ERROR(onExecute(index, from));
+          for (isa::Link l : isa::kLinks)
+            if (in.deps.pushes(l)) pushers[outbound(q, l)].push_back(index);
           ++executed[qi];
           progress = true;
         }
@@ -185,12 +182,10 @@ struct TokenMachine {
       const Queue q = Queue(qi);
       const uint32_t index = view.order[qi][executed[qi]];
       const Instruction& in = program[index];
-      const Semaphore s = in.deps.popPrev && popped[*prevInbound(q)] >= pushers[*prevInbound(q)].size()
-                              ? *prevInbound(q)
-                              : *nextInbound(q);
+      const Semaphore s = inbound(q, *missingToken(in, q));
       os << separator << "the " << isa::queueName(q) << " queue waits at " << describe(program, index)
-         << " for a token from " << kSemaphoreSource[s] << " (semaphore " << kSemaphoreName[s] << ": pop #"
-         << popped[s] + 1 << ", the program pushes " << view.totalPushes[s] << " in all)";
+         << " for a token from " << isa::queueName(semaphoreSource(s)) << " (semaphore " << semaphoreName(s)
+         << ": pop #" << popped[s] + 1 << ", the program pushes " << view.totalPushes[s] << " in all)";
       separator = "; ";
     }
     if (fetchNext < view.end) {
@@ -322,7 +317,7 @@ std::string rangeText(bool accumulator, int64_t first, int64_t end) {
   return os.str();
 }
 
-/// Happens-before by vector clocks over the three queues, and per queue a
+/// Happens-before by vector clocks over the queues, and per queue a
 /// window of its recent SRAM accesses. An access only needs comparing with
 /// the accesses of other queues that do not happen before it, which are the
 /// tail of each window (positions >= the clock's component). Accesses that
@@ -337,13 +332,13 @@ class RaceChecker {
         accumulatorEntries_(config.accumulatorEntries()),
         clocks_(view.end) {}
 
-  Error execute(uint32_t index, uint32_t fromPrev, uint32_t fromNext) {
+  Error execute(uint32_t index, const std::array<uint32_t, 3>& pushers) {
     // clocks_[i][q]: how many instructions of queue q happen before or at i.
     const int q = view_.queueOf[index];
     auto& clock = clocks_[index];
     const uint32_t pos = view_.position[index];
     if (pos > 0) clock = clocks_[view_.order[q][pos - 1]];
-    for (uint32_t from : {fromPrev, fromNext})
+    for (uint32_t from : pushers)
       if (from != kNone)
         for (int k = 0; k < isa::kNumQueues; ++k) clock[k] = std::max(clock[k], clocks_[from][k]);
     clock[q] = pos + 1;
@@ -425,20 +420,26 @@ class RaceChecker {
 Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
   EMBER_ASSIGN_OR_RETURN(const QueueView view, viewProgram(program));
   TokenMachine machine{
-      program, view, {config.loadQueueDepth, config.computeQueueDepth, config.storeQueueDepth}};
-  EMBER_RETURN_IF_ERROR(machine.run([](uint32_t, uint32_t, uint32_t) { return Error::success(); }));
+      program,
+      view,
+      {config.loadQueueDepth, config.computeQueueDepth, config.storeQueueDepth, config.vectorQueueDepth}};
+  EMBER_RETURN_IF_ERROR(
+      machine.run([](uint32_t, const std::array<uint32_t, 3>&) { return Error::success(); }));
   if (!machine.finished()) return Error::make(machine.deadlockMessage());
-  // Data-ready semaphores (load->compute, compute->store) must end empty: a
-  // token left there announces data that nobody consumes. Buffer-free
-  // semaphores (compute->load, store->compute) may keep the credits that a
+  // Data-ready semaphores (forward: load->compute, compute->store and the
+  // vector queue's load->vector, compute->vector, vector->store) must end
+  // empty: a token left there announces data that nobody consumes.
+  // Buffer-free semaphores (backward) may keep the credits that a
   // double-buffered schedule returns after the last use of each buffer; a
   // missing pop on them lets a unit overwrite a buffer in use, which
   // checkSramRaces reports as a race.
-  for (Semaphore s : {kLoadToCompute, kComputeToStore}) {
+  for (int si = 0; si < kNumSemaphores; ++si) {
+    const Semaphore s = Semaphore(si);
+    if (!isDataReady(s)) continue;
     const auto& pushers = machine.pushers[s];
     const size_t left = pushers.size() - machine.popped[s];
     if (left == 0) continue;
-    return makeError("unbalanced tokens: semaphore ", kSemaphoreName[s], " keeps ", left,
+    return makeError("unbalanced tokens: semaphore ", semaphoreName(s), " keeps ", left,
                      " token(s) that no instruction pops: first unpopped push by ",
                      describe(program, pushers[machine.popped[s]]), ", last push by ",
                      describe(program, pushers.back()));
@@ -481,10 +482,10 @@ Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConf
   // Queue depths only delay fetch; they never order execution, so the
   // happens-before relation is built with unbounded queues.
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-  TokenMachine machine{program, view, {kUnbounded, kUnbounded, kUnbounded}};
+  TokenMachine machine{program, view, {kUnbounded, kUnbounded, kUnbounded, kUnbounded}};
   RaceChecker checker(program, view, config);
-  EMBER_RETURN_IF_ERROR(machine.run([&](uint32_t index, uint32_t fromPrev, uint32_t fromNext) {
-    return checker.execute(index, fromPrev, fromNext);
+  EMBER_RETURN_IF_ERROR(machine.run([&](uint32_t index, const std::array<uint32_t, 3>& pushers) {
+    return checker.execute(index, pushers);
   }));
   if (!machine.finished())
     return Error::make("cannot order the SRAM accesses: the tokens deadlock even with unbounded queues (" +

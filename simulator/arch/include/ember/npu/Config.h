@@ -11,6 +11,10 @@ namespace ember::npu {
 
 enum class Dataflow : uint8_t { WeightStationary, OutputStationary };
 enum class MatrixEngineModel : uint8_t { Fast, Rtl };
+/// Where vector instructions run: on the compute queue behind the gemms
+/// (shared, ISA v1/v2) or on their own in-order queue beside it (separate,
+/// ISA v3 `vq`), so a requant overlaps the next tile's gemms.
+enum class VectorQueue : uint8_t { Shared, Separate };
 
 struct EnergyTable {
   double macPj = 0.2;              ///< one int8 multiply-accumulate
@@ -42,6 +46,10 @@ struct NpuConfig {
   // Accumulator (int32).
   int64_t accumulatorBytes = 64 * 1024;
   int64_t accumulatorPortBytes = 64;  ///< bytes the accumulator port moves per cycle
+  /// Contiguous equal accumulator banks, one port each (bank = entry /
+  /// (entries / banks)): the matrix engine's writes and the vector unit's
+  /// reads of different banks proceed in parallel, of one bank in turn.
+  int64_t accumulatorBanks = 1;
   // DRAM.
   int64_t dramBytes = int64_t(1) << 30;
   int64_t dramBytesPerCycle = 16;
@@ -49,18 +57,21 @@ struct NpuConfig {
   // Vector unit.
   int64_t vectorLanes = 16;
   int64_t vectorLatencyCycles = 4;
+  VectorQueue vectorQueue = VectorQueue::Shared;
   // Instruction queues (entries).
   int64_t loadQueueDepth = 32;
   int64_t computeQueueDepth = 32;
   int64_t storeQueueDepth = 32;
+  int64_t vectorQueueDepth = 32;
   EnergyTable energy;
   // Simulation (not hardware): how far a DMA may run ahead of SystemC time.
   int64_t quantumCycles = 1000;
 
   int64_t accumulatorEntries() const { return accumulatorBytes / 4; }
   int64_t bankBytes() const { return scratchpadBytes / scratchpadBanks; }
+  int64_t accumulatorBankEntries() const { return accumulatorEntries() / accumulatorBanks; }
   /// A hash of the parameters a compiled program depends on (array shape,
-  /// dataflow, weight buffers, memory sizes, banks, lanes), not of timing or energy, so that a
+  /// dataflow, weight buffers, vector queue, memory sizes, banks, lanes), not of timing or energy, so that a
   /// bundle stays valid across bandwidth or energy sweeps.
   uint64_t hash() const;
 };

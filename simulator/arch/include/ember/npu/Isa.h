@@ -11,7 +11,10 @@
 //   bit   9      pop_next   wait for a token from the next queue
 //   bit  10      push_prev  after completion, send a token to the previous queue
 //   bit  11      push_next  after completion, send a token to the next queue
-//   bits 12..15  reserved (0)
+//   bit  12      pop_side   wait for a token from the side queue (ISA v3)
+//   bit  13      push_side  after completion, send a token to the side queue (ISA v3)
+//   bit  14      vq         a vector instruction runs on the vector queue (ISA v3)
+//   bit  15      reserved (0)
 //   bits 16..31  layer tag (0 = none, i = the bundle's layer i-1)
 //   bits 32..255 opcode fields (kOpcodeSpecs)
 #pragma once
@@ -30,15 +33,32 @@ namespace ember::npu::isa {
 /// Bumped whenever an encoding or a semantic changes. Bundles carry it.
 /// Version 2 adds gemm's `wbuf` (the weight buffer, docs/npu/isa.md); a
 /// version-1 program is a version-2 program that never sets it, so both run.
-inline constexpr uint32_t kIsaVersion = 2;
+/// Version 3 adds the vector queue (header bits pop_side, push_side, vq and
+/// sync q=3); a version-2 program never sets them, so versions 1-3 all run.
+inline constexpr uint32_t kIsaVersion = 3;
 inline constexpr uint32_t kOldestIsaVersion = 1;
 inline constexpr size_t kInstructionBytes = 32;
 inline constexpr unsigned kFieldsFirstBit = 32;
 
-/// The three decoupled queues, in pipeline order: load -> compute -> store.
-enum class Queue : uint8_t { Load = 0, Compute = 1, Store = 2 };
-inline constexpr int kNumQueues = 3;
+/// The decoupled queues. Load -> compute -> store is the chain of ISA v1/v2
+/// (each queue's previous and next queue); ISA v3 adds the vector queue beside
+/// it (isa.md "Dependency tokens"): its previous queue is compute, its next is
+/// store and its side queue is load; the side queue of every other queue is
+/// the vector queue.
+enum class Queue : uint8_t { Load = 0, Compute = 1, Store = 2, Vector = 3 };
+inline constexpr int kNumQueues = 4;
 std::string_view queueName(Queue q);
+
+/// The three token links of a queue.
+enum class Link : uint8_t { Prev, Next, Side };
+/// The queue at the other end of `q`'s `link`, or nullopt when there is none
+/// (load has no previous queue, store no next queue).
+std::optional<Queue> linkedQueue(Queue q, Link link);
+/// Position in the data flow load -> compute -> vector -> store: a token that
+/// moves forward announces data, one that moves backward returns a buffer.
+constexpr int pipelineRank(Queue q) {
+  return q == Queue::Load ? 0 : q == Queue::Compute ? 1 : q == Queue::Vector ? 2 : 3;
+}
 
 #define EMBER_NPU_OPCODES(X)                                                    \
   X(Load, 1, "load", Load)          /* DMA DRAM -> scratchpad/accumulator */    \
@@ -61,17 +81,18 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                 \
-  X(Mem)                                                                                                    \
-  X(DramAddr)                                                                                               \
-  X(SramAddr)                                                                                               \
-  X(XSize)                                                                                                  \
-  X(YSize) X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft)           \
-      X(PadRight) X(PadValue) X(Accumulate) X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) \
-          X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols)           \
-              X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi)       \
-                  X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH)          \
-                      X(StrideW) X(OutH) X(OutW) X(Channels) X(QueueSel)
+#define EMBER_NPU_FIELDS(X)                                                                                \
+  X(Mem)                                                                                                   \
+  X(DramAddr)                                                                                              \
+  X(SramAddr)                                                                                              \
+  X(XSize)                                                                                                 \
+  X(YSize)                                                                                                 \
+  X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight)       \
+      X(PadValue) X(Accumulate) X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) \
+          X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride)        \
+              X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32)   \
+                  X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH)      \
+                      X(OutW) X(Channels) X(QueueSel)
 
 enum class Field : uint8_t {
 #define EMBER_NPU_FIELD_ENUM(name) name,
@@ -88,7 +109,7 @@ enum class FieldKind : uint8_t {
   Signed,    ///< two's complement
   Memory,    ///< 0 = spad, 1 = acc
   PoolMode,  ///< 0 = max, 1 = avg
-  QueueId,   ///< 0 = load, 1 = compute, 2 = store
+  QueueId,   ///< 0 = load, 1 = compute, 2 = store, 3 = vector (ISA v3)
 };
 
 struct FieldLayout {
@@ -106,6 +127,12 @@ struct OpcodeSpec {
   std::span<const FieldLayout> fields;
 };
 
+/// Whether `op` is a vector-unit opcode (may run on the vector queue).
+constexpr bool isVectorOpcode(Opcode op) {
+  return op == Opcode::Requant || op == Opcode::VAdd || op == Opcode::VClip || op == Opcode::Lut ||
+         op == Opcode::Pool || op == Opcode::EAdd;
+}
+
 /// The specification of `op`, or nullptr for an undefined opcode value.
 const OpcodeSpec* findOpcode(uint8_t value);
 const OpcodeSpec* findOpcode(std::string_view mnemonic);
@@ -118,20 +145,31 @@ enum class PoolMode : uint8_t { Max = 0, Avg = 1 };
 /// The dependency-token bits of the header (VTA style; semantics in isa.md).
 struct DepFlags {
   bool popPrev = false, popNext = false, pushPrev = false, pushNext = false;
+  bool popSide = false, pushSide = false;  ///< ISA v3
+  bool pops(Link l) const { return l == Link::Prev ? popPrev : l == Link::Next ? popNext : popSide; }
+  bool pushes(Link l) const { return l == Link::Prev ? pushPrev : l == Link::Next ? pushNext : pushSide; }
   bool operator==(const DepFlags&) const = default;
 };
+inline constexpr Link kLinks[] = {Link::Prev, Link::Next, Link::Side};
 
 /// A decoded instruction: every field as a signed 64-bit value.
 struct Instruction {
   Opcode opcode = Opcode::Finish;
   DepFlags deps;
   uint16_t layer = 0;
+  /// ISA v3 header bit `vq`: a vector opcode (requant, vadd, vclip, lut,
+  /// pool, eadd) runs on the vector queue instead of the compute queue.
+  bool vectorQueue = false;
   std::array<int64_t, kNumFields> values{};
 
   int64_t operator[](Field f) const { return values[size_t(f)]; }
   int64_t& operator[](Field f) { return values[size_t(f)]; }
-  /// The queue that executes it (Sync: its `q` field).
+  /// The queue that executes it (Sync: its `q` field; a vector opcode with
+  /// `vq`: the vector queue).
   Queue queue() const;
+  /// The lowest ISA version that encodes it (3 with the vector queue's bits,
+  /// 2 with a gemm `wbuf`, else 1).
+  uint32_t minIsaVersion() const;
   bool operator==(const Instruction&) const = default;
 };
 
@@ -151,7 +189,7 @@ constexpr int64_t fieldMin(const FieldLayout& layout) {
 }
 constexpr int64_t fieldMax(const FieldLayout& layout) {
   if (layout.kind == FieldKind::Signed) return (int64_t(1) << (layout.width - 1)) - 1;
-  if (layout.kind == FieldKind::QueueId) return 2;
+  if (layout.kind == FieldKind::QueueId) return 3;
   if (layout.kind == FieldKind::Memory || layout.kind == FieldKind::PoolMode) return 1;
   return layout.width >= 63 ? INT64_MAX : (int64_t(1) << layout.width) - 1;
 }
