@@ -906,7 +906,6 @@ static Result inferResize(Types in, const Attributes& attrs) {
       "tf_crop_and_resize"};
   if (std::find(kTransforms.begin(), kTransforms.end(), transform) == kTransforms.end())
     return makeError("Resize: unsupported coordinate_transformation_mode '", transform, "'");
-  static constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor", "round_prefer_ceil",
   if (transform == "tf_crop_and_resize") {
     EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, bit(ElemKind::F32)));
     AttrReader roiReader(op, attrs);
@@ -917,6 +916,7 @@ static Result inferResize(Types in, const Attributes& attrs) {
     for (double v : *roi)
       if (!std::isfinite(v)) return makeError("Resize: roi values must be finite");
   }
+  static constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor", "round_prefer_ceil",
                                                                     "floor", "ceil"};
   if (std::find(kNearestModes.begin(), kNearestModes.end(), nearestMode) == kNearestModes.end())
     return makeError("Resize: unknown nearest_mode '", nearestMode, "'");
@@ -1254,7 +1254,6 @@ static Result inferLookup(Types in, const Attributes&) {
   return single(in[1].withDims(in[0].dims));
 }
 
-// ---- Dispatch --------------------------------------------------------------------
 // Value-dependent output shapes: every result has its static upper bound,
 // and the last is the i64 scalar count of valid entries (Ops.def).
 static Result inferNonZero(Types in, const Attributes&) {

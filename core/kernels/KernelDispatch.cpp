@@ -149,12 +149,12 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::ScatterElements:
     case OpKind::GatherND:
     case OpKind::ScatterND:
-      return kAny;
-    // Linear Resize takes float kinds only (type rule), so this excludes
     case OpKind::NonZero:
-    // f16/bf16, which the kernel cannot interpolate.
+      return kAny;
     case OpKind::Unique:
       return kNumeric | kBool;
+    // Linear Resize takes float kinds only (type rule), so this excludes
+    // f16/bf16, which the kernel cannot interpolate.
     case OpKind::Resize:
       return kNumeric | kBool;
     // The quantized primitives: their type rules pin every other operand.
@@ -162,10 +162,6 @@ KindSet supportedKinds(OpKind kind) {
       return kF32;
     case OpKind::Dequantize:
       return kQuant8 | bit(ElemKind::Int32Q);
-    case OpKind::Requantize:
-    case OpKind::QuantizedConv:
-    case OpKind::QuantizedMatMul:
-    case OpKind::QuantizedAdd:
     case OpKind::QuantizeLinear:
     case OpKind::DynamicQuantizeLinear:
       return kF32;
@@ -173,6 +169,10 @@ KindSet supportedKinds(OpKind kind) {
       return kQuant8 | bit(ElemKind::I32);
     case OpKind::MatMulInteger:
       return kQuant8;
+    case OpKind::Requantize:
+    case OpKind::QuantizedConv:
+    case OpKind::QuantizedMatMul:
+    case OpKind::QuantizedAdd:
     case OpKind::QuantizedAvgPool:
     case OpKind::Lookup:
       return kQuant8;
@@ -259,16 +259,14 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       return kernels::runResize(kind, attrs, inputs, outputs);
     case Family::Quantized:
       return kernels::runQuantized(kind, attrs, inputs, outputs);
-    case Family::None:
-      break;
-  }
-  return makeError(opName(kind), ": has no reference kernel");
     case Family::ValueDependent:
       return kernels::runValueDependent(kind, attrs, inputs, outputs);
     case Family::OnnxQuantization:
       return kernels::runOnnxQuantization(kind, attrs, inputs, outputs);
-    case Family::ValueDependent:
-      return kernels::runValueDependent(kind, attrs, inputs, outputs);
+    case Family::None:
+      break;
+  }
+  return makeError(opName(kind), ": has no reference kernel");
 }
 
 }  // namespace ember
