@@ -64,3 +64,6 @@ fi
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
 /usr/bin/python3 "$here/npu_resnet50_bench.py" report "$out" "$ort" "$fma_gflops" "$model"
+echo
+# Ember's per-layer cycles against SCALE-Sim's weight-stationary formula (docs/npu/compiler.md).
+/usr/bin/python3 "$here/scalesim_compare.py" "$model" "$out" "$out/scalesim"
