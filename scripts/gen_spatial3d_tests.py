@@ -26,7 +26,7 @@ import torch
 from onnx import TensorProto, helper
 from torch import nn
 
-GENERATOR_VERSION = "gen_spatial3d_tests v2"
+GENERATOR_VERSION = "gen_spatial3d_tests v4"
 
 
 def random_batchnorm(bn: nn.Module, generator: torch.Generator) -> None:
@@ -86,6 +86,9 @@ CASES = {
                                                       count_include_pad=True), (1, 3, 6, 7, 8)),
     "avgpool3d_no_count_pad": (lambda: nn.AvgPool3d((3, 2, 3), stride=(2, 2, 1), padding=(1, 1, 1),
                                                     count_include_pad=False), (2, 2, 7, 6, 5)),
+    "avgpool3d_depth_only": (lambda: nn.AvgPool3d((3, 1, 1), stride=(2, 1, 1), padding=(1, 0, 0)), (1, 4, 7, 3, 5)),
+    # D = 4 while H and W pool to 3 and 2: the output depth must come from the window, not a dim
+    "maxpool3d_planar_only": (lambda: nn.MaxPool3d((1, 2, 2), stride=(1, 2, 2)), (2, 3, 4, 6, 5)),
     "batchnorm3d": (lambda: nn.BatchNorm3d(5), (2, 5, 3, 4, 6)),
     "instancenorm3d": (lambda: nn.InstanceNorm3d(4, affine=True), (2, 4, 3, 5, 4)),
     "mini_r3d": (MiniR3D, (1, 3, 8, 32, 32)),

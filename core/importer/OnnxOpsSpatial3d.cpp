@@ -56,6 +56,15 @@ Expected<Value> filterPlane(NodeBuilder& b, const Value& w, int64_t kd) {
   return b.transpose(plane, {0, 2, 3, 1}, "filter_d" + tag + "_nhwc");
 }
 
+/// Whether a pool window (kernel, strides, pads) takes each element alone.
+bool isIdentityWindow(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                      const std::vector<int64_t>& pads) {
+  auto all = [](const std::vector<int64_t>& v, int64_t value) {
+    return std::all_of(v.begin(), v.end(), [value](int64_t e) { return e == value; });
+  };
+  return all(kernel, 1) && all(strides, 1) && all(pads, 0);
+}
+
 /// Adds `term` to the running sum (the first term starts it). The last term
 /// is named after the ONNX node.
 Expected<Value> accumulate(NodeBuilder& b, std::optional<Value> sum, const Value& term, bool last,
@@ -100,14 +109,15 @@ Expected<Value> importConv3d(NodeBuilder& b, const Value& x, const Value& w, con
   for (int64_t k = 0; k < kd; ++k) {
     const std::string tag = std::to_string(k);
     const int64_t start = k * dd;
-    EMBER_TRY(
-        Value planes,
-        b.emit(
-            OpKind::Slice, {xl},
-            Attributes{{"starts", std::vector<int64_t>{0, start, 0, 0, 0}},
-                       {"ends", std::vector<int64_t>{n, start + (depthOut - 1) * sd + 1, h, width, channels}},
-                       {"steps", std::vector<int64_t>{1, sd, 1, 1, 1}}},
-            "planes_d" + tag));
+    Value planes = xl;
+    if (start != 0 || sd != 1 || depthOut != padded) {  // not every plane in order: slice
+      std::vector<int64_t> ends{n, start + (depthOut - 1) * sd + 1, h, width, channels};
+      EMBER_TRY(planes, b.emit(OpKind::Slice, {xl},
+                               Attributes{{"starts", std::vector<int64_t>{0, start, 0, 0, 0}},
+                                          {"ends", std::move(ends)},
+                                          {"steps", std::vector<int64_t>{1, sd, 1, 1, 1}}},
+                               "planes_d" + tag));
+    }
     EMBER_TRY(planes, b.reshape(planes, {n * depthOut, h, width, channels}, "planes_d" + tag + "_2d"));
     EMBER_TRY(Value filter, filterPlane(b, w, k));
     // The bias is added once, by the first plane's conv.
@@ -177,18 +187,30 @@ Expected<Value> importPool3d(NodeBuilder& b, OpKind kind, const Value& x, const 
   };
   const int64_t n = x.dims()[0], depth = x.dims()[2];
   EMBER_TRY(Value xl, b.transpose(x, channelsLastPerm(5), "ndhwc"));
-  EMBER_TRY(Value planes, b.reshape(xl, {n * depth, x.dims()[3], x.dims()[4], x.dims()[1]}, "planes_2d"));
-  EMBER_TRY(Value pooledHW,
-            b.emit(kind, {planes},
-                   poolAttrs(planar(win.kernel), planar(win.strides), planarPads(win), planar(win.dilations)),
-                   "pool_hw"));
-  const Dims& hw = pooledHW.dims();
-  EMBER_TRY(Value columns, b.reshape(pooledHW, {n, depth, hw[1] * hw[2], hw[3]}, "columns"));
-  EMBER_TRY(Value pooled,
-            b.emit(kind, {columns},
-                   poolAttrs({win.kernel[kDepth], 1}, {win.strides[kDepth], 1},
-                             {win.pads[kDepth], 0, win.pads[kDepth + 3], 0}, {win.dilations[kDepth], 1})));
-  EMBER_TRY(pooled, b.reshape(pooled, {n, pooled.dims()[1], hw[1], hw[2], hw[3]}, "pool_3d"));
+  // A window of one element, stride 1 and no pads passes its input through:
+  // that stage is left out (the (1, 3, 3) pools of video models).
+  Value pooledHW = xl;
+  Dims hw{n * depth, x.dims()[3], x.dims()[4], x.dims()[1]};
+  if (!isIdentityWindow(planar(win.kernel), planar(win.strides), planarPads(win))) {
+    EMBER_TRY(Value planes, b.reshape(xl, hw, "planes_2d"));
+    EMBER_TRY(pooledHW, b.emit(kind, {planes},
+                               poolAttrs(planar(win.kernel), planar(win.strides), planarPads(win),
+                                         planar(win.dilations)),
+                               "pool_hw"));
+    hw = pooledHW.dims();
+  }
+  Value pooled = pooledHW;
+  int64_t depthOut = depth;
+  const std::vector<int64_t> depthPads{win.pads[kDepth], 0, win.pads[kDepth + 3], 0};
+  if (!isIdentityWindow({win.kernel[kDepth]}, {win.strides[kDepth]}, depthPads)) {
+    EMBER_TRY(Value columns, b.reshape(pooledHW, {n, depth, hw[1] * hw[2], hw[3]}, "columns"));
+    EMBER_TRY(pooled, b.emit(kind, {columns},
+                             poolAttrs({win.kernel[kDepth], 1}, {win.strides[kDepth], 1}, depthPads,
+                                       {win.dilations[kDepth], 1}),
+                             "pool_d"));
+    depthOut = pooled.dims()[1];
+  }
+  EMBER_TRY(pooled, b.reshape(pooled, {n, depthOut, hw[1], hw[2], hw[3]}, "pool_3d"));
   return b.transpose(pooled, channelsFirstPerm(5), "ncdhw");
 }
 

@@ -41,7 +41,8 @@ const std::string kCases[] = {
     "convtranspose3d_strided", "convtranspose3d_groups_dilated",
     "convtranspose3d_cropped", "maxpool3d_ceil",
     "maxpool3d_dilated",       "avgpool3d_count_pad_ceil",
-    "avgpool3d_no_count_pad",  "batchnorm3d",
+    "avgpool3d_no_count_pad",  "avgpool3d_depth_only",
+    "maxpool3d_planar_only",   "batchnorm3d",
     "instancenorm3d",          "mini_r3d",
 };
 
