@@ -95,14 +95,15 @@ Error expectRank(OpKind op, std::string_view what, const Type& t, size_t rank) {
 /// Element-kind classes as bit sets over ElemKind.
 using KindSet = unsigned;
 constexpr KindSet bit(ElemKind k) { return 1u << unsigned(k); }
-constexpr KindSet kFloatKinds = bit(ElemKind::F32) | bit(ElemKind::F16) | bit(ElemKind::BF16);
+constexpr KindSet kFloatKinds =
+    bit(ElemKind::F32) | bit(ElemKind::F16) | bit(ElemKind::BF16) | bit(ElemKind::F64);
 constexpr KindSet kIntKinds = bit(ElemKind::I32) | bit(ElemKind::I64);
 constexpr KindSet kNumericKinds = kFloatKinds | kIntKinds;
 constexpr KindSet kBoolKinds = bit(ElemKind::Bool);
 
 std::string kindSetStr(KindSet set) {
   std::string s;
-  for (unsigned k = 0; k <= unsigned(ElemKind::Bool); ++k) {
+  for (unsigned k = 0; k <= unsigned(ElemKind::F64); ++k) {
     if (!(set & (1u << k))) continue;
     if (!s.empty()) s += ", ";
     s += elemKindName(ElemKind(k));

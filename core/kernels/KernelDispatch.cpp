@@ -88,7 +88,9 @@ Family familyOf(OpKind kind) {
 using KindSet = unsigned;
 constexpr KindSet bit(ElemKind k) { return 1u << unsigned(k); }
 constexpr KindSet kF32 = bit(ElemKind::F32);
-constexpr KindSet kNumeric = kF32 | bit(ElemKind::I32) | bit(ElemKind::I64);
+/// f32 and f64: the float kernels are templates over float and double.
+constexpr KindSet kFloat = kF32 | bit(ElemKind::F64);
+constexpr KindSet kNumeric = kFloat | bit(ElemKind::I32) | bit(ElemKind::I64);
 constexpr KindSet kBool = bit(ElemKind::Bool);
 constexpr KindSet kCastable = kNumeric | kBool | bit(ElemKind::F16) | bit(ElemKind::BF16);
 constexpr KindSet kAny = ~0u;
@@ -159,6 +161,8 @@ KindSet supportedKinds(OpKind kind) {
       return kNumeric | kBool;
     // The quantized primitives: their type rules pin every other operand.
     case OpKind::Quantize:
+    case OpKind::AvgPool:
+    case OpKind::GridSample:
       return kF32;
     case OpKind::Dequantize:
       return kQuant8 | bit(ElemKind::Int32Q);
@@ -177,7 +181,7 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::Lookup:
       return kQuant8;
     default:
-      return familyOf(kind) == Family::None ? 0 : kF32;
+      return familyOf(kind) == Family::None ? 0 : kFloat;
   }
 }
 

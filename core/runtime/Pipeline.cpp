@@ -31,8 +31,11 @@ bool hasComputeNode(const Function& function) {
 Error checkSupported(const Function& function, const Backend& backend) {
   const Node* node = firstUnsupported(function, backend);
   if (!node) return Error::success();
+  // The result types too: a backend may decline a kind only a result has (f64 from a Cast).
+  std::string results;
+  for (size_t i = 0; i < node->numResults(); ++i) results += (i ? ", " : "") + node->resultType(i).str();
   return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backend '",
-                   backend.name(), "' for inputs (", inputTypesOf(*node), ")");
+                   backend.name(), "' for inputs (", inputTypesOf(*node), ") and results (", results, ")");
 }
 
 /// The registered backends `names`, in order.

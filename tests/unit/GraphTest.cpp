@@ -115,7 +115,8 @@ TEST(Type, BroadcastAndChecks) {
   EXPECT_EQ(*broadcastDims({2, 1, 3}, {4, 1}), (Dims{2, 4, 3}));
   EXPECT_FALSE(broadcastDims({2, 3}, {4}));
   EXPECT_TRUE(checkDims({-1}));
-  EXPECT_TRUE(checkDims({1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_FALSE(checkDims({1, 2, 3, 4, 5, 6, 7, 8}));  // kMaxRank is 8
+  EXPECT_TRUE(checkDims({1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_TRUE(checkDims({int64_t(1) << 40, int64_t(1) << 40}));
   EXPECT_FALSE(checkDims({}));
   EXPECT_EQ(Type(ElemKind::F32, {2, 3, 4}).strides(), (Dims{12, 4, 1}));

@@ -277,10 +277,10 @@ TEST(ImporterErrors, BadInitializerSize) {
 
 TEST(ImporterErrors, UnsupportedElementType) {
   OnnxModel m;
-  m.input("x", {int64_t(2)}, onnx::TensorProto::DOUBLE);
+  m.input("x", {int64_t(2)}, onnx::TensorProto::UINT16);
   m.node("Relu", {"x"}, {"y"});
   m.output("y");
-  EXPECT_EQ(importError(m.bytes()), "model.onnx: input 'x': unsupported element type DOUBLE");
+  EXPECT_EQ(importError(m.bytes()), "model.onnx: input 'x': unsupported element type UINT16");
 }
 
 TEST(ImporterErrors, NonConstantShapeInput) {
