@@ -311,7 +311,15 @@ class NpuTop : public sc_module {
         ++fetch.busyCycles;
         r.queues[int(q)].push_back(i);
         queueEvent_[int(q)].notify(SC_ZERO_TIME);
-        if ((i & 1023) == 0) reportProgress(i);
+        if ((i & 1023) == 0) {
+          reportProgress(i);
+          if (r.options && r.options->cancelled && r.options->cancelled()) {
+            r.error = makeError("interrupted after ", i, " of ", r.program.size(), " instructions");
+            r.aborted = true;
+            abortEvent_.notify(SC_ZERO_TIME);
+            break;
+          }
+        }
       }
       r.fetchDone = true;
     }
