@@ -38,20 +38,8 @@ GENERATOR_VERSION = "gen_models v2"
 ZOO_GENERATOR_VERSION = "gen_models zoo v1"
 
 
-def reinit_batchnorm(model: torch.nn.Module, generator: torch.Generator) -> None:
-    """Random but sane BatchNorm statistics and affine parameters.
-
-    Freshly constructed BatchNorms are identities (mean 0, var 1, weight 1, bias 0), which hides
-    bugs in BatchNorm folding and lets activations of deep random networks shrink toward zero.
-    """
-    for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
-            n = module.num_features
-            with torch.no_grad():
-                module.running_mean.copy_(torch.randn(n, generator=generator) * 0.1)
-                module.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
-                module.weight.copy_(torch.rand(n, generator=generator) + 0.5)
-                module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
+# Random but sane BatchNorm statistics (one definition, shared with the zoo).
+reinit_batchnorm = zoo_models.reinit_batchnorm
 
 
 def make_resnet18():

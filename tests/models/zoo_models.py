@@ -27,9 +27,12 @@ class Zoo:
     opset: int
 
 
-def reinit_batchnorm(model: nn.Module, seed: int) -> None:
-    """Random but sane BatchNorm statistics (as gen_models.reinit_batchnorm), for 1-D, 2-D and 3-D."""
-    generator = torch.Generator().manual_seed(seed)
+def reinit_batchnorm(model: nn.Module, generator: torch.Generator) -> None:
+    """Random but sane BatchNorm statistics and affine parameters, for 1-D, 2-D and 3-D norms.
+
+    Freshly constructed BatchNorms are identities (mean 0, var 1, weight 1, bias 0), which hides
+    bugs in BatchNorm folding and lets activations of deep random networks shrink toward zero.
+    """
     for module in model.modules():
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
             n = module.num_features
@@ -46,7 +49,7 @@ def image(seed: int, channels: int, height: int, width: int) -> Tuple[torch.Tens
 
 def finish(model: nn.Module, inputs, names, opset: int, bn_seed: int = 0) -> Zoo:
     if bn_seed:
-        reinit_batchnorm(model, bn_seed)
+        reinit_batchnorm(model, torch.Generator().manual_seed(bn_seed))
     return Zoo(model.eval(), tuple(inputs), list(names), opset)
 
 
