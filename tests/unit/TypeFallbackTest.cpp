@@ -1,6 +1,7 @@
-// f64 across backends: the reference backend runs it, the cpu backend declines
-// it so its f64 nodes fall back to the reference, and without a fallback the
-// compile error names the node, the op and the backend.
+// Kinds and ranks some backends decline: the reference backend runs f64, the
+// cpu backend declines it so its f64 nodes fall back to the reference (without
+// a fallback the compile error names the node, the op and the backend), and
+// the npu declines ranks above its bundle's symbol rank.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,6 +75,25 @@ TEST(F64Fallback, WithoutAFallbackTheErrorNamesTheNode) {
   EXPECT_NE(message.find("node 'to_f64' (Cast)"), std::string::npos) << message;
   EXPECT_NE(message.find("results (f64<4>)"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(RankFallback, NpuDeclinesRanksItsBundleCannotHold) {
+  registerBuiltinBackends();
+  auto npu = BackendRegistry::global().create("npu");
+  ASSERT_TRUE(npu) << npu.error().message();
+  auto transposeOf = [](Dims dims) {
+    NodeInfo info;
+    info.kind = OpKind::Transpose;
+    std::vector<int64_t> perm(dims.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = int64_t(perm.size() - 1 - i);
+    info.attributes = Attributes{{"perm", perm}};
+    info.inputTypes = {Type(ElemKind::Int8Q, dims, 0.5f, 0)};
+    info.resultTypes = {Type(ElemKind::Int8Q, Dims(dims.rbegin(), dims.rend()), 0.5f, 0)};
+    return info;
+  };
+  EXPECT_TRUE((*npu)->supports(transposeOf({2, 1, 2, 1, 2, 3})));
+  EXPECT_FALSE((*npu)->supports(transposeOf({2, 1, 2, 1, 2, 1, 3})));
+  EXPECT_FALSE((*npu)->supports(transposeOf({2, 1, 2, 1, 2, 1, 1, 3})));
 }
 
 }  // namespace

@@ -19,6 +19,8 @@ inline constexpr uint64_t kMaxInstructions = uint64_t(1) << 26;
 inline constexpr uint64_t kMaxSymbols = 1 << 16;
 inline constexpr uint64_t kMaxLayers = 0xffff;
 inline constexpr size_t kMaxNameBytes = 1024;
+/// Rank of an I/O symbol's shape (the compiler's kMaxRank is larger).
+inline constexpr size_t kMaxSymbolRank = 6;
 
 /// Element types of I/O symbols.
 enum class SymbolType : uint8_t { I8 = 0, U8 = 1, I32 = 2 };
