@@ -18,15 +18,17 @@ namespace {
 /// Input coordinate of output index x on an axis resized from `in` to `out`
 /// elements with scale `scale` (out / in unless given). align_corners spans
 /// the output length, as the spec's length_resized, PyTorch and ONNX Runtime
-/// do (onnx 1.12's reference uses the unrounded in * scale instead).
-double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, double scale) {
-  double xr = double(x);
-  if (mode == "half_pixel") return (xr + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return out > 1 ? (xr + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return out == 1 ? 0.0 : xr * double(in - 1) / double(out - 1);
+/// do (onnx 1.12's reference uses the unrounded in * scale instead). The
+/// arithmetic is float's, as ONNX Runtime's: in double, a nearest coordinate
+/// that lands on a rounding boundary (x / 0.4f) can pick the neighbouring pixel.
+double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, float scale) {
+  const float xr = float(x);
+  if (mode == "half_pixel") return (xr + 0.5f) / scale - 0.5f;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (xr + 0.5f) / scale - 0.5f : 0.0f;
+  if (mode == "align_corners") return out == 1 ? 0.0f : xr * float(in - 1) / float(out - 1);
   if (mode == "asymmetric") return xr / scale;
   assert(mode == "tf_half_pixel_for_nn");
-  return (xr + 0.5) / scale;
+  return (xr + 0.5f) / scale;
 }
 
 int64_t roundNearest(const std::string& mode, double x) {
@@ -65,9 +67,9 @@ struct AxisMapping {
 
   /// tf_crop_and_resize's input coordinate of output index x on `axis`.
   double cropCoordinate(size_t axis, int64_t x, int64_t in, int64_t out) const {
-    const double start = (*roi)[axis], end = (*roi)[axis + roi->size() / 2];
-    if (out == 1) return 0.5 * (start + end) * double(in - 1);
-    return start * double(in - 1) + double(x) * (end - start) * double(in - 1) / double(out - 1);
+    const float start = float((*roi)[axis]), end = float((*roi)[axis + roi->size() / 2]);
+    if (out == 1) return 0.5f * (start + end) * float(in - 1);
+    return start * float(in - 1) + float(x) * (end - start) * float(in - 1) / float(out - 1);
   }
   /// Whether output index x maps outside the input (tf_crop_and_resize:
   /// such outputs take the extrapolation value).
@@ -83,7 +85,7 @@ struct AxisMapping {
       const double c = cropCoordinate(axis, x, in, out);
       return std::isfinite(c) ? std::clamp(c, -double(in) - 4, 2 * double(in) + 4) : 0;
     }
-    double scale = scales ? (*scales)[axis] : double(out) / double(in);
+    const float scale = scales ? float((*scales)[axis]) : float(out) / float(in);
     // An axis that keeps its size at scale 1 is left alone (tf_half_pixel_for_nn
     // would otherwise shift it by half a pixel), as ONNX Runtime does.
     if (in == out && scale == 1) return double(x);
