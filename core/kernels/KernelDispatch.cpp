@@ -161,7 +161,6 @@ KindSet supportedKinds(OpKind kind) {
       return kNumeric | kBool;
     // The quantized primitives: their type rules pin every other operand.
     case OpKind::Quantize:
-    case OpKind::AvgPool:
     case OpKind::GridSample:
       return kF32;
     case OpKind::Dequantize:

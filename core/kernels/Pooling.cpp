@@ -52,11 +52,12 @@ void maxPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef&
 /// The divisor is the number of window elements inside the input, or with
 /// count_include_pad the window clipped to the padded input (the ceil_mode
 /// overhang beyond the end padding never counts).
+template <typename T>
 void avgPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
   PoolGeometry g = poolGeometry(attrs, in.type.dims, out.type.dims, false);
   bool countIncludePad = attrs.getInt("count_include_pad") != 0;
-  const float* input = in.as<float>();
-  float* output = out.as<float>();
+  const T* input = in.as<T>();
+  T* output = out.as<T>();
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
@@ -66,15 +67,15 @@ void avgPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef&
         int64_t iy1 = std::min(y1, g.h), ix1 = std::min(x1, g.w);
         int64_t count = countIncludePad ? (y1 - y0) * (x1 - x0)
                                         : std::max<int64_t>(iy1 - iy0, 0) * std::max<int64_t>(ix1 - ix0, 0);
-        float* result = output + ((n * g.oh + oy) * g.ow + ox) * g.c;
-        std::fill(result, result + g.c, 0.0f);
+        T* result = output + ((n * g.oh + oy) * g.ow + ox) * g.c;
+        std::fill(result, result + g.c, T(0));
         for (int64_t iy = iy0; iy < iy1; ++iy)
           for (int64_t ix = ix0; ix < ix1; ++ix) {
-            const float* pixel = input + ((n * g.h + iy) * g.w + ix) * g.c;
+            const T* pixel = input + ((n * g.h + iy) * g.w + ix) * g.c;
             for (int64_t c = 0; c < g.c; ++c) result[c] += pixel[c];
           }
         // An all-padding window averages nothing: 0 rather than 0/0.
-        for (int64_t c = 0; c < g.c; ++c) result[c] = count > 0 ? result[c] / float(count) : 0.0f;
+        for (int64_t c = 0; c < g.c; ++c) result[c] = count > 0 ? result[c] / T(count) : T(0);
       }
 }
 
@@ -82,12 +83,16 @@ void avgPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef&
 
 Error runPooling(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
   if (kind == OpKind::AvgPool) {
-    avgPool(attrs, in[0], out[0]);
+    if (!visitFloat(in[0].type.kind, [&]<typename T>() { avgPool<T>(attrs, in[0], out[0]); }))
+      return makeError("AvgPool: no reference kernel for ", in[0].type.str());
     return Error::success();
   }
   switch (in[0].type.kind) {
     case ElemKind::F32:
       maxPool<float>(attrs, in[0], out[0]);
+      break;
+    case ElemKind::F64:
+      maxPool<double>(attrs, in[0], out[0]);
       break;
     case ElemKind::I32:
       maxPool<int32_t>(attrs, in[0], out[0]);

@@ -196,18 +196,34 @@ TEST(F64Kernels, DataMovementAndSelectMoveEightByteElements) {
   EXPECT_EQ(doubles(run1(OpKind::Select, {cond, x, other})), (std::vector<double>{0.1, -2, -3, 0.4, -5, -6}));
 }
 
-TEST(F64Kernels, CpuStyleKernelsWithoutF64StillDecline) {
-  // AvgPool and GridSample interpolate f32 only: an f64 call is declined, not
-  // run through the f32 code.
-  std::vector<Type> in = {Type(ElemKind::F64, {1, 2, 2, 1})};
-  Attributes attrs{{"kernel", std::vector<int64_t>{2, 2}},
-                   {"strides", std::vector<int64_t>{1, 1}},
-                   {"pads", std::vector<int64_t>{0, 0, 0, 0}},
-                   {"count_include_pad", int64_t(0)},
-                   {"ceil_mode", int64_t(0)}};
-  auto result = inferResultTypes(OpKind::AvgPool, in, attrs);
+TEST(F64Kernels, PoolsInDouble) {
+  // Hand-derived: one 2x2 window over [1 + 2^-40, 2, 3, 4 + 2^-40] (NHWC 1x2x2x1).
+  const double e = 0x1p-40;
+  const Tensor x = f64({1, 2, 2, 1}, {1.0 + e, 2.0, 3.0, 4.0 + e});
+  Attributes avg{{"kernel", std::vector<int64_t>{2, 2}},
+                 {"strides", std::vector<int64_t>{1, 1}},
+                 {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                 {"count_include_pad", int64_t(0)},
+                 {"ceil_mode", int64_t(0)}};
+  EXPECT_EQ(doubles(run1(OpKind::AvgPool, {x}, avg)), (std::vector<double>{2.5 + e / 2}));
+  Attributes max{{"kernel", std::vector<int64_t>{2, 2}},
+                 {"strides", std::vector<int64_t>{1, 1}},
+                 {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                 {"dilations", std::vector<int64_t>{1, 1}},
+                 {"ceil_mode", int64_t(0)}};
+  EXPECT_EQ(doubles(run1(OpKind::MaxPool, {x}, max)), (std::vector<double>{4.0 + e}));
+}
+
+TEST(F64Kernels, GridSampleStaysF32AndDeclinesF64) {
+  // GridSample interpolates in f32 only: an f64 call is declined, not run
+  // through the f32 code.
+  std::vector<Type> in = {Type(ElemKind::F64, {1, 2, 2, 1}), Type(ElemKind::F64, {1, 1, 1, 2})};
+  Attributes attrs{{"mode", std::string("bilinear")},
+                   {"padding_mode", std::string("zeros")},
+                   {"align_corners", int64_t(0)}};
+  auto result = inferResultTypes(OpKind::GridSample, in, attrs);
   ASSERT_TRUE(result.hasValue()) << result.error().message();
-  EXPECT_FALSE(kernelSupports(OpKind::AvgPool, in, *result));
+  EXPECT_FALSE(kernelSupports(OpKind::GridSample, in, *result));
 }
 
 }  // namespace
