@@ -36,6 +36,9 @@ bool npuSupports(const NodeInfo& info) {
   const auto& in = info.inputTypes;
   const auto& out = info.resultTypes;
   if (out.size() != 1 || !isI8(out[0])) return false;
+  // A bundle symbol holds at most kMaxSymbolRank dims: higher ranks fall back.
+  auto tooHigh = [](const Type& t) { return t.rank() > npu::kMaxSymbolRank; };
+  if (tooHigh(out[0]) || std::any_of(in.begin(), in.end(), tooHigh)) return false;
   switch (info.kind) {
     case OpKind::QuantizedConv:
       return in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
@@ -148,6 +151,7 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     return makeError("npu config '", config.name,
                      "': matrix_engine.rows/cols and scratchpad.banks must be positive");
   CompileContext ctx(ir, config);
+  ctx.program().setVectorQueue(config.vectorQueue == npu::VectorQueue::Separate);
   CompiledProgram result;
   for (const Instruction& inst : ir.instructions()) {
     if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;

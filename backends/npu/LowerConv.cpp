@@ -119,8 +119,10 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     take(outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3);
     accTiles.clear();
     for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
-      auto a =
-          sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries));
+      // With the vector queue, tile i in bank i (ping-pong between banks).
+      const bool bankPerTile = cfg.vectorQueue == npu::VectorQueue::Separate && bankHints;
+      auto a = sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries),
+                                     bankPerTile ? int(i) : -1);
       if (a) accTiles.push_back(*a);
       ok = ok && a.has_value();
     }
@@ -273,7 +275,9 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     const int64_t blockC0 = tiles[firstTile].o0;
     const int64_t b = band.rows;
     const int64_t accRowCount = t.multiRow ? (b - 1) * wv + g.ow : b * g.ow;
-    const uint64_t accTile = accTiles[s % accTiles.size()];
+    // k-parts accumulate one output tile over kParts steps: the tiles
+    // alternate per output tile, not per step.
+    const uint64_t accTile = accTiles[(s / size_t(t.kParts)) % accTiles.size()];
     if (t.biasByDma) {  // the bias row replicated over the tile; the gemms accumulate onto it
       Dma bias;
       bias.accumulator = true;
@@ -525,7 +529,8 @@ std::optional<Expected<LayerInfo>> emitGlobalAvgPool(CompileContext& ctx, const 
     auto a =
         sram.allocScratchpad(inst.name + ".input[" + std::to_string(i) + "]", uint64_t(pixels * block), i);
     auto o = sram.allocScratchpad(inst.name + ".output[" + std::to_string(i) + "]", uint64_t(block), 3);
-    auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(block));
+    auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(block),
+                                     cfg.vectorQueue == npu::VectorQueue::Separate ? i : -1);
     if (!a || !o || !acc) {
       sram.rollbackLayer();
       return std::nullopt;

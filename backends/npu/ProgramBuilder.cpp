@@ -27,15 +27,39 @@ void ProgramBuilder::emit(Instruction in) {
   program_.push_back(in);
 }
 
-std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
-  const uint64_t first = program_.size();
-  const int numSteps = int(steps_.size());
-  // The previous layer's step releases and barrier: popped before any load.
+void ProgramBuilder::popOwedLoadTokens() {
   for (; pendingLoadPops_ > 0; --pendingLoadPops_) {
     Instruction sync = makeSync(Queue::Load);
     sync.deps.popNext = true;
     emit(sync);
   }
+  for (; pendingLoadSidePops_ > 0; --pendingLoadSidePops_) {
+    Instruction sync = makeSync(Queue::Load);
+    sync.deps.popSide = true;
+    emit(sync);
+  }
+}
+
+std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
+  const uint64_t first = program_.size();
+  const int numSteps = int(steps_.size());
+  // The previous layer's step releases and barrier: popped before any load.
+  popOwedLoadTokens();
+  bool hasGemm = false, hasVector = false;
+  for (const Step& step : steps_)
+    for (const Instruction& in : step.computes) {
+      hasGemm = hasGemm || in.opcode == npu::isa::Opcode::Gemm;
+      hasVector = hasVector || npu::isa::isVectorOpcode(in.opcode);
+    }
+  if (separate_ && hasGemm && hasVector)
+    emitSeparateSteps(numSteps);
+  else
+    emitSharedSteps(numSteps);
+  steps_.clear();
+  return {first, program_.size() - 1};
+}
+
+void ProgramBuilder::emitSharedSteps(int numSteps) {
   auto emitLoads = [&](int s) {
     std::vector<Instruction>& loads = steps_[size_t(s)].loads;
     if (loads.empty()) loads.push_back(makeSync(Queue::Load));
@@ -73,17 +97,85 @@ std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
     emit(sync);
   }
   pendingLoadPops_ = inFlight + 1;
-  steps_.clear();
-  return {first, program_.size() - 1};
+}
+
+// Tokens per step s with the vector queue (two slots per resource, so the
+// last user of a slot step s overwrites is step s-2):
+//   loads   pop compute->load (input/weight slots) and vector->load (the
+//           accumulator tile a bias DMA overwrites) when s >= 2; push load->compute.
+//   gemms   pop load->compute, and vector->compute when s >= 2 (the tile's
+//           previous requant is done); push compute->load and compute->vector.
+//   vector  pops compute->vector, and store->vector when s >= 2 (output slot
+//           stored); pushes vector->compute, vector->store and vector->load.
+//   stores  pop vector->store; push store->vector.
+void ProgramBuilder::emitSeparateSteps(int numSteps) {
+  for (Step& step : steps_) {  // the step's vector instructions leave the compute queue
+    std::vector<Instruction> matrix;
+    for (Instruction& in : step.computes) {
+      if (npu::isa::isVectorOpcode(in.opcode)) {
+        in.vectorQueue = true;
+        step.vectors.push_back(in);
+      } else {
+        matrix.push_back(in);
+      }
+    }
+    step.computes = std::move(matrix);
+  }
+  auto emitLoads = [&](int s) {
+    std::vector<Instruction>& loads = steps_[size_t(s)].loads;
+    if (loads.empty()) loads.push_back(makeSync(Queue::Load));
+    if (s >= kDepth) {
+      loads.front().deps.popNext = true;  // input and weight slots freed by the gemms of s-2
+      loads.front().deps.popSide = true;  // accumulator tile freed by the vector queue at s-2
+    }
+    loads.back().deps.pushNext = true;
+    for (const Instruction& in : loads) emit(in);
+  };
+  if (numSteps > 0) emitLoads(0);
+  for (int s = 0; s < numSteps; ++s) {
+    if (s + 1 < numSteps) emitLoads(s + 1);
+    Step& step = steps_[size_t(s)];
+    if (step.computes.empty()) step.computes.push_back(makeSync(Queue::Compute));
+    step.computes.front().deps.popPrev = true;
+    if (s >= kDepth) step.computes.front().deps.popSide = true;
+    step.computes.back().deps.pushPrev = true;
+    step.computes.back().deps.pushSide = true;
+    for (const Instruction& in : step.computes) emit(in);
+    if (step.vectors.empty()) step.vectors.push_back(makeSync(Queue::Vector));
+    step.vectors.front().deps.popPrev = true;
+    if (s >= kDepth) step.vectors.front().deps.popNext = true;
+    step.vectors.back().deps.pushPrev = true;
+    step.vectors.back().deps.pushNext = true;
+    step.vectors.back().deps.pushSide = true;
+    for (const Instruction& in : step.vectors) emit(in);
+    if (step.stores.empty()) step.stores.push_back(makeSync(Queue::Store));
+    step.stores.front().deps.popSide = true;
+    step.stores.back().deps.pushSide = true;
+    for (const Instruction& in : step.stores) emit(in);
+  }
+  // Barrier: the vector queue waits for every store in flight, then releases
+  // the loads; the compute queue takes back its tile credits, then releases
+  // the loads too. The next layer's loads pop what is owed.
+  const int inFlight = std::min(numSteps, kDepth);
+  for (int i = 0; i < inFlight; ++i) {
+    Instruction sync = makeSync(Queue::Vector);
+    sync.deps.popNext = true;
+    if (i + 1 == inFlight) sync.deps.pushSide = true;
+    emit(sync);
+  }
+  for (int i = 0; i < inFlight; ++i) {
+    Instruction sync = makeSync(Queue::Compute);
+    sync.deps.popSide = true;
+    if (i + 1 == inFlight) sync.deps.pushPrev = true;
+    emit(sync);
+  }
+  pendingLoadPops_ = inFlight + 1;      // leftover slot credits + the compute barrier
+  pendingLoadSidePops_ = inFlight + 1;  // leftover tile credits + the vector barrier
 }
 
 void ProgramBuilder::finish() {
   tag_ = 0;
-  for (; pendingLoadPops_ > 0; --pendingLoadPops_) {
-    Instruction sync = makeSync(Queue::Load);
-    sync.deps.popNext = true;
-    emit(sync);
-  }
+  popOwedLoadTokens();
   Instruction fin;
   fin.opcode = npu::isa::Opcode::Finish;
   emit(fin);

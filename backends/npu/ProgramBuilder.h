@@ -11,6 +11,12 @@
 // before the computes of this one, so a full compute queue never keeps the
 // next load from being fetched. A layer ends with a barrier: every store has
 // reached DRAM before the next layer's first load starts.
+//
+// With the vector queue (vector.queue: separate, ISA v3) a layer that has
+// both gemms and vector instructions runs each step's vector instructions on
+// the vector queue: the gemms of step s+1 overlap the bias and requant of
+// step s, whose accumulator tiles alternate (docs/npu/compiler.md,
+// "Scheduling and tokens").
 #pragma once
 
 #include <cstdint>
@@ -24,6 +30,7 @@ namespace ember::npu_backend {
 
 struct Step {
   std::vector<npu::isa::Instruction> loads, computes, stores;
+  std::vector<npu::isa::Instruction> vectors;  ///< filled by the builder (vector queue)
 };
 
 class ProgramBuilder {
@@ -31,6 +38,8 @@ class ProgramBuilder {
   /// Slots per double-buffered resource (the pipeline depth).
   static constexpr int kDepth = 2;
 
+  /// Whether vector instructions of layers with gemms go to the vector queue.
+  void setVectorQueue(bool separate) { separate_ = separate; }
   /// Starts a layer; its instructions carry the new layer tag.
   void beginLayer(const std::string& name);
   void addStep(Step step) { steps_.push_back(std::move(step)); }
@@ -46,12 +55,18 @@ class ProgramBuilder {
 
  private:
   void emit(npu::isa::Instruction in);
+  /// The previous layer's owed tokens, popped by load-queue syncs.
+  void popOwedLoadTokens();
+  void emitSharedSteps(int numSteps);
+  void emitSeparateSteps(int numSteps);
 
   std::vector<npu::isa::Instruction> program_;
   std::vector<std::string> layers_;
   std::vector<Step> steps_;
   uint16_t tag_ = 0;
-  int pendingLoadPops_ = 0;  ///< compute->load tokens the load queue has not popped yet
+  int pendingLoadPops_ = 0;      ///< compute->load tokens the load queue has not popped yet
+  int pendingLoadSidePops_ = 0;  ///< vector->load tokens the load queue has not popped yet
+  bool separate_ = false;
 };
 
 }  // namespace ember::npu_backend

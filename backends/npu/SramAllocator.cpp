@@ -49,8 +49,10 @@ std::optional<uint64_t> SramAllocator::allocScratchpad(const std::string& name, 
   return addr;
 }
 
-std::optional<uint64_t> SramAllocator::allocAccumulator(const std::string& name, uint64_t entries) {
-  auto addr = fit(accUsed_, uint64_t(config_.accumulatorEntries()), entries, 16, 0);
+std::optional<uint64_t> SramAllocator::allocAccumulator(const std::string& name, uint64_t entries, int bank) {
+  const uint64_t start =
+      bank >= 0 ? uint64_t(bank % config_.accumulatorBanks) * uint64_t(config_.accumulatorBankEntries()) : 0;
+  auto addr = fit(accUsed_, uint64_t(config_.accumulatorEntries()), entries, 16, start);
   if (!addr) return std::nullopt;
   buffers_.push_back({name, true, *addr, std::max<uint64_t>(entries, 1), 0, 0});
   return addr;

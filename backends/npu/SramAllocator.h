@@ -24,8 +24,11 @@ class SramAllocator {
   /// Scratchpad bytes (64-byte aligned). `bank` (if >= 0) is where the search
   /// starts, so that buffers used at the same time land in different banks.
   std::optional<uint64_t> allocScratchpad(const std::string& name, uint64_t bytes, int bank = -1);
-  /// Accumulator entries.
-  std::optional<uint64_t> allocAccumulator(const std::string& name, uint64_t entries);
+  /// Accumulator entries. `bank` (if >= 0) is where the search starts
+  /// (accumulator.banks), so the tiles of consecutive steps can sit in
+  /// different banks and the vector queue reads one while the gemms write the
+  /// other.
+  std::optional<uint64_t> allocAccumulator(const std::string& name, uint64_t entries, int bank = -1);
   /// Forgets every buffer of the current layer (to retry another placement).
   void rollbackLayer();
   /// Closes the layer: its buffers live over program indices [first, last].

@@ -121,7 +121,7 @@ int64_t blockWidth(const std::vector<NTile>& tiles, size_t first, size_t last) {
 }  // namespace
 
 ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, const ConvTiling& t,
-                        const npu::NpuConfig&) {
+                        const npu::NpuConfig& c) {
   ConvSramNeeds s{};
   const int64_t bands = g.n * ceilDiv(g.oh, t.bandRows);
   const int64_t blocks = ceilDiv(int64_t(tiles.size()), t.tilesPerBlock);
@@ -142,7 +142,9 @@ ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, 
   s.weightSlots = blocks > 1 || t.kParts > 1 ? 2 : 1;
   s.outTileBytes = t.bandRows * g.ow * maxWidth;
   s.accEntries = accRows(g, t.bandRows, t.multiRow) * maxWidth;
-  s.accSlots = t.biasByDma ? 2 : 1;
+  // With the vector queue the gemms of step s+1 write one tile while the
+  // requant of step s reads the other (ping-pong), whatever the bias.
+  s.accSlots = t.biasByDma || c.vectorQueue == npu::VectorQueue::Separate ? 2 : 1;
   s.biasEntries = t.biasByDma ? 0 : g.o;
   return s;
 }
@@ -155,12 +157,23 @@ bool fits(const ConvSramNeeds& s, const npu::NpuConfig& c) {
                        2 * int64_t(alignUp(uint64_t(s.outTileBytes), 64));
   const int64_t acc = s.accSlots * int64_t(alignUp(uint64_t(s.accEntries), 16)) +
                       int64_t(alignUp(uint64_t(s.biasEntries), 16));
+  // Ping-pong tiles in different accumulator banks: each tile within one bank.
+  const bool bankPerTile = c.vectorQueue == npu::VectorQueue::Separate && c.accumulatorBanks >= 2;
+  if (bankPerTile && int64_t(alignUp(uint64_t(s.accEntries), 16)) > c.accumulatorBankEntries()) return false;
   return spad <= c.scratchpadBytes && acc <= c.accumulatorEntries();
 }
 
+/// A step's compute cycles split by queue: the matrix engine's gemms and the
+/// vector unit's bias add and requantization (one queue unless
+/// vector.queue is separate).
+struct ComputeSplit {
+  uint64_t matrix = 0, vector = 0;
+};
+
 /// Cycles of one step's computes (gemms, bias add, requantization).
-uint64_t computeCycles(const ConvGeometry& g, const CostModel& cost, const std::vector<TileAggregate>& agg,
-                       size_t first, size_t last, int64_t bandRows, bool multiRow, bool biasByDma) {
+ComputeSplit computeCycles(const ConvGeometry& g, const CostModel& cost,
+                           const std::vector<TileAggregate>& agg, size_t first, size_t last, int64_t bandRows,
+                           bool multiRow, bool biasByDma) {
   const npu::NpuConfig& c = cost.config();
   const bool ws = c.dataflow == npu::Dataflow::WeightStationary;
   const int64_t wBank = c.bankWidthBytes, wacc = c.accumulatorPortBytes;
@@ -193,6 +206,9 @@ uint64_t computeCycles(const ConvGeometry& g, const CostModel& cost, const std::
           uint64_t(reps * (a.steps * perStep + a.sumK * chunks * ceilDiv(std::max(c.rows, a.width), wBank)));
     }
   }
+  ComputeSplit split;
+  split.matrix = cycles;
+  cycles = 0;
   const int64_t rows = accRows(g, bandRows, multiRow);
   if (!biasByDma) cycles += cost.vadd(rows, width);
   const bool dense = !multiRow || g.virtualWidth() == g.ow;
@@ -204,11 +220,12 @@ uint64_t computeCycles(const ConvGeometry& g, const CostModel& cost, const std::
     cycles += uint64_t(groups) * cost.requant(bandRows * g.ow, colsPerGroup);
   else
     cycles += uint64_t(bandRows * groups) * cost.requant(g.ow, colsPerGroup);
-  return cycles;
+  split.vector = cycles;
+  return split;
 }
 
 struct StreamTotals {
-  uint64_t load = 0, compute = 0, store = 0, dram = 0, accPort = 0, firstLoad = 0, lastStore = 0;
+  uint64_t load = 0, compute = 0, vector = 0, store = 0, dram = 0, accPort = 0, firstLoad = 0, lastStore = 0;
 };
 
 /// Accumulator-port cycles of one step: gemm streaming, the bias (vadd or
@@ -261,12 +278,13 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
     const int64_t partBytes = ceilDiv(wBytes, t.kParts);
     const uint64_t wLoad = uint64_t(t.kParts) * cost.load(1024, ceilDiv(partBytes, 1024)),
                    wDram = cost.dramCycles(ceilDiv(wBytes, 1024), 1024);
-    const uint64_t fullCompute =
+    const ComputeSplit fullCompute =
         computeCycles(g, cost, agg, first, last, t.bandRows, t.multiRow, t.biasByDma);
-    const uint64_t lastCompute =
+    const ComputeSplit lastCompute =
         computeCycles(g, cost, agg, first, last, lastBandRows, t.multiRow, t.biasByDma);
     const int64_t fullBands = bands - g.n, lastBands = g.n;  // one last band per image
-    total.compute += uint64_t(fullBands) * fullCompute + uint64_t(lastBands) * lastCompute;
+    total.compute += uint64_t(fullBands) * fullCompute.matrix + uint64_t(lastBands) * lastCompute.matrix;
+    total.vector += uint64_t(fullBands) * fullCompute.vector + uint64_t(lastBands) * lastCompute.vector;
     total.accPort +=
         uint64_t(fullBands) * accPortCycles(g, cost, agg, first, last, t.bandRows, t.multiRow, t.biasByDma) +
         uint64_t(lastBands) * accPortCycles(g, cost, agg, first, last, lastBandRows, t.multiRow, t.biasByDma);
@@ -297,7 +315,15 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
     if (q == 0) total.firstLoad = fullBandLoad + wLoad / uint64_t(t.kParts);
     total.lastStore = lastStore;
   }
-  return std::max(cost.overlapped(total.load, total.compute, total.store, total.dram), total.accPort) +
+  if (c.vectorQueue != npu::VectorQueue::Separate)
+    return std::max(cost.overlapped(total.load, total.compute + total.vector, total.store, total.dram),
+                    total.accPort) +
+           total.firstLoad + total.lastStore;
+  // The vector queue overlaps the matrix engine; with the tiles in different
+  // banks the accumulator traffic spreads over the banks' ports.
+  const uint64_t accPort = total.accPort / uint64_t(std::min<int64_t>(2, c.accumulatorBanks));
+  return std::max(
+             {cost.overlapped(total.load, total.compute, total.store, total.dram), total.vector, accPort}) +
          total.firstLoad + total.lastStore;
 }
 

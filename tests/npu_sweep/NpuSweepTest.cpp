@@ -188,11 +188,12 @@ std::string degenerate(const Tensor& t) {
 }
 
 /// Runs every case on both backends and reports each failing shape by name,
-/// on npu-16x16 with one and with two weight buffers (ISA v2).
+/// on npu-16x16 with one and with two weight buffers (ISA v2) and with the
+/// vector queue (ISA v3).
 void sweep(const std::vector<Case>& cases) {
   ASSERT_GE(cases.size(), 30u) << "the sweep covers at least 30 shapes per op";
   for (const Case& c : cases)
-    for (const char* configName : {"npu-16x16.yaml", "npu-16x16-v2.yaml"}) {
+    for (const char* configName : {"npu-16x16.yaml", "npu-16x16-v2.yaml", "npu-16x16-v2q.yaml"}) {
       const std::string npuConfig = configPath(configName);
       SCOPED_TRACE(c.name + " on " + configName);
       auto expected = runCase(c, "reference", "");
@@ -634,7 +635,7 @@ TEST(NpuSweep, OtherConfigs) {
       matmulCase({{65, 1000}, 130}),
       matmulCase({{1, 2048}, 1000}),
   };
-  for (const char* config : {"npu-32x32.yaml", "npu-64x64.yaml", "npu-64x64-v2.yaml"})
+  for (const char* config : {"npu-32x32.yaml", "npu-64x64.yaml", "npu-64x64-v2.yaml", "npu-64x64-v2q.yaml"})
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(config) + " " + c.name);
       auto expected = runCase(c, "reference", "");
