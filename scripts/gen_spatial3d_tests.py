@@ -8,6 +8,8 @@ InstanceNorm3d and a small R3D-style video network), writes
   OUTDIR/C.onnx         the module in eval mode, exported at opset 13
   OUTDIR/C.input.npy    its float32 input [N, C, D, H, W]
   OUTDIR/C.output.npy   PyTorch's float32 output for that input
+LpPool and GlobalLpPool (which PyTorch does not export as such) are built with onnx.helper, their
+outputs computed in float64 by numpy from the operator's definition (LP_CASES), same files;
 and, for each case of INVALID (built with onnx.helper: attributes PyTorch would refuse), only
   OUTDIR/C.onnx         a model Ember must reject with a one-line error
 
@@ -26,7 +28,7 @@ import torch
 from onnx import TensorProto, helper
 from torch import nn
 
-GENERATOR_VERSION = "gen_spatial3d_tests v4"
+GENERATOR_VERSION = "gen_spatial3d_tests v5"
 
 
 def random_batchnorm(bn: nn.Module, generator: torch.Generator) -> None:
@@ -95,6 +97,46 @@ CASES = {
 }
 
 
+def lp_reference(x: np.ndarray, kernel, strides, pads, p: int) -> np.ndarray:
+    """LpPool by its definition: (sum over the window of |x|^p)^(1/p), the padding as zeros."""
+    n = len(kernel)
+    powered = np.abs(x.astype(np.float64)) ** p
+    padded = np.pad(powered, [(0, 0), (0, 0)] + [(pads[i], pads[i + n]) for i in range(n)])
+    outs = [(x.shape[2 + i] + pads[i] + pads[i + n] - kernel[i]) // strides[i] + 1 for i in range(n)]
+    y = np.zeros(x.shape[:2] + tuple(outs))
+    for index in np.ndindex(*outs):
+        window = tuple(slice(index[i] * strides[i], index[i] * strides[i] + kernel[i]) for i in range(n))
+        y[(Ellipsis,) + index] = padded[(Ellipsis,) + window].sum(axis=tuple(range(2, 2 + n)))
+    return (y ** (1.0 / p)).astype(np.float32)
+
+
+# name -> (op, input shape, attributes); GlobalLpPool reduces every spatial axis
+LP_CASES = {
+    "lppool1d_p1": ("LpPool", (2, 2, 9), dict(kernel_shape=[3], strides=[2], pads=[1, 1], p=1)),
+    "lppool2d_p2": ("LpPool", (1, 3, 7, 8), dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], p=2)),
+    "lppool3d_p3": ("LpPool", (1, 2, 5, 6, 4), dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2],
+                                                    pads=[1, 1, 0, 0, 1, 1], p=3)),
+    "globallppool2d_p2": ("GlobalLpPool", (2, 3, 4, 5), dict(p=2)),
+    "globallppool3d_p3": ("GlobalLpPool", (1, 2, 3, 4, 5), dict(p=3)),
+}
+
+
+def export_lp(name: str, op: str, shape, attrs, outdir: str, seed: int) -> None:
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    node = helper.make_node(op, ["input"], ["output"], name=name, **attrs)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]),
+              os.path.join(outdir, name + ".onnx"))
+    if op == "LpPool":
+        y = lp_reference(x, attrs["kernel_shape"], attrs["strides"], attrs["pads"], attrs["p"])
+    else:
+        p = attrs["p"]
+        y = (np.sum(np.abs(x.astype(np.float64)) ** p, axis=tuple(range(2, x.ndim)), keepdims=True) ** (1 / p))
+    np.save(os.path.join(outdir, name + ".input.npy"), x)
+    np.save(os.path.join(outdir, name + ".output.npy"), y.astype(np.float32))
+
+
 def invalid_model(op: str, x_shape, w_shape=None, **attrs) -> onnx.ModelProto:
     """One `op` node on input x (and constant filter w), float32, opset 13."""
     inputs = ["x"] + (["w"] if w_shape else [])
@@ -145,13 +187,16 @@ def main() -> int:
     os.makedirs(outdir, exist_ok=True)
     stamp = os.path.join(outdir, ".stamp")
     version = f"{GENERATOR_VERSION} torch {torch.__version__}\n"
-    files = [os.path.join(outdir, n + s) for n in CASES for s in (".onnx", ".input.npy", ".output.npy")]
+    files = [os.path.join(outdir, n + s) for n in list(CASES) + list(LP_CASES)
+             for s in (".onnx", ".input.npy", ".output.npy")]
     files += [os.path.join(outdir, n + ".onnx") for n in INVALID]
     if os.path.exists(stamp) and open(stamp).read() == version and all(map(os.path.exists, files)):
         return 0
     torch.set_num_threads(1)
     for index, (name, (factory, shape)) in enumerate(CASES.items()):
         export(name, factory, shape, outdir, 3300 + 10 * index)
+    for index, (name, (op, shape, attrs)) in enumerate(LP_CASES.items()):
+        export_lp(name, op, shape, attrs, outdir, 3900 + index)
     for name, make in INVALID.items():
         onnx.save(make(), os.path.join(outdir, name + ".onnx"))
     with open(stamp, "w") as f:

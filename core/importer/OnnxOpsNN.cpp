@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "OnnxPoolIndices.h"
 #include "OnnxSpatial.h"
 
 namespace ember::onnx_import {
@@ -293,38 +294,99 @@ Error importConvTranspose(NodeBuilder& b) {
 
 // ---- pooling -------------------------------------------------------------------------
 
+/// MaxPool or AvgPool of an ONNX-layout input of rank 3, 4 or 5 with window
+/// `win` (already made 2-D for a 1-D input).
+Expected<Value> poolOf(NodeBuilder& b, OpKind kind, const Value& x, const Window& win, bool ceilMode,
+                       bool countIncludePad) {
+  if (x.rank() == 5) return importPool3d(b, kind, x, win, ceilMode, countIncludePad);
+  EMBER_TRY(Value x4, to4D(b, x, "2d"));
+  EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
+  Attributes attrs{{"kernel", win.kernel}, {"strides", win.strides}, {"pads", win.pads}};
+  if (kind == OpKind::MaxPool) attrs.set("dilations", win.dilations);
+  attrs.set("ceil_mode", int64_t(ceilMode));
+  if (kind == OpKind::AvgPool) attrs.set("count_include_pad", int64_t(countIncludePad));
+  EMBER_TRY(Value y, b.emit(kind, {xh}, std::move(attrs)));
+  return fromNHWC(b, y, x.rank());
+}
+
 OpHandler pool(OpKind kind) {
   return [kind](NodeBuilder& b) -> Error {
     EMBER_TRY(Value x, b.input(0));
     EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
-    const size_t rank = x.rank();
     const bool isMax = kind == OpKind::MaxPool;
-    if (isMax) EMBER_RETURN_IF_ERROR(b.requireUnused(1, "Indices"));
+    const bool withIndices = isMax && b.outputUsed(1);  // OnnxPoolIndices.cpp
     EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
     const Dims spatial(x.dims().begin() + 2, x.dims().end());
     EMBER_TRY(Window win, readWindow(b, spatial, kernel, isMax));
     windowTo2D(win);
     EMBER_TRY(int64_t ceilMode, b.attrInt("ceil_mode", 0));
-    if (rank == 5) {
-      EMBER_TRY(int64_t countIncludePad, b.attrInt("count_include_pad", 0));
-      EMBER_TRY(Value out, importPool3d(b, kind, x, win, ceilMode != 0, countIncludePad != 0));
-      return b.setOutput(0, out);
+    EMBER_TRY(int64_t countIncludePad, b.attrInt("count_include_pad", 0));
+    EMBER_TRY(Value out, poolOf(b, kind, x, win, ceilMode != 0, !isMax && countIncludePad != 0));
+    if (withIndices) {
+      EMBER_TRY(Value indices, maxPoolIndices(b, x, win, out.dims()));
+      EMBER_RETURN_IF_ERROR(b.setOutput(1, indices));
     }
-    EMBER_TRY(Value x4, to4D(b, x, "2d"));
-    EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
-    Attributes attrs{{"kernel", win.kernel}, {"strides", win.strides}, {"pads", win.pads}};
-    if (isMax) {
-      attrs.set("dilations", win.dilations);
-      attrs.set("ceil_mode", int64_t(ceilMode != 0));
-    } else {
-      EMBER_TRY(int64_t countIncludePad, b.attrInt("count_include_pad", 0));
-      attrs.set("ceil_mode", int64_t(ceilMode != 0));
-      attrs.set("count_include_pad", int64_t(countIncludePad != 0));
-    }
-    EMBER_TRY(Value y, b.emit(kind, {xh}, std::move(attrs)));
-    EMBER_TRY(Value out, fromNHWC(b, y, rank));
     return b.setOutput(0, out);
   };
+}
+
+/// |x|^p (x * x for p = 2), for LpPool and GlobalLpPool.
+Expected<Value> absPower(NodeBuilder& b, const Value& x, int64_t p) {
+  if (p == 2) return b.emit(OpKind::Mul, {x, x}, {}, "square");
+  EMBER_TRY(Value magnitude, b.emit(OpKind::Abs, {x}, {}, "abs"));
+  if (p == 1) return magnitude;
+  return b.emit(OpKind::Pow, {magnitude, b.scalar(x.type.kind, double(p))}, {}, "pow");
+}
+
+/// sum^(1/p) (sqrt for p = 2), named after the ONNX node (p = 1: the sum).
+Expected<Value> root(NodeBuilder& b, const Value& sum, int64_t p) {
+  if (p == 1) return sum;
+  if (p == 2) return b.emit(OpKind::Sqrt, {sum});
+  return b.emit(OpKind::Pow, {sum, b.scalar(sum.type.kind, 1.0 / double(p))});
+}
+
+Expected<int64_t> readLpOrder(NodeBuilder& b, const Value& x) {
+  if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  EMBER_TRY(int64_t p, b.attrInt("p", 2));
+  if (p < 1 || p > 64) return makeError("p ", p, " is out of range [1, 64]");
+  return p;
+}
+
+/// LpPool (opsets 2-11: no ceil_mode or dilations): (sum over the window of
+/// |x|^p)^(1/p), the padding counting as zeros. The sum is an AvgPool with
+/// count_include_pad times the window volume: without ceil_mode every window
+/// lies inside the padded input, so the divisor is that volume.
+Error importLpPool(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
+  EMBER_TRY(int64_t p, readLpOrder(b, x));
+  EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
+  const Dims spatial(x.dims().begin() + 2, x.dims().end());
+  EMBER_TRY(Window win, readWindow(b, spatial, kernel, false));
+  EMBER_TRY(int64_t ceilMode, b.attrInt("ceil_mode", 0));  // opset 18
+  if (ceilMode) return makeError("ceil_mode is unsupported");
+  windowTo2D(win);
+  int64_t volume = 1;
+  for (int64_t k : win.kernel) volume *= k;
+  EMBER_TRY(Value powered, absPower(b, x, p));
+  EMBER_TRY(Value mean, poolOf(b, OpKind::AvgPool, powered, win, false, true));
+  EMBER_TRY(Value sum, b.emit(OpKind::Mul, {mean, b.scalar(x.type.kind, double(volume))}, {}, "sum"));
+  EMBER_TRY(Value out, root(b, sum, p));
+  return b.setOutput(0, out);
+}
+
+/// GlobalLpPool: (sum over the spatial axes of |x|^p)^(1/p), kept as size-1 dims.
+Error importGlobalLpPool(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
+  EMBER_TRY(int64_t p, readLpOrder(b, x));
+  std::vector<int64_t> axes;
+  for (int64_t a = 2; a < int64_t(x.rank()); ++a) axes.push_back(a);
+  EMBER_TRY(Value powered, absPower(b, x, p));
+  EMBER_TRY(Value sum, b.emit(OpKind::ReduceSum, {powered},
+                              Attributes{{"axes", axes}, {"keepdims", int64_t(1)}}, "sum"));
+  EMBER_TRY(Value out, root(b, sum, p));
+  return b.setOutput(0, out);
 }
 
 /// GlobalAveragePool/GlobalMaxPool: a reduction over the spatial axes, which
@@ -663,6 +725,8 @@ void registerNNOps(OpTable& t) {
   t["AveragePool"] = pool(OpKind::AvgPool);
   t["GlobalAveragePool"] = globalPool(OpKind::ReduceMean);
   t["GlobalMaxPool"] = globalPool(OpKind::ReduceMax);
+  t["LpPool"] = importLpPool;
+  t["GlobalLpPool"] = importGlobalLpPool;
   t["BatchNormalization"] = importBatchNorm;
   t["InstanceNormalization"] = importInstanceNorm;
   t["LayerNormalization"] = importLayerNorm;
