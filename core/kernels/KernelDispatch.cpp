@@ -156,9 +156,9 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::Unique:
       return kNumeric | kBool;
     // Linear Resize takes float kinds only (type rule), so this excludes
-    // f16/bf16, which the kernel cannot interpolate.
+    // f16/bf16 and f64, which the kernel cannot interpolate.
     case OpKind::Resize:
-      return kNumeric | kBool;
+      return (kNumeric | kBool) & ~bit(ElemKind::F64);
     // The quantized primitives: their type rules pin every other operand.
     case OpKind::Quantize:
     case OpKind::GridSample:
