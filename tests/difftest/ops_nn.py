@@ -915,7 +915,9 @@ class Spatial3d(Op):
                     "pad": [int(v) for v in rng.integers(0, 2, 6)],
                     "sym": int(g.builder == "torch" or rng.random() < 0.5), "groups": int(rng.random() < 0.3),
                     "bias": int(rng.random() < 0.7), "ceil": int(g.opset >= 10 and rng.random() < 0.3),
-                    "cip": int(rng.random() < 0.5), "op": dims([0, 1]), "gkind": str(rng.choice(["max", "avg"]))}
+                    "cip": int(rng.random() < 0.5), "op": dims([0, 1]), "gkind": str(rng.choice(["max", "avg"])),
+                    "auto": str(rng.choice(["NOTSET"] * 5 + ["SAME_UPPER", "SAME_LOWER", "VALID"]))
+                    if g.builder == "onnx" else "NOTSET"}
 
     def infer(self, p, ins):
         shape = ins[0].shape
@@ -953,6 +955,19 @@ class Spatial3d(Op):
                 w["b"] = normal(p, (o,), 0.1, salt=1)
             return Val(check_size((n, o) + tuple(out))), r, w
         ceil = p["ceil"] if kind in ("maxpool", "avgpool") else 0
+        auto = p.get("auto", "NOTSET") if kind == "conv" else "NOTSET"
+        if auto.startswith("SAME"):  # ONNX Runtime: no dilation with SAME padding
+            d = [1] * 3
+            r["d"] = d
+            pads = []
+            for size, kk, s in zip(spatial, k, p["s"]):
+                total = max(0, (-(-size // s) - 1) * s + kk - size)
+                small, big = total // 2, total - total // 2
+                pads.append((small, big) if auto == "SAME_UPPER" else (big, small))
+            pads = [b for b, _ in pads] + [e for _, e in pads]
+        elif auto == "VALID":
+            pads = [0] * 6
+        r.update(auto=auto, pads=pads)
         out = [_spatial_out(size, kk, s, pads[j], pads[j + 3], dd, ceil)
                for j, (size, kk, s, dd) in enumerate(zip(spatial, k, p["s"], d))]
         if kind == "conv":
@@ -994,6 +1009,8 @@ class Spatial3d(Op):
         if kind == "global":
             return e.node("GlobalMaxPool" if r["gkind"] == "max" else "GlobalAveragePool", [x])
         attrs = {"strides": r["s"], "pads": r["pads"]}
+        if r.get("auto", "NOTSET") != "NOTSET":
+            attrs = {"strides": r["s"], "auto_pad": r["auto"]}
         if kind in ("conv", "conv_transpose"):
             ins = [x, e.init(w["f"])] + ([e.init(w["b"])] if "b" in w else [])
             attrs.update(dilations=r["d"], group=r["g"])
