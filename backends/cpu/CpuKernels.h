@@ -98,7 +98,7 @@ enum class ReduceKind : int32_t { Sum = 0, Max = 1, Min = 2, Prod = 3 };
 void reduce3(const float* input, float* output, int64_t outer, int64_t reduce, int64_t inner, ReduceKind kind,
              ThreadPool& pool);
 
-/// Transpose of any element size (1, 2, 4 or 8 bytes) with rank <= 6.
+/// Transpose of any element size (1, 2, 4 or 8 bytes) and any rank (kMaxRank is 8).
 void transpose(const void* input, void* output, size_t elemSize, const std::vector<int64_t>& inDims,
                const std::vector<int64_t>& perm, ThreadPool& pool);
 
