@@ -898,18 +898,21 @@ class RnnOnnx(Op):
 
 class Spatial3d(Op):
     """3-D (rank-5 NCDHW) Conv, ConvTranspose, MaxPool, AveragePool,
-    BatchNormalization, InstanceNormalization and global pools, which the
-    importer lowers to 2-D primitives; per-dim kernels, strides, dilations and
-    pads (asymmetric in ONNX, symmetric from PyTorch)."""
+    BatchNormalization, InstanceNormalization, global pools and (written as
+    ONNX) LpPool and GlobalLpPool, which the importer lowers to 2-D
+    primitives; per-dim kernels, strides, dilations and pads (asymmetric in
+    ONNX, symmetric from PyTorch), auto_pad for ONNX convs."""
     name = "spatial3d"
     ranks = (5,)
-    weight = 4.0  # rank 5 is rare, and one op covers seven kinds
+    weight = 4.0  # rank 5 is rare, and one op covers ten kinds
 
     def draw(self, g, a):
         rng = g.rng
         dims = lambda choices: [int(v) for v in rng.choice(choices, 3)]
-        return [], {"seed": g.seed(), "kind": str(rng.choice(["conv", "conv", "conv_transpose", "maxpool", "avgpool",
-                                                               "batchnorm", "instancenorm", "global"])),
+        kinds = ["conv", "conv", "conv_transpose", "maxpool", "avgpool", "batchnorm", "instancenorm", "global"]
+        if g.builder == "onnx":  # PyTorch exports LPPool as Pow, AveragePool and Mul
+            kinds += ["lppool", "global_lp"]
+        return [], {"seed": g.seed(), "kind": str(rng.choice(kinds)), "p": int(rng.choice([1, 2, 2, 3])),
                     "o": int(rng.choice([1, 2, 4, 6])), "k": dims([1, 2, 2, 3]), "s": dims([1, 1, 2]),
                     "d": dims([1, 1, 2]) if g.opset >= 10 else [1, 1, 1],
                     "pad": [int(v) for v in rng.integers(0, 2, 6)],
@@ -931,10 +934,10 @@ class Spatial3d(Op):
             if kind == "batchnorm":
                 w.update(mean=normal(p, (c,), 0.1, 3), var=uniform(p, (c,), 0.5, 1.5, 4))
             return Val(shape), r, w
-        if kind == "global":
+        if kind in ("global", "global_lp"):
             return Val((n, c, 1, 1, 1)), r, {}
         k = [min(kk, size) for kk, size in zip(p["k"], spatial)]
-        d = [1] * 3 if kind == "avgpool" else list(p["d"])
+        d = [1] * 3 if kind in ("avgpool", "lppool") else list(p["d"])
         pads = [min(v, k[i % 3] // 2) for i, v in enumerate(p["pad"])]
         if p["sym"]:
             pads[3:] = pads[:3]
@@ -954,7 +957,7 @@ class Spatial3d(Op):
             if p["bias"]:
                 w["b"] = normal(p, (o,), 0.1, salt=1)
             return Val(check_size((n, o) + tuple(out))), r, w
-        ceil = p["ceil"] if kind in ("maxpool", "avgpool") else 0
+        ceil = p["ceil"] if kind in ("maxpool", "avgpool") else 0  # LpPool has ceil_mode from opset 18
         auto = p.get("auto", "NOTSET") if kind == "conv" else "NOTSET"
         if auto.startswith("SAME"):  # ONNX Runtime: no dilation with SAME padding
             d = [1] * 3
@@ -1008,6 +1011,10 @@ class Spatial3d(Op):
             return e.node(op, [x] + [e.init(w[k]) for k in names], epsilon=1e-5)
         if kind == "global":
             return e.node("GlobalMaxPool" if r["gkind"] == "max" else "GlobalAveragePool", [x])
+        if kind == "global_lp":
+            return e.node("GlobalLpPool", [x], p=r["p"])
+        if kind == "lppool":
+            return e.node("LpPool", [x], kernel_shape=r["k"], strides=r["s"], pads=r["pads"], p=r["p"])
         attrs = {"strides": r["s"], "pads": r["pads"]}
         if r.get("auto", "NOTSET") != "NOTSET":
             attrs = {"strides": r["s"], "auto_pad": r["auto"]}
