@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "OnnxPoolIndices.h"
 #include "OnnxSpatial.h"
 
 namespace ember::onnx_import {
@@ -313,7 +314,7 @@ OpHandler pool(OpKind kind) {
     EMBER_TRY(Value x, b.input(0));
     EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
     const bool isMax = kind == OpKind::MaxPool;
-    if (isMax) EMBER_RETURN_IF_ERROR(b.requireUnused(1, "Indices"));
+    const bool withIndices = isMax && b.outputUsed(1);  // OnnxPoolIndices.cpp
     EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
     const Dims spatial(x.dims().begin() + 2, x.dims().end());
     EMBER_TRY(Window win, readWindow(b, spatial, kernel, isMax));
@@ -321,6 +322,10 @@ OpHandler pool(OpKind kind) {
     EMBER_TRY(int64_t ceilMode, b.attrInt("ceil_mode", 0));
     EMBER_TRY(int64_t countIncludePad, b.attrInt("count_include_pad", 0));
     EMBER_TRY(Value out, poolOf(b, kind, x, win, ceilMode != 0, !isMax && countIncludePad != 0));
+    if (withIndices) {
+      EMBER_TRY(Value indices, maxPoolIndices(b, x, win, out.dims()));
+      EMBER_RETURN_IF_ERROR(b.setOutput(1, indices));
+    }
     return b.setOutput(0, out);
   };
 }
