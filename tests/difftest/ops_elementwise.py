@@ -456,5 +456,46 @@ class IntPow(Op):
         return e.node("Cast", [y], to=1)
 
 
+class F64Chain(Op):
+    """f64 inside an f32 model (ops.LATE_ORDER): Cast to DOUBLE, Mul and Add
+    by f64 constants, a unary op, optionally a reduction, then Cast (or
+    CastLike) back to float. Ember runs the f64 part on the reference backend
+    (other backends decline f64 and fall back to it)."""
+    name = "f64_chain"
+    builders = ("onnx",)
+    ranks = range(1, 7)
+    min_opset = 9
+
+    def draw(self, g, a):
+        return [], {"fn": str(g.rng.choice(["Tanh", "Sigmoid", "Sin", "Abs", "Neg"])),
+                    "reduce": str(g.rng.choice(["none", "sum", "max", "mean"])),
+                    "axis": int(g.rng.integers(0, 6)), "keepdims": int(g.rng.random() < 0.5),
+                    "like": int(g.rng.random() < 0.3), "seed": g.seed(), "crank": int(g.rng.integers(0, a.rank + 1)),
+                    "keep": [int(v) for v in g.rng.random(6) < 0.5]}
+
+    def infer(self, p, ins):
+        cs = const_shape(ins[0].shape, p["keep"], p["crank"])
+        shape = broadcast(ins[0].shape, cs)
+        axis = p["axis"] % len(shape)
+        if p["reduce"] != "none":
+            shape = tuple(1 if i == axis else d for i, d in enumerate(shape) if p["keepdims"] or i != axis)
+        weights = {"c": wrng(p).uniform(0.5, 2.0, cs), "b": wrng(p, 1).standard_normal(cs)}  # float64
+        return Val(shape), dict(p, axis=axis), weights
+
+    def onnx(self, r, w, e, x):
+        y = e.node("Cast", [x], to=11)
+        y = e.node("Add", [e.node("Mul", [y, e.init(w["c"])]), e.init(w["b"])])
+        y = e.node(r["fn"], [y])
+        if r["reduce"] != "none":
+            op = {"sum": "ReduceSum", "max": "ReduceMax", "mean": "ReduceMean"}[r["reduce"]]
+            if op == "ReduceSum" and e.opset >= 13:
+                y = e.node(op, [y, e.init(np.array([r["axis"]], np.int64))], keepdims=r["keepdims"])
+            else:
+                y = e.node(op, [y], axes=[r["axis"]], keepdims=r["keepdims"])
+        if r["like"] and e.opset >= 15:
+            return e.node("CastLike", [y, x])
+        return e.node("Cast", [y], to=1)
+
+
 def late_ops():
-    return [IntPow()]
+    return [IntPow(), F64Chain()]
