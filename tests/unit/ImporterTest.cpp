@@ -589,7 +589,7 @@ TEST(Importer, ConvAutoPadAndNoBias) {
   }
 }
 
-TEST(Importer, Conv1DAndUnsupported3D) {
+TEST(Importer, Conv1D3DAndRank6) {
   OnnxModel m;
   m.input("x", {int64_t(2), int64_t(3), int64_t(10)});
   m.floats("w", {4, 3, 3}, std::vector<float>(36, 0.5f));
@@ -601,12 +601,27 @@ TEST(Importer, Conv1DAndUnsupported3D) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->outputs()[0].second.type().dims, (Dims{2, 4, 6}));
 
+  // 3-D: one 2-D Conv per filter plane along D (tests/spatial3d checks the
+  // numbers against PyTorch).
   OnnxModel m3;
   m3.input("x", {int64_t(1), int64_t(1), int64_t(4), int64_t(4), int64_t(4)});
-  m3.floats("w", {1, 1, 1, 1, 1}, {1});
+  m3.floats("w", {1, 1, 2, 1, 1}, {1, 2});
   m3.node("Conv", {"x", "w"}, {"y"}, "c3");
   m3.output("y");
-  EXPECT_EQ(importError(m3.bytes()), "model.onnx: node 'c3' (Conv): 3-D spatial ops are unsupported");
+  Module module3;
+  Function* f3 = importOk(m3, module3);
+  ASSERT_TRUE(f3);
+  EXPECT_EQ(f3->outputs()[0].second.type().dims, (Dims{1, 1, 3, 4, 4}));
+  int convs = 0;
+  for (Node* n : f3->nodes()) convs += n->kind() == OpKind::Conv;
+  EXPECT_EQ(convs, 2);
+
+  OnnxModel m6;
+  m6.input("x", {int64_t(1), int64_t(1), int64_t(2), int64_t(2), int64_t(2), int64_t(2)});
+  m6.floats("w", {1, 1, 1, 1, 1, 1}, {1});
+  m6.node("Conv", {"x", "w"}, {"y"}, "c6");
+  m6.output("y");
+  EXPECT_EQ(importError(m6.bytes()), "model.onnx: node 'c6' (Conv): input must have rank 3, 4 or 5, not 6");
 }
 
 TEST(Importer, ConvTransposeShapes) {
