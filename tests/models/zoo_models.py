@@ -267,8 +267,9 @@ def make_r3d():
 
 class UNetSmall(nn.Module):
     """Two-level UNet: double 3x3 convs with BatchNorm, max-pool down, ConvTranspose2d up, skip
-    concatenation. With a 1x3x16x16 input the first level is 16 channels at 16x16 (C = H = W), so
-    NCHW and NHWC shapes coincide there."""
+    concatenation, 16 output classes. With a 1x3x16x16 input the first level and the output are 16
+    channels at 16x16 (C = H = W), so NCHW and NHWC shapes coincide there: a rewrite that takes the
+    output's layout Transpose for a no-op because its shapes are equal gives wrong numbers."""
 
     @staticmethod
     def double(cin, cout):
@@ -280,7 +281,7 @@ class UNetSmall(nn.Module):
         self.down1, self.down2, self.bottom = self.double(3, 16), self.double(16, 32), self.double(32, 64)
         self.up2, self.dec2 = nn.ConvTranspose2d(64, 32, 2, stride=2), self.double(64, 32)
         self.up1, self.dec1 = nn.ConvTranspose2d(32, 16, 2, stride=2), self.double(32, 16)
-        self.out = nn.Conv2d(16, 2, 1)
+        self.out = nn.Conv2d(16, 16, 1)
 
     def forward(self, x):
         d1 = self.down1(x)
