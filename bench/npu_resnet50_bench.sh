@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ResNet-50, batch 1, int8 on the simulated NPU: npu-16x16 and npu-64x64, each
-# with one weight buffer and with two (the -v2 configs, ISA v2).
+# over the two switches: one or two weight buffers (-v2, ISA v2) and the vector
+# unit on the compute queue or on its own queue (-q, -v2q: vector.queue
+# separate with accumulator.banks 2, ISA v3).
 # Prints whole-network cycles, MAC utilisation (the simulator's count) and
 # useful-MAC utilisation (the network's MACs / (cycles x R x C), also written
 # to BUILD_DIR/bench/npu_resnet50/summary.json), the 64x64 speed-up, compile
@@ -36,8 +38,18 @@ if [ ! -f "$out/profile.yaml" ]; then
   "$ember" quantize "$model" --calibrate "$out/calibration.npy" -o "$out/profile.yaml" >&2
 fi
 
-for size in 16x16 16x16-v2 64x64 64x64-v2; do
+# The switch sweep: weight buffers 1|2 x vector queue shared|separate. The
+# shipped configs cover three corners; the fourth (one buffer, separate queue:
+# -q) is the -v2q config with one weight buffer, written here.
+mkdir -p "$out/configs"
+for size in 16x16 64x64; do
+  sed 's/^  weight_buffers: 2 .*/  weight_buffers: 1/; s/^name: npu-\(.*\)-v2q/name: npu-\1-q/' \
+    "$configs/npu-$size-v2q.yaml" >"$out/configs/npu-$size-q.yaml"
+done
+
+for size in 16x16 16x16-v2 16x16-q 16x16-v2q 64x64 64x64-v2 64x64-q 64x64-v2q; do
   cfg=$configs/npu-$size.yaml
+  [ -f "$cfg" ] || cfg=$out/configs/npu-$size.yaml
   dir=$out/$size
   mkdir -p "$dir"
   echo "== npu-$size: compile" >&2

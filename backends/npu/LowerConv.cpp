@@ -89,6 +89,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
                       "-channel tile per step: ", describe(g));
   const ConvTiling& t = *tiling;
   const ConvSramNeeds needs = sramNeeds(g, tiles, t, cfg);
+  if (!t.vectorQueue) ctx.program().keepVectorsOnComputeQueue();
 
   // DRAM: the weight slabs and the folded bias.
   std::vector<int64_t> slabOffsets;
@@ -120,7 +121,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     accTiles.clear();
     for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
       // With the vector queue, tile i in bank i (ping-pong between banks).
-      const bool bankPerTile = cfg.vectorQueue == npu::VectorQueue::Separate && bankHints;
+      const bool bankPerTile = t.vectorQueue && bankHints;
       auto a = sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries),
                                      bankPerTile ? int(i) : -1);
       if (a) accTiles.push_back(*a);

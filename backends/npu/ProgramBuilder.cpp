@@ -20,6 +20,7 @@ void ProgramBuilder::beginLayer(const std::string& name) {
     unique = name + "." + std::to_string(k);
   layers_.push_back(unique);
   tag_ = uint16_t(layers_.size());
+  layerSeparate_ = separate_;
 }
 
 void ProgramBuilder::emit(Instruction in) {
@@ -51,7 +52,7 @@ std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
       hasGemm = hasGemm || in.opcode == npu::isa::Opcode::Gemm;
       hasVector = hasVector || npu::isa::isVectorOpcode(in.opcode);
     }
-  if (separate_ && hasGemm && hasVector)
+  if (layerSeparate_ && hasGemm && hasVector)
     emitSeparateSteps(numSteps);
   else
     emitSharedSteps(numSteps);
@@ -101,12 +102,14 @@ void ProgramBuilder::emitSharedSteps(int numSteps) {
 
 // Tokens per step s with the vector queue (two slots per resource, so the
 // last user of a slot step s overwrites is step s-2):
-//   loads   pop compute->load (input/weight slots) and vector->load (the
-//           accumulator tile a bias DMA overwrites) when s >= 2; push load->compute.
+//   loads   pop compute->load (input/weight slots) and, when the layer loads
+//           accumulator tiles (bias by DMA), vector->load when s >= 2; push
+//           load->compute.
 //   gemms   pop load->compute, and vector->compute when s >= 2 (the tile's
 //           previous requant is done); push compute->load and compute->vector.
 //   vector  pops compute->vector, and store->vector when s >= 2 (output slot
-//           stored); pushes vector->compute, vector->store and vector->load.
+//           stored); pushes vector->compute, vector->store and (bias by DMA)
+//           vector->load.
 //   stores  pop vector->store; push store->vector.
 void ProgramBuilder::emitSeparateSteps(int numSteps) {
   for (Step& step : steps_) {  // the step's vector instructions leave the compute queue
@@ -121,12 +124,21 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     }
     step.computes = std::move(matrix);
   }
+  // Side tokens (vector->load) only when a load overwrites an accumulator
+  // tile a requant of step s-2 reads (bias by DMA): otherwise the loads would
+  // wait for the vector queue for nothing.
+  bool accumulatorLoads = false;
+  for (int s = kDepth; s < numSteps; ++s)
+    for (const Instruction& in : steps_[size_t(s)].loads)
+      accumulatorLoads =
+          accumulatorLoads || (in.opcode == npu::isa::Opcode::Load &&
+                               in[npu::isa::Field::Mem] == int64_t(npu::isa::Memory::Accumulator));
   auto emitLoads = [&](int s) {
     std::vector<Instruction>& loads = steps_[size_t(s)].loads;
     if (loads.empty()) loads.push_back(makeSync(Queue::Load));
     if (s >= kDepth) {
-      loads.front().deps.popNext = true;  // input and weight slots freed by the gemms of s-2
-      loads.front().deps.popSide = true;  // accumulator tile freed by the vector queue at s-2
+      loads.front().deps.popNext = true;              // input and weight slots freed by the gemms of s-2
+      loads.front().deps.popSide = accumulatorLoads;  // accumulator tile freed by the vector queue at s-2
     }
     loads.back().deps.pushNext = true;
     for (const Instruction& in : loads) emit(in);
@@ -146,7 +158,7 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     if (s >= kDepth) step.vectors.front().deps.popNext = true;
     step.vectors.back().deps.pushPrev = true;
     step.vectors.back().deps.pushNext = true;
-    step.vectors.back().deps.pushSide = true;
+    step.vectors.back().deps.pushSide = accumulatorLoads;
     for (const Instruction& in : step.vectors) emit(in);
     if (step.stores.empty()) step.stores.push_back(makeSync(Queue::Store));
     step.stores.front().deps.popSide = true;
@@ -169,8 +181,8 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     if (i + 1 == inFlight) sync.deps.pushPrev = true;
     emit(sync);
   }
-  pendingLoadPops_ = inFlight + 1;      // leftover slot credits + the compute barrier
-  pendingLoadSidePops_ = inFlight + 1;  // leftover tile credits + the vector barrier
+  pendingLoadPops_ = inFlight + 1;  // leftover slot credits + the compute barrier
+  pendingLoadSidePops_ = (accumulatorLoads ? inFlight : 0) + 1;  // leftover tile credits + the vector barrier
 }
 
 void ProgramBuilder::finish() {

@@ -40,6 +40,9 @@ class ProgramBuilder {
 
   /// Whether vector instructions of layers with gemms go to the vector queue.
   void setVectorQueue(bool separate) { separate_ = separate; }
+  /// The current layer keeps its vector instructions on the compute queue
+  /// (its tiling chose one accumulator tile).
+  void keepVectorsOnComputeQueue() { layerSeparate_ = false; }
   /// Starts a layer; its instructions carry the new layer tag.
   void beginLayer(const std::string& name);
   void addStep(Step step) { steps_.push_back(std::move(step)); }
@@ -66,7 +69,7 @@ class ProgramBuilder {
   uint16_t tag_ = 0;
   int pendingLoadPops_ = 0;      ///< compute->load tokens the load queue has not popped yet
   int pendingLoadSidePops_ = 0;  ///< vector->load tokens the load queue has not popped yet
-  bool separate_ = false;
+  bool separate_ = false, layerSeparate_ = false;
 };
 
 }  // namespace ember::npu_backend

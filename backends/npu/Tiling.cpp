@@ -79,6 +79,7 @@ std::string ConvTiling::str() const {
      << ", order=" << (order == LoopOrder::BandOuter ? "band-outer" : "block-outer")
      << (biasByDma ? ", bias by DMA" : ", bias by vadd");
   if (kParts > 1) os << ", weights in " << kParts << " k-parts";
+  if (vectorQueue) os << ", epilogue on the vector queue";
   return os.str();
 }
 
@@ -144,7 +145,8 @@ ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, 
   s.accEntries = accRows(g, t.bandRows, t.multiRow) * maxWidth;
   // With the vector queue the gemms of step s+1 write one tile while the
   // requant of step s reads the other (ping-pong), whatever the bias.
-  s.accSlots = t.biasByDma || c.vectorQueue == npu::VectorQueue::Separate ? 2 : 1;
+  s.accSlots = t.biasByDma || t.vectorQueue ? 2 : 1;
+  s.tilePerBank = t.vectorQueue && c.accumulatorBanks >= 2;
   s.biasEntries = t.biasByDma ? 0 : g.o;
   return s;
 }
@@ -158,8 +160,8 @@ bool fits(const ConvSramNeeds& s, const npu::NpuConfig& c) {
   const int64_t acc = s.accSlots * int64_t(alignUp(uint64_t(s.accEntries), 16)) +
                       int64_t(alignUp(uint64_t(s.biasEntries), 16));
   // Ping-pong tiles in different accumulator banks: each tile within one bank.
-  const bool bankPerTile = c.vectorQueue == npu::VectorQueue::Separate && c.accumulatorBanks >= 2;
-  if (bankPerTile && int64_t(alignUp(uint64_t(s.accEntries), 16)) > c.accumulatorBankEntries()) return false;
+  if (s.tilePerBank && int64_t(alignUp(uint64_t(s.accEntries), 16)) > c.accumulatorBankEntries())
+    return false;
   return spad <= c.scratchpadBytes && acc <= c.accumulatorEntries();
 }
 
@@ -315,7 +317,7 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
     if (q == 0) total.firstLoad = fullBandLoad + wLoad / uint64_t(t.kParts);
     total.lastStore = lastStore;
   }
-  if (c.vectorQueue != npu::VectorQueue::Separate)
+  if (!t.vectorQueue)
     return std::max(cost.overlapped(total.load, total.compute + total.vector, total.store, total.dram),
                     total.accPort) +
            total.firstLoad + total.lastStore;
@@ -379,17 +381,19 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
         if (multiRow && !g.multiRowPossible()) continue;
         for (LoopOrder order : {LoopOrder::BandOuter, LoopOrder::BlockOuter})
           for (bool biasByDma : {false, true})
-            for (int64_t kParts : {1, 2, 3, 4, 6, 8}) {
-              // k-parts: one band, one-tile blocks, one accumulator tile.
-              if (kParts > 1 && (g.n * ceilDiv(g.oh, bandRows) > 1 || perBlock > 1 || biasByDma ||
-                                 order != LoopOrder::BandOuter || int64_t(tiles[0].steps.size()) < kParts))
-                continue;
-              ConvTiling t{bandRows, perBlock, multiRow, order, biasByDma, kParts, 0};
-              auto cycles = evaluate(g, tiles, agg, cost, t);
-              if (!cycles) continue;
-              t.estimatedCycles = *cycles;
-              if (!best || t.estimatedCycles < best->estimatedCycles) best = t;
-            }
+            for (int64_t kParts : {1, 2, 3, 4, 6, 8})
+              for (bool vectorQueue : {false, true}) {
+                if (vectorQueue && c.vectorQueue != npu::VectorQueue::Separate) continue;
+                // k-parts: one band, one-tile blocks, one accumulator tile.
+                if (kParts > 1 && (g.n * ceilDiv(g.oh, bandRows) > 1 || perBlock > 1 || biasByDma ||
+                                   order != LoopOrder::BandOuter || int64_t(tiles[0].steps.size()) < kParts))
+                  continue;
+                ConvTiling t{bandRows, perBlock, multiRow, order, biasByDma, kParts, 0, vectorQueue};
+                auto cycles = evaluate(g, tiles, agg, cost, t);
+                if (!cycles) continue;
+                t.estimatedCycles = *cycles;
+                if (!best || t.estimatedCycles < best->estimatedCycles) best = t;
+              }
       }
   std::lock_guard<std::mutex> lock(mutex);
   cache[key] = best;

@@ -78,6 +78,11 @@ struct ConvTiling {
   /// weights of a deep layer stream through (one band only).
   int64_t kParts = 1;
   uint64_t estimatedCycles = 0;
+  /// With vector.queue separate: the bias add and requants run on the vector
+  /// queue beside the gemms (two accumulator tiles, one per bank). The search
+  /// tries both, so a layer whose tiles would shrink too much keeps them on
+  /// the compute queue.
+  bool vectorQueue = false;
   std::string str() const;
 };
 
@@ -85,6 +90,7 @@ struct ConvTiling {
 struct ConvSramNeeds {
   int64_t bandBytes, inputSlots, blockWeightBytes, weightSlots, outTileBytes, accEntries, accSlots,
       biasEntries;
+  bool tilePerBank;  ///< each accumulator tile within one bank (vector queue, accumulator.banks >= 2)
 };
 ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, const ConvTiling& t,
                         const npu::NpuConfig& config);
