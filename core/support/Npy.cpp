@@ -358,6 +358,14 @@ std::string serializeNpy(const Tensor& tensor) {
   return out;
 }
 
+Tensor narrowFloat64(Tensor tensor, ElemKind kind) {
+  if (tensor.type().kind != ElemKind::F64 || !isFloat(kind) || kind == ElemKind::F64) return tensor;
+  Tensor narrowed(tensor.type().withKind(kind));
+  for (int64_t i = 0, n = tensor.type().numElements(); i < n; ++i)
+    narrowed.setElementFromDouble(i, tensor.elementAsDouble(i));
+  return narrowed;
+}
+
 Error writeNpy(const std::string& path, const Tensor& tensor) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return makeError(path, ": cannot open for writing: ", std::strerror(errno));

@@ -50,6 +50,21 @@ TEST(F64Npy, WritesWhatNumpyWrites) {
   EXPECT_TRUE(back->bitwiseEqual(t));
 }
 
+TEST(F64Npy, NarrowingForAFloatInputRoundsLikeNumpyAstype) {
+  Tensor t = *parseNpy(kNumpyF64, "x.npy");
+  Tensor f = narrowFloat64(t, ElemKind::F32);
+  ASSERT_EQ(f.type(), Type(ElemKind::F32, {4}));
+  // np.array([1.5, -2.25, 1e-3, 0.1]).astype(np.float32)
+  EXPECT_EQ(std::vector<float>(f.as<float>(), f.as<float>() + 4),
+            (std::vector<float>{1.5f, -2.25f, 1e-3f, 0.1f}));
+  Tensor h = narrowFloat64(t, ElemKind::F16);
+  EXPECT_EQ(h.type().kind, ElemKind::F16);
+  EXPECT_EQ(halfToFloat(h.as<uint16_t>()[1]), -2.25f);
+  // Not float64, or not a float target: unchanged, for the caller's kind check.
+  EXPECT_EQ(narrowFloat64(t, ElemKind::I64).type().kind, ElemKind::F64);
+  EXPECT_TRUE(narrowFloat64(f, ElemKind::F16).bitwiseEqual(f));
+}
+
 TEST(F64Npy, RankEightRoundTripAndRankNineIsAnError) {
   // np.save(f, np.arange(4.0).reshape(2, 1, 1, 1, 1, 1, 1, 2))
   const std::string rank8 =

@@ -40,13 +40,8 @@ Expected<Tensor> adaptInput(Tensor tensor, const std::string& name, const Type& 
     return retyped;
   }
   // NumPy's default float64 feeds a narrower float input, rounded as numpy's astype.
-  if (got.kind == ElemKind::F64 && isFloat(expected.kind) && expected.kind != ElemKind::F64 &&
-      got.dims == expected.dims) {
-    Tensor narrowed(expected);
-    for (int64_t i = 0, n = got.numElements(); i < n; ++i)
-      narrowed.setElementFromDouble(i, tensor.elementAsDouble(i));
-    return narrowed;
-  }
+  if (got.kind == ElemKind::F64 && got.dims == expected.dims)
+    tensor = narrowFloat64(std::move(tensor), expected.kind);
   if (got.kind != expected.kind || got.dims != expected.dims)
     return makeError("input '", name, "' (", file, "): expected ", expected.str(), ", got ", got.str());
   return tensor;

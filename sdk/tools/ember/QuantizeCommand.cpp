@@ -159,7 +159,9 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
     for (const std::string& file : *files) {
       Expected<Tensor> tensor = readNpy(file);
       if (!tensor) return fail(tensor.error());
-      Expected<std::vector<Tensor>> samples = splitSamples(*tensor, input->resultType(), file, name);
+      // NumPy's default float64 calibration data is rounded to a float input's kind.
+      Expected<std::vector<Tensor>> samples = splitSamples(
+          narrowFloat64(tensor.take(), input->resultType().kind), input->resultType(), file, name);
       if (!samples) return fail(samples.error());
       for (Tensor& s : *samples) perInput[name].push_back(std::move(s));
     }
