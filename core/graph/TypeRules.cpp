@@ -1391,6 +1391,34 @@ static Result inferMatMulInteger(Types in, const Attributes&) {
   return single(Type(ElemKind::I32, batch));
 }
 
+static Result inferRoiAlign(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::RoiAlign;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  AttrReader reader(op, attrs);
+  std::string mode = reader.string("mode"), transform = reader.string("coordinate_transformation_mode");
+  int64_t height = reader.integer("output_height"), width = reader.integer("output_width");
+  int64_t samplingRatio = reader.integer("sampling_ratio");
+  reader.real("spatial_scale");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], bit(ElemKind::F32)));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "rois", in[1], bit(ElemKind::F32)));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "batch_indices", in[2], kIntKinds));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "input", in[0], 4));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "rois", in[1], 2));
+  EMBER_RETURN_IF_ERROR(expectRank(op, "batch_indices", in[2], 1));
+  if (mode != "avg" && mode != "max") return makeError("RoiAlign: unknown mode '", mode, "' (expected avg or max)");
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return makeError("RoiAlign: unknown coordinate_transformation_mode '", transform, "'");
+  const int64_t rois = in[1].dims[0];
+  if (in[1].dims[1] != 4 || in[2].dims[0] != rois)
+    return makeError("RoiAlign: rois ", in[1].str(), " must be [R, 4] and batch_indices ", in[2].str(), " [R]");
+  if (height < 1 || width < 1 || samplingRatio < 0)
+    return makeError("RoiAlign: output_height and output_width must be >= 1 and sampling_ratio >= 0");
+  Dims out = {rois, height, width, in[0].dims[3]};
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
+  return single(Type(ElemKind::F32, std::move(out)));
+}
+
 // ---- Dispatch --------------------------------------------------------------------
 // Generated from Ops.def after every rule is defined: an op kind without an
 // infer<Name> function is an undeclared identifier, i.e. a compile error.

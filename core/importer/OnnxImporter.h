@@ -163,6 +163,7 @@ void registerLossOps(OpTable& table);
 void registerRecurrentOps(OpTable& table);
 void registerValueDependentOps(OpTable& table);
 void registerQuantizeOps(OpTable& table);
+void registerRoiAlignOps(OpTable& table);
 
 /// Maps `axis` in [-rank, rank) to [0, rank), or fails naming `what`.
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view what = "axis");

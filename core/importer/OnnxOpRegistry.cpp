@@ -17,6 +17,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerRecurrentOps(t);
     registerValueDependentOps(t);
     registerQuantizeOps(t);
+    registerRoiAlignOps(t);
     return t;
   }();
   auto it = table.find(opType);

@@ -60,6 +60,7 @@ Family familyOf(OpKind kind) {
       return Family::GatherScatter;
     case OpKind::Resize:
     case OpKind::GridSample:
+    case OpKind::RoiAlign:
       return Family::Resize;
     case OpKind::Quantize:
     case OpKind::Dequantize:
@@ -162,6 +163,7 @@ KindSet supportedKinds(OpKind kind) {
     // The quantized primitives: their type rules pin every other operand.
     case OpKind::Quantize:
     case OpKind::GridSample:
+    case OpKind::RoiAlign:
       return kF32;
     case OpKind::Dequantize:
       return kQuant8 | bit(ElemKind::Int32Q);

@@ -33,6 +33,8 @@ Error gridSample(const Attributes& attrs, Inputs in, Outputs out);
 Error runQuantized(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runValueDependent(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runOnnxQuantization(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
+/// RoiAlign (RoiAlign.cpp), reached through the Resize family.
+Error roiAlign(const Attributes& attrs, Inputs in, Outputs out);
 
 /// Axis in [-rank, rank) to [0, rank); the type rule has checked the range.
 inline size_t normalizeAxis(int64_t axis, size_t rank) {

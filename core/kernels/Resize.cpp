@@ -235,6 +235,7 @@ void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeO
 
 Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
   if (kind == OpKind::GridSample) return gridSample(attrs, in, out);
+  if (kind == OpKind::RoiAlign) return roiAlign(attrs, in, out);
   AxisMapping map;
   map.transform = attrs.getString("coordinate_transformation_mode");
   map.nearestMode = attrs.getString("nearest_mode");

@@ -938,6 +938,34 @@ void onnxQuantizationCases(Suite& s) {
   });
 }
 
+void roiAlignCases(Suite& s) {
+  for (const char* mode : {"avg", "max"})
+    for (const char* transform : {"half_pixel", "output_half_pixel"})
+      for (int64_t ratio : {0, 2})
+        s.add(OpKind::RoiAlign,
+              std::string("f32/2x9x8x3/") + mode + "_" + transform + "_ratio" + std::to_string(ratio),
+              [=](CaseBuilder& b) {
+                // Boxes partly outside the input, so the edge rules matter.
+                Tensor rois = floats(b, {4, 4}, -2, 10);
+                for (int64_t r = 0; r < 4; ++r) {
+                  float* box = rois.as<float>() + r * 4;
+                  if (box[2] < box[0]) std::swap(box[0], box[2]);
+                  if (box[3] < box[1]) std::swap(box[1], box[3]);
+                }
+                Tensor batch(t(I64, {4}));
+                for (int64_t r = 0; r < 4; ++r) batch.as<int64_t>()[r] = r % 2;
+                return b.node(
+                    OpKind::RoiAlign,
+                    {b.input(t(F32, {2, 9, 8, 3})), b.input(std::move(rois)), b.input(std::move(batch))},
+                    {{"mode", std::string(mode)},
+                     {"output_height", int64_t(3)},
+                     {"output_width", int64_t(2)},
+                     {"sampling_ratio", ratio},
+                     {"spatial_scale", 0.75},
+                     {"coordinate_transformation_mode", std::string(transform)}});
+              });
+}
+
 }  // namespace
 
 std::vector<CaseSpec> allCases() {
@@ -955,6 +983,7 @@ std::vector<CaseSpec> allCases() {
   modelCoverageMisc(s);
   valueDependentCases(s);
   onnxQuantizationCases(s);
+  roiAlignCases(s);
   return std::move(s.cases);
 }
 

@@ -1,0 +1,128 @@
+// RoiAlign (ONNX opset 16, NHWC): bilinear samples averaged (or maxed) per
+// output bin of each region of interest, in float arithmetic and sample order
+// as ONNX Runtime computes them.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "KernelUtil.h"
+
+namespace ember::kernels {
+namespace {
+
+/// The four corners and weights of one bilinear sample; `valid` false when
+/// the point lies more than one pixel outside the input (it contributes 0).
+struct Sample {
+  bool valid = false;
+  int64_t y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+  float w00 = 0, w01 = 0, w10 = 0, w11 = 0;
+};
+
+Sample bilinearSample(float y, float x, int64_t height, int64_t width) {
+  Sample s;
+  if (y < -1.0f || y > float(height) || x < -1.0f || x > float(width)) return s;
+  s.valid = true;
+  y = std::max(y, 0.0f);
+  x = std::max(x, 0.0f);
+  s.y0 = int64_t(y);
+  s.x0 = int64_t(x);
+  if (s.y0 >= height - 1) {
+    s.y0 = s.y1 = height - 1;
+    y = float(s.y0);
+  } else {
+    s.y1 = s.y0 + 1;
+  }
+  if (s.x0 >= width - 1) {
+    s.x0 = s.x1 = width - 1;
+    x = float(s.x0);
+  } else {
+    s.x1 = s.x0 + 1;
+  }
+  const float ly = y - float(s.y0), lx = x - float(s.x0), hy = 1.0f - ly, hx = 1.0f - lx;
+  s.w00 = hy * hx;
+  s.w01 = hy * lx;
+  s.w10 = ly * hx;
+  s.w11 = ly * lx;
+  return s;
+}
+
+int64_t batchIndex(const ConstTensorRef& t, int64_t i) {
+  return t.type.kind == ElemKind::I64 ? t.as<int64_t>()[i] : int64_t(t.as<int32_t>()[i]);
+}
+
+}  // namespace
+
+Error roiAlign(const Attributes& attrs, Inputs in, Outputs out) {
+  const Dims& xd = in[0].type.dims;  // [N, H, W, C]
+  const int64_t batches = xd[0], height = xd[1], width = xd[2], channels = xd[3];
+  const int64_t rois = in[1].type.dims[0];
+  const int64_t outH = attrs.getInt("output_height"), outW = attrs.getInt("output_width");
+  const int64_t samplingRatio = attrs.getInt("sampling_ratio");
+  const float scale = float(attrs.getFloat("spatial_scale"));
+  const bool halfPixel = attrs.getString("coordinate_transformation_mode") == "half_pixel";
+  const bool maxMode = attrs.getString("mode") == "max";
+  const float* x = in[0].as<float>();
+  const float* box = in[1].as<float>();
+  float* y = out[0].as<float>();
+  const float offset = halfPixel ? 0.5f : 0.0f;
+  std::vector<float> acc(static_cast<size_t>(channels));
+  for (int64_t r = 0; r < rois; ++r) {
+    const int64_t b = batchIndex(in[2], r);
+    if (b < 0 || b >= batches)
+      return makeError("RoiAlign: batch index ", b, " of roi ", r, " is out of range [0, ", batches, ")");
+    const float* roi = box + r * 4;
+    const float startW = roi[0] * scale - offset, startH = roi[1] * scale - offset;
+    const float endW = roi[2] * scale - offset, endH = roi[3] * scale - offset;
+    float roiW = endW - startW, roiH = endH - startH;
+    if (!halfPixel) {  // output_half_pixel: a roi is at least one pixel
+      roiW = std::max(roiW, 1.0f);
+      roiH = std::max(roiH, 1.0f);
+    }
+    const float binH = roiH / float(outH), binW = roiW / float(outW);
+    // Grids are bounded so that a huge roi cannot make the loop unbounded.
+    const int64_t gridH = samplingRatio > 0
+                              ? samplingRatio
+                              : std::clamp<int64_t>(int64_t(std::ceil(roiH / float(outH))), 0, 1 << 16);
+    const int64_t gridW = samplingRatio > 0
+                              ? samplingRatio
+                              : std::clamp<int64_t>(int64_t(std::ceil(roiW / float(outW))), 0, 1 << 16);
+    const float count = float(std::max<int64_t>(gridH * gridW, 1));
+    const float* plane = x + b * height * width * channels;
+    for (int64_t ph = 0; ph < outH; ++ph)
+      for (int64_t pw = 0; pw < outW; ++pw) {
+        std::fill(acc.begin(), acc.end(), maxMode ? -std::numeric_limits<float>::infinity() : 0.0f);
+        bool any = false;
+        for (int64_t iy = 0; iy < gridH; ++iy) {
+          const float sy = startH + float(ph) * binH + (float(iy) + 0.5f) * binH / float(gridH);
+          for (int64_t ix = 0; ix < gridW; ++ix) {
+            const float sx = startW + float(pw) * binW + (float(ix) + 0.5f) * binW / float(gridW);
+            const Sample s = bilinearSample(sy, sx, height, width);
+            const float* p00 = plane + (s.y0 * width + s.x0) * channels;
+            const float* p01 = plane + (s.y0 * width + s.x1) * channels;
+            const float* p10 = plane + (s.y1 * width + s.x0) * channels;
+            const float* p11 = plane + (s.y1 * width + s.x1) * channels;
+            for (int64_t c = 0; c < channels; ++c) {
+              if (!s.valid) {  // contributes 0 to the sum, or 0 as a candidate maximum
+                if (maxMode) acc[size_t(c)] = std::max(acc[size_t(c)], 0.0f);
+                continue;
+              }
+              if (maxMode)
+                acc[size_t(c)] = std::max(
+                    {acc[size_t(c)], s.w00 * p00[c], s.w01 * p01[c], s.w10 * p10[c], s.w11 * p11[c]});
+              else
+                acc[size_t(c)] += s.w00 * p00[c] + s.w01 * p01[c] + s.w10 * p10[c] + s.w11 * p11[c];
+            }
+            any = true;
+          }
+        }
+        float* dst = y + ((r * outH + ph) * outW + pw) * channels;
+        for (int64_t c = 0; c < channels; ++c)
+          dst[c] = !any ? 0.0f : maxMode ? acc[size_t(c)] : acc[size_t(c)] / count;
+      }
+  }
+  return Error::success();
+}
+
+}  // namespace ember::kernels
