@@ -33,7 +33,7 @@ Tensor input() {
   return t;
 }
 
-TEST(F64Fallback, CpuDeclinesF64AndTheReferenceRunsIt) {
+TEST(F64Fallback, CpuAndNpuDeclineF64AndTheReferenceRunsIt) {
   registerBuiltinBackends();
   auto cpu = BackendRegistry::global().create("cpu");
   ASSERT_TRUE(cpu) << cpu.error().message();
@@ -44,6 +44,9 @@ TEST(F64Fallback, CpuDeclinesF64AndTheReferenceRunsIt) {
   EXPECT_FALSE((*cpu)->supports(info));
   auto reference = BackendRegistry::global().create("reference");
   EXPECT_TRUE((*reference)->supports(info));
+  auto npu = BackendRegistry::global().create("npu");
+  ASSERT_TRUE(npu) << npu.error().message();
+  EXPECT_FALSE((*npu)->supports(info));
 
   Function f("island");
   buildIsland(f);
