@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 
+#include "ember/Npy.h"
+
 namespace py = pybind11;
 
 namespace ember::python {
@@ -13,7 +15,7 @@ namespace {
 std::optional<ElemKind> kindOfDtype(const py::dtype& dtype) {
   const char kind = dtype.kind();
   const size_t size = size_t(dtype.itemsize());
-  if (kind == 'f' && size == 8) return elemKindFromName("f64");
+  if (kind == 'f' && size == 8) return ElemKind::F64;
   if (kind == 'f' && size == 4) return ElemKind::F32;
   if (kind == 'f' && size == 2) return ElemKind::F16;
   if (kind == 'i' && size == 1) return ElemKind::Int8Q;
@@ -54,12 +56,21 @@ py::dtype dtypeOf(ElemKind kind) {
 Expected<Tensor> tensorFromArray(const py::array& array, const Type& expected, const std::string& name) {
   const py::dtype want = dtypeOf(expected.kind);
   const py::dtype got = array.dtype();
-  const bool f64ToF32 = expected.kind == ElemKind::F32 && got.kind() == 'f' && got.itemsize() == 8;
-  if (!got.is(want) && !got.equal(want) && !f64ToF32)
+  // numpy's default float64 for a float input: rounded as astype would (narrowFloat64, as the tool's .npy).
+  const bool narrows =
+      got.kind() == 'f' && got.itemsize() == 8 &&
+      (expected.kind == ElemKind::F32 || expected.kind == ElemKind::F16 || expected.kind == ElemKind::BF16);
+  if (!got.is(want) && !got.equal(want) && !narrows)
     return makeError("input '", name, "': expected ", expected.str(), " (numpy ", dtypeName(want), "), got ",
                      dtypeName(got), " ", dimsStr(dimsOf(array)));
   if (dimsOf(array) != expected.dims)
     return makeError("input '", name, "': expected ", expected.str(), ", got shape ", dimsStr(dimsOf(array)));
+  if (narrows) {
+    py::array data = contiguous(array, got);
+    Tensor wide(Type(ElemKind::F64, expected.dims));
+    if (wide.sizeInBytes() > 0) std::memcpy(wide.data(), data.data(), wide.sizeInBytes());
+    return narrowFloat64(std::move(wide), expected.kind);
+  }
   py::array data = contiguous(array, want);
   Tensor tensor(expected);
   if (tensor.sizeInBytes() > 0) std::memcpy(tensor.data(), data.data(), tensor.sizeInBytes());
@@ -69,7 +80,6 @@ Expected<Tensor> tensorFromArray(const py::array& array, const Type& expected, c
 Expected<Tensor> tensorFromArrayAnyKind(const py::array& array, const std::string& name) {
   py::dtype dtype = array.dtype();
   std::optional<ElemKind> kind = kindOfDtype(dtype);
-  if (!kind && dtype.kind() == 'f' && dtype.itemsize() == 8) kind = ElemKind::F32;
   if (!kind)
     return makeError("input '", name, "': unsupported numpy dtype ", dtypeName(dtype),
                      " (float32, float64, float16, int8, uint8, int32, int64 or bool)");

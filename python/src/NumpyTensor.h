@@ -18,12 +18,13 @@ namespace ember::python {
 pybind11::dtype dtypeOf(ElemKind kind);
 
 /// Copies `array` into a tensor of `expected` (kind and dims). float64 data
-/// for an f32 input is converted, as `ember run` converts f64 .npy files; any
-/// other dtype or shape mismatch is an error naming `name`.
+/// for an f32, f16 or bf16 input is rounded to it (narrowFloat64), as `ember
+/// run` reads f64 .npy files; any other dtype or shape mismatch is an error
+/// naming `name`.
 Expected<Tensor> tensorFromArray(const pybind11::array& array, const Type& expected, const std::string& name);
 
 /// A tensor whose kind is chosen from the array's dtype (calibration data,
-/// simulator inputs): float32, float16, int8, uint8, int32, int64, bool.
+/// simulator inputs): float32, float64, float16, int8, uint8, int32, int64, bool.
 Expected<Tensor> tensorFromArrayAnyKind(const pybind11::array& array, const std::string& name);
 
 /// Moves `tensor` into a numpy array that owns it: no copy.
