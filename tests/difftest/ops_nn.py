@@ -1035,4 +1035,5 @@ class Spatial3d(Op):
 
 
 def late_ops():
-    return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx()]
+    return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
+            Spatial3d()]
