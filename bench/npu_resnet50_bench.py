@@ -6,7 +6,7 @@
       smooth random colour fields plus texture, normalised like ImageNet inputs
       (mean 0, std about 1 per channel), from a fixed seed.
   npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS MODEL.onnx
-      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}{,-v2,-q,-v2q}/
+      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}{,-v2,-q,-v2q,-v3}/
       {compile,run,sim}.json and writes BENCH_DIR/summary.json: per config the cycles,
       mac_utilization (the simulator's count: every MAC the array performs, junk rows
       included) and useful_mac_utilization (the network's MACs, counted from the ONNX
@@ -65,7 +65,7 @@ def network_macs(model_path):
 def report(bench_dir, ort_seconds, fma_gflops, model_path):
     useful = network_macs(model_path)
     configs = {name + suffix: (size, size) for name, size in (("16x16", 16), ("64x64", 64))
-               for suffix in ("", "-v2", "-q", "-v2q")}
+               for suffix in ("", "-v2", "-q", "-v2q", "-v3")}
     rows = {}
     for name in configs:
         d = os.path.join(bench_dir, name)
@@ -97,13 +97,14 @@ def report(bench_dir, ort_seconds, fma_gflops, model_path):
               f"| {comp['compile_seconds']:.2f} | {sim['host_seconds']:.2f} | {len(run.get('fallback_nodes', []))} |")
     with open(os.path.join(bench_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    for suffix in ("", "-v2", "-q", "-v2q"):
+    for suffix in ("", "-v2", "-q", "-v2q", "-v3"):
         speedup = latency["16x16" + suffix] / latency["64x64" + suffix]
         print(f"\nspeed-up of npu-64x64{suffix} over npu-16x16{suffix}: {speedup:.2f}x (cycles, same clock)")
     print("\nthe switch sweep (cycles saved against the config without the feature):")
     for size in ("16x16", "64x64"):
         for base, feature, label in (("", "-v2", "two weight buffers"), ("-q", "-v2q", "two weight buffers"),
-                                     ("", "-q", "the vector queue"), ("-v2", "-v2q", "the vector queue")):
+                                     ("", "-q", "the vector queue"), ("-v2", "-v2q", "the vector queue"),
+                                     ("-v2q", "-v3", "the bias as initial value")):
             before = rows[size + base]["run"]["cycles"]
             saved = before - rows[size + feature]["run"]["cycles"]
             print(f"{label} on npu-{size}{base} -> npu-{size}{feature}: {saved} cycles saved "

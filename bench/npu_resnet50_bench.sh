@@ -2,7 +2,8 @@
 # ResNet-50, batch 1, int8 on the simulated NPU: npu-16x16 and npu-64x64, each
 # over the two switches: one or two weight buffers (-v2, ISA v2) and the vector
 # unit on the compute queue or on its own queue (-q, -v2q: vector.queue
-# separate with accumulator.banks 2, ISA v3).
+# separate with accumulator.banks 2, ISA v3), and -v3: -v2q with the bias as the
+# gemms' initial accumulator value (matrix_engine.bias_init).
 # Prints whole-network cycles, MAC utilisation (the simulator's count) and
 # useful-MAC utilisation (the network's MACs / (cycles x R x C), also written
 # to BUILD_DIR/bench/npu_resnet50/summary.json), the 64x64 speed-up, compile
@@ -47,7 +48,7 @@ for size in 16x16 64x64; do
     "$configs/npu-$size-v2q.yaml" >"$out/configs/npu-$size-q.yaml"
 done
 
-for size in 16x16 16x16-v2 16x16-q 16x16-v2q 64x64 64x64-v2 64x64-q 64x64-v2q; do
+for size in 16x16 16x16-v2 16x16-q 16x16-v2q 16x16-v3 64x64 64x64-v2 64x64-q 64x64-v2q 64x64-v3; do
   cfg=$configs/npu-$size.yaml
   [ -f "$cfg" ] || cfg=$out/configs/npu-$size.yaml
   dir=$out/$size

@@ -47,6 +47,8 @@ Instruction makeGemm(const Gemm& g) {
   in[Field::InpStride] = g.inpStride;
   in[Field::WgtStride] = g.wgtStride;
   in[Field::AccStride] = g.accStride;
+  in[Field::BiasInit] = g.biasInit;
+  in[Field::BiasAddr] = g.biasInit ? int64_t(g.bias) : 0;
   return in;
 }
 

@@ -22,6 +22,8 @@ npu::isa::Instruction makeStore(const Dma& dma);
 
 struct Gemm {
   bool accumulate = false, preload = true;
+  bool biasInit = false;  ///< ISA v3: start from the bias row at accumulator entry `bias`
+  uint64_t bias = 0;
   int64_t m = 1, k = 1, n = 1;
   uint64_t inp = 0, wgt = 0, acc = 0;
   int64_t inpStride = 0, wgtStride = 0, accStride = 0;

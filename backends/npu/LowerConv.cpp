@@ -306,6 +306,9 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
         gm.inpStride = g.sw * g.c;
         gm.accStride = blockWidth;
         gm.accumulate = si > 0 || t.biasByDma;
+        // matrix_engine.bias_init: the first k-step starts from the bias row.
+        gm.biasInit = !gm.accumulate && cfg.biasInit;
+        gm.bias = gm.biasInit ? *biasAcc + uint64_t(blockC0 + col) : 0;
         const int64_t passes = t.multiRow ? 1 : b;
         const int64_t mTotal = t.multiRow ? accRowCount : g.ow;
         bool first = true;
@@ -326,7 +329,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
       ctx.program().addStep(std::move(step));
       continue;
     }
-    if (!t.biasByDma)
+    if (!t.biasByDma && !cfg.biasInit)
       step.computes.push_back(
           makeVAdd(accTile, blockWidth, *biasAcc + uint64_t(blockC0), 0, accRowCount, blockWidth));
     const uint64_t outSlot = outSlots[s % outSlots.size()];

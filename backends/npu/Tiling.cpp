@@ -212,7 +212,7 @@ ComputeSplit computeCycles(const ConvGeometry& g, const CostModel& cost,
   split.matrix = cycles;
   cycles = 0;
   const int64_t rows = accRows(g, bandRows, multiRow);
-  if (!biasByDma) cycles += cost.vadd(rows, width);
+  if (!biasByDma && !c.biasInit) cycles += cost.vadd(rows, width);
   const bool dense = !multiRow || g.virtualWidth() == g.ow;
   const int64_t groups = g.perChannelRequant ? width : 1;
   const int64_t colsPerGroup = ceilDiv(width, groups);
@@ -242,8 +242,9 @@ uint64_t accPortCycles(const ConvGeometry& g, const CostModel& cost, const std::
     cycles += rows * agg[j].rate;
     width += agg[j].width;
   }
-  cycles += rows * ceilDiv(4 * width, c.accumulatorPortBytes) * (biasByDma ? 1 : 2);  // bias in / vadd
-  cycles += bandRows * g.ow * ceilDiv(4 * width, c.accumulatorPortBytes);             // requant reads
+  if (biasByDma || !c.biasInit)  // bias in by DMA / vadd (bias_init: none)
+    cycles += rows * ceilDiv(4 * width, c.accumulatorPortBytes) * (biasByDma ? 1 : 2);
+  cycles += bandRows * g.ow * ceilDiv(4 * width, c.accumulatorPortBytes);  // requant reads
   return uint64_t(cycles);
 }
 

@@ -595,6 +595,25 @@ class NpuTop : public sc_module {
                            ", but it holds ", r.engine->keptWeights(wbuf).first, "x",
                            r.engine->keptWeights(wbuf).second);
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n));
+        // bias_init (ISA v3): the rows start from the bias row instead of 0.
+        // The array latches the row before streaming (n entries, not timed
+        // separately); functionally the rows get the bias and the engine
+        // accumulates onto them.
+        Instruction engineIn = in;
+        if (in[Field::BiasInit]) {
+          if (!c.biasInit)
+            return makeError("gemm bias_init=1 but config '", c.name, "' has matrix_engine.bias_init false");
+          if (in[Field::Accumulate])
+            return makeError("malformed instruction: gemm bias_init=1 with accumulate=1");
+          EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::BiasAddr], 1, 0, n));
+          const std::vector<int32_t> bias(acc + in[Field::BiasAddr], acc + in[Field::BiasAddr] + n);
+          for (int64_t i = 0; i < m; ++i)
+            std::copy(bias.begin(), bias.end(), acc + in[Field::AccAddr] + i * in[Field::AccStride]);
+          engineIn[Field::Accumulate] = 1;
+          engineIn[Field::BiasInit] = 0;
+          engineIn[Field::BiasAddr] = 0;
+          s.accumulatorReadBytes += uint64_t(n * 4);
+        }
         // Port occupancy follows the calibrated formula's phases; the engine
         // (fast or RTL) then supplies the instruction's own latency.
         const timing::GemmTiming phases = timing::gemm(c, in);
@@ -618,7 +637,7 @@ class NpuTop : public sc_module {
           const uint64_t done = chain.streamFree + phases.pipeline;
           chain.drained = std::max(chain.drained, done);
           const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
-          auto latency = r.engine->gemm(in, memories, t - r.t0);
+          auto latency = r.engine->gemm(engineIn, memories, t - r.t0);
           if (!latency) return latency.error();
           // The queue moves on once the rows stream; tokens still leave at drain end.
           const bool pushes = in.deps.pushPrev || in.deps.pushNext;
@@ -641,7 +660,7 @@ class NpuTop : public sc_module {
         }
         if (!twoBuffers) {
           const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
-          auto latency = r.engine->gemm(in, memories, t - r.t0);
+          auto latency = r.engine->gemm(engineIn, memories, t - r.t0);
           if (!latency) return latency.error();
           end = contended - phases.total() + *latency;
         }

@@ -1,4 +1,4 @@
-// ISA v3's vector queue (vector.queue: separate): requants on their own
+// ISA v3's vector queue (vector.queue: separate) and bias init: requants on their own
 // in-order queue overlap the next tile's gemms, bit-exact with the same
 // pipeline on the shared compute queue; the accumulator banks are the shared
 // resource; illegal four-queue programs (a token deadlock, a vector read of an
@@ -24,6 +24,8 @@ std::vector<isa::Instruction> decodeAll(const Bundle& b) {
   }
   return program;
 }
+
+std::vector<isa::Instruction> programOfText(const std::string& text) { return decodeAll(assembleText(text)); }
 
 void expectMessage(const Error& e, std::initializer_list<const char*> parts) {
   ASSERT_TRUE(e) << "expected an error containing '" << *parts.begin() << "'";
@@ -235,9 +237,65 @@ TEST(VectorQueue, TheVectorQueueNeedsIsaThreeAndASeparateQueueConfig) {
   EXPECT_NE(banks.error().message().find("accumulator.banks"), std::string::npos) << banks.error().message();
 }
 
+// matrix_engine.bias_init (ISA v3 gemm `bias_init`): the first gemm of a
+// chain starts from a bias row in the accumulator, the second accumulates.
+TEST(BiasInit, TheFirstGemmStartsFromTheBiasRow) {
+  const Bundle b = assembleText(
+      ".input X i8 [4,16] @0x0\n"
+      ".input A i8 [16,16] @0x100\n"
+      ".input BIAS i32 [1,16] @0x200\n"
+      ".output C i32 [4,16] @0x300\n"
+      ".dram 0x400\n"
+      "load mem=spad x=16 y=4 dram_ystride=16 sram_stride=16\n"
+      "load mem=spad dram=0x100 sram=0x10000 x=16 y=16 dram_ystride=16 sram_stride=16\n"
+      "load mem=acc dram=0x200 sram=1000 x=16 y=1 sram_stride=16 push_next\n"
+      "gemm preload=1 bias_init=1 bias=1000 m=4 inp_stride=16 wgt=0x10000 wgt_stride=16 acc_stride=16 k=16 "
+      "n=16 pop_prev\n"
+      "gemm accumulate=1 m=4 inp_stride=16 acc_stride=16 k=16 n=16 push_next\n"
+      "store mem=acc x=16 y=4 dram=0x300 dram_ystride=16 sram_stride=16 pop_prev\n"
+      "finish\n");
+  EXPECT_EQ(b.isaVersion, 3u);
+  NpuConfig c = config("npu-16x16.yaml");
+  c.biasInit = true;
+  const auto program = decodeAll(b);
+  EXPECT_FALSE(checkTokens(program, c));
+  EXPECT_FALSE(checkSramRaces(program, c));
+  DramImage dram = makeDram(b);
+  randomInputs(b, dram, 23);
+  run(b, c, dram);
+  const auto x = readI8(b, dram, "X"), a = readI8(b, dram, "A");
+  const auto bias = readI32(b, dram, "BIAS"), got = readI32(b, dram, "C");
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 16; ++j) {
+      int64_t want = bias[size_t(j)];
+      for (int k = 0; k < 16; ++k) want += 2 * int32_t(x[size_t(i * 16 + k)]) * a[size_t(k * 16 + j)];
+      EXPECT_EQ(got[size_t(i * 16 + j)], int32_t(uint32_t(want))) << i << "," << j;
+    }
+  // Without the switch the simulator refuses the gemm; the RTL has no bias init.
+  const std::string off = runError(b, config("npu-16x16.yaml"));
+  EXPECT_NE(off.find("matrix_engine.bias_init false"), std::string::npos) << off;
+  auto rtl = parseConfig("matrix_engine:\n  model: rtl\n  bias_init: true\n", "b.yaml");
+  ASSERT_FALSE(rtl);
+  EXPECT_NE(rtl.error().message().find("matrix_engine.bias_init"), std::string::npos)
+      << rtl.error().message();
+  EXPECT_NE(rtl.error().message().find("matrix_engine.model"), std::string::npos) << rtl.error().message();
+  // A version-2 bundle may not use it; the race check sees the bias row read.
+  Bundle v2 = b;
+  v2.isaVersion = 2;
+  expectMessage(v2.validate(), {"instruction 3", "bias_init", "ISA version 3"});
+  expectMessage(checkSramRaces(programOfText(".dram 0x100\n"
+                                             "load mem=acc sram=1000 x=16 y=1 sram_stride=16\n"
+                                             "gemm preload=1 bias_init=1 bias=1000 m=1 k=16 n=16\n"
+                                             "finish\n"),
+                               c),
+                {"SRAM race", "operand 'bias'"});
+}
+
 TEST(VectorQueue, TheV2qConfigsParse) {
   for (const char* file : {"npu-16x16-v2q.yaml", "npu-64x64-v2q.yaml"}) {
     const NpuConfig c = config(file);
+    EXPECT_FALSE(c.biasInit) << file;
+    EXPECT_TRUE(config(std::string(file).replace(std::string(file).find("v2q"), 3, "v3")).biasInit) << file;
     EXPECT_EQ(c.vectorQueue, VectorQueue::Separate) << file;
     EXPECT_EQ(c.accumulatorBanks, 2) << file;
     EXPECT_EQ(c.weightBuffers, 2) << file;

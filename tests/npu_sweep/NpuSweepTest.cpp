@@ -193,7 +193,8 @@ std::string degenerate(const Tensor& t) {
 void sweep(const std::vector<Case>& cases) {
   ASSERT_GE(cases.size(), 30u) << "the sweep covers at least 30 shapes per op";
   for (const Case& c : cases)
-    for (const char* configName : {"npu-16x16.yaml", "npu-16x16-v2.yaml", "npu-16x16-v2q.yaml"}) {
+    for (const char* configName :
+         {"npu-16x16.yaml", "npu-16x16-v2.yaml", "npu-16x16-v2q.yaml", "npu-16x16-v3.yaml"}) {
       const std::string npuConfig = configPath(configName);
       SCOPED_TRACE(c.name + " on " + configName);
       auto expected = runCase(c, "reference", "");
@@ -635,7 +636,8 @@ TEST(NpuSweep, OtherConfigs) {
       matmulCase({{65, 1000}, 130}),
       matmulCase({{1, 2048}, 1000}),
   };
-  for (const char* config : {"npu-32x32.yaml", "npu-64x64.yaml", "npu-64x64-v2.yaml", "npu-64x64-v2q.yaml"})
+  for (const char* config :
+       {"npu-32x32.yaml", "npu-64x64.yaml", "npu-64x64-v2.yaml", "npu-64x64-v2q.yaml", "npu-64x64-v3.yaml"})
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(config) + " " + c.name);
       auto expected = runCase(c, "reference", "");

@@ -120,8 +120,8 @@ Error Bundle::validate() const {
     if (isaVersion < 3 && instr->minIsaVersion() >= 3)
       return makeError(
           "instruction ", i,
-          ": the vector queue (pop_side, push_side, vq, sync q=vector) is ISA version 3, but the "
-          "bundle is version ",
+          ": the vector queue (pop_side, push_side, vq, sync q=vector) and gemm bias_init are ISA "
+          "version 3, but the bundle is version ",
           isaVersion);
     if (instr->opcode == isa::Opcode::Finish) finished = true;
   }

@@ -54,6 +54,8 @@ const std::vector<KeySpec>& keys() {
       {"matrix_engine.model",
        EnumKey{{"fast", "rtl"}, [](NpuConfig& c, size_t i) { c.matrixEngineModel = MatrixEngineModel(i); }}},
       {"matrix_engine.weight_buffers", IntKey{&NpuConfig::weightBuffers, 1, 2}},
+      {"matrix_engine.bias_init",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.biasInit = i == 1; }}},
       {"scratchpad.size_kib", IntKey{&NpuConfig::scratchpadBytes, 1, 16384, 1024}},
       {"scratchpad.banks", IntKey{&NpuConfig::scratchpadBanks, 1, 64}},
       {"scratchpad.bank_width_bytes", IntKey{&NpuConfig::bankWidthBytes, 1, 4096}},
@@ -208,6 +210,7 @@ uint64_t NpuConfig::hash() const {
   // Likewise the vector queue and accumulator banks (ISA v3) at their defaults.
   if (vectorQueue != VectorQueue::Shared) mix(h, 100 + int64_t(vectorQueue));
   if (accumulatorBanks != 1) mix(h, 200 + accumulatorBanks);
+  if (biasInit) mix(h, 300);
   return h == 0 ? 1 : h;  // 0 means "any config" in a bundle
 }
 
@@ -244,6 +247,10 @@ Expected<NpuConfig> parseConfigImpl(const std::string& yamlText, const std::stri
                      ": key 'vector.queue': 'separate' is modelled with matrix_engine.model 'fast' only "
                      "(the RTL co-simulation runs the one compute queue); use vector.queue 'shared' or "
                      "model 'fast' (docs/npu/rtl.md)");
+  if (config.biasInit && config.matrixEngineModel == MatrixEngineModel::Rtl)
+    return makeError(origin,
+                     ": key 'matrix_engine.bias_init': the RTL (matrix_engine.model 'rtl') starts every gemm "
+                     "from zero; use matrix_engine.bias_init false or model 'fast' (docs/npu/rtl.md)");
   if (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary)
     return makeError(
         origin,

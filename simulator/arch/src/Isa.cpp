@@ -68,6 +68,7 @@ std::optional<Queue> linkedQueue(Queue q, Link link) {
 
 uint32_t Instruction::minIsaVersion() const {
   if (deps.popSide || deps.pushSide || vectorQueue || queue() == Queue::Vector) return 3;
+  if (opcode == Opcode::Gemm && ((*this)[Field::BiasInit] != 0 || (*this)[Field::BiasAddr] != 0)) return 3;
   if (opcode == Opcode::Gemm && (*this)[Field::WeightBuffer] != 0) return 2;
   return 1;
 }

@@ -233,6 +233,7 @@ size_t footprints(const Instruction& in, std::array<Footprint, 4>& out) {
       // Without preload the weights come from the array, not the scratchpad.
       if (in[Field::Preload]) add("wgt", false, false, in[Field::WgtAddr], k, n, in[Field::WgtStride]);
       if (in[Field::Accumulate]) add("acc", true, false, in[Field::AccAddr], m, n, in[Field::AccStride]);
+      if (in[Field::BiasInit]) add("bias", true, false, in[Field::BiasAddr], 1, n, 0);
       add("acc", true, true, in[Field::AccAddr], m, n, in[Field::AccStride]);
       break;
     }

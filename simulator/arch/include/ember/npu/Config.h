@@ -39,6 +39,9 @@ struct NpuConfig {
   /// Weight buffers in the array (1 or 2). With 2 the next gemm's preload
   /// runs while the current gemm streams (ISA v2 gemm field `wbuf`).
   int64_t weightBuffers = 1;
+  /// The array starts a gemm from a bias row in the accumulator instead of
+  /// zero (ISA v3 gemm `bias_init`), so no vadd or bias DMA is needed.
+  bool biasInit = false;
   // Scratchpad (int8 inputs and weights).
   int64_t scratchpadBytes = 256 * 1024;
   int64_t scratchpadBanks = 4;

@@ -34,7 +34,8 @@ namespace ember::npu::isa {
 /// Version 2 adds gemm's `wbuf` (the weight buffer, docs/npu/isa.md); a
 /// version-1 program is a version-2 program that never sets it, so both run.
 /// Version 3 adds the vector queue (header bits pop_side, push_side, vq and
-/// sync q=3); a version-2 program never sets them, so versions 1-3 all run.
+/// sync q=3) and gemm's `bias_init`/`bias` (the bias row as the accumulator's
+/// initial value); a version-2 program never sets them, so versions 1-3 all run.
 inline constexpr uint32_t kIsaVersion = 3;
 inline constexpr uint32_t kOldestIsaVersion = 1;
 inline constexpr size_t kInstructionBytes = 32;
@@ -81,18 +82,19 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                \
-  X(Mem)                                                                                                   \
-  X(DramAddr)                                                                                              \
-  X(SramAddr)                                                                                              \
-  X(XSize)                                                                                                 \
-  X(YSize)                                                                                                 \
-  X(ZSize) X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight)       \
-      X(PadValue) X(Accumulate) X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) \
-          X(InpStride) X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride)        \
-              X(Src2Stride) X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32)   \
-                  X(LutAddr) X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH)      \
-                      X(OutW) X(Channels) X(QueueSel)
+#define EMBER_NPU_FIELDS(X)                                                                                 \
+  X(Mem)                                                                                                    \
+  X(DramAddr)                                                                                               \
+  X(SramAddr)                                                                                               \
+  X(XSize)                                                                                                  \
+  X(YSize)                                                                                                  \
+  X(ZSize)                                                                                                  \
+  X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight) X(PadValue)     \
+      X(Accumulate) X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) X(InpStride) \
+          X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride) X(Src2Stride)        \
+              X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32) X(LutAddr)       \
+                  X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH) X(OutW)          \
+                      X(Channels) X(QueueSel) X(BiasInit) X(BiasAddr)
 
 enum class Field : uint8_t {
 #define EMBER_NPU_FIELD_ENUM(name) name,

@@ -46,7 +46,8 @@ inline constexpr FieldLayout kStoreFields[] = {
 inline constexpr FieldLayout kGemmFields[] = {
     {F::Accumulate, "accumulate", 32, 1, K::Unsigned},
     {F::Preload, "preload", 33, 1, K::Unsigned},
-    {F::WeightBuffer, "wbuf", 34, 1, K::Unsigned},  // ISA v2
+    {F::WeightBuffer, "wbuf", 34, 1, K::Unsigned},   // ISA v2
+    {F::BiasInit, "bias_init", 35, 1, K::Unsigned},  // ISA v3
     {F::M, "m", 48, 16, K::Unsigned},
     {F::InpAddr, "inp", 64, 24, K::Address},
     {F::WgtAddr, "wgt", 88, 24, K::Address},
@@ -56,6 +57,7 @@ inline constexpr FieldLayout kGemmFields[] = {
     {F::AccStride, "acc_stride", 168, 16, K::Unsigned},
     {F::K, "k", 192, 16, K::Unsigned},
     {F::N, "n", 208, 16, K::Unsigned},
+    {F::BiasAddr, "bias", 224, 24, K::Address},  // ISA v3
 };
 
 inline constexpr FieldLayout kRequantFields[] = {
