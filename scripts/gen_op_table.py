@@ -34,10 +34,11 @@ DEFAULT_ADVICE = "decompose it in the exporter, or implement it in a backend plu
 
 # Supported, with a restriction worth a note (docs/importer.md has the detail).
 NOTES = {
-    "Conv": "1-D and 2-D (3-D is unsupported)",
-    "ConvTranspose": "1-D and 2-D",
-    "MaxPool": "1-D and 2-D; the Indices output is unsupported",
-    "AveragePool": "1-D and 2-D",
+    "Conv": "1-D, 2-D and 3-D (3-D lowered to 2-D convs)",
+    "ConvTranspose": "1-D, 2-D and 3-D (3-D lowered to 2-D)",
+    "MaxPool": "1-D, 2-D and 3-D; the Indices output is unsupported",
+    "AveragePool": "1-D, 2-D and 3-D",
+    "LpPool": "1-D, 2-D and 3-D; not the opset-18 ceil_mode or dilations",
     "BatchNormalization": "inference, and training_mode with batch statistics",
     "Dropout": "inference, or training with ratio 0",
     "Resize": "no tf_crop_and_resize, antialias or opset-18 axes",
