@@ -643,6 +643,7 @@ Error importResize(NodeBuilder& b) {
     attrs.set("exclude_outside", int64_t(excludeOutside != 0));
   }
   if (transform == "tf_crop_and_resize") {  // roi: [starts..., ends...], normalised
+    if (!b.hasInput(1)) return makeError("tf_crop_and_resize needs the roi input");
     EMBER_TRY(std::vector<double> roi, b.constFloats(1, "roi"));
     if (roi.size() != 2 * rank) return makeError("roi has ", roi.size(), " values for rank ", rank);
     EMBER_TRY(double extrapolation, b.attrFloat("extrapolation_value", 0.0));

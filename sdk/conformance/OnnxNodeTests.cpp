@@ -242,6 +242,10 @@ CaseResult runTest(const fs::path& dir, const BackendFactory& backendFactory,
     if (Expected<Imported> second = import(bytes, origin); !second)
       return done(Outcome::Skipped, "import: " + first.error().message());
     if (setDirs.size() > 1) setDirs.resize(1);  // the baked values belong to the first set
+  } else if (first->function->outputs().size() > size_t(model.graph().output_size())) {
+    // NonZero, Unique, NonMaxSuppression of graph inputs: bounded shapes plus
+    // valid counts, which the test data's exact shapes cannot be compared with.
+    return done(Outcome::Skipped, "a value-dependent output shape, compiled at its bound (docs/importer.md)");
   }
   onnx::ModelProto used;
   used.ParseFromString(bytes);
