@@ -82,8 +82,6 @@ class QuantRoundTrip(Op):
 
     def infer(self, p, ins):
         r = dict(p)
-        if ins[0].rank == 0 or p.get("per_axis") and False:
-            raise Invalid("rank 0")
         channels = ins[0].shape[p["axis"] % ins[0].rank]
         count = channels if p["per_axis"] else 1
         scale = uniform(p, (count,), 0.01, 0.04, salt=1)
@@ -95,10 +93,12 @@ class QuantRoundTrip(Op):
         return Val(ins[0].shape), r, {"scale": scale, "zero": zero}
 
     def onnx(self, r, w, e, x):
-        if r["per_axis"] and e.opset < 13:
-            raise Invalid("per-axis quantization needs opset 13")
-        attrs = {"axis": r["axis"]} if r["per_axis"] else {}
-        scale, zero = e.init(w["scale"]), e.init(w["zero"])
+        per_axis = r["per_axis"] and e.opset >= 13  # per-axis parameters arrived in opset 13
+        attrs = {"axis": r["axis"]} if per_axis else {}
+        if per_axis:
+            scale, zero = e.init(w["scale"]), e.init(w["zero"])
+        else:
+            scale, zero = e.init(w["scale"].reshape(-1)[0]), e.init(w["zero"].reshape(-1)[0])
         q = e.node("QuantizeLinear", [x, scale, zero], **attrs)
         return e.node("DequantizeLinear", [q, scale, zero], **attrs)
 
@@ -205,5 +205,71 @@ class ResizeDown(Op):
         return e.node("Resize", ins, **attrs)
 
 
+class MaxPoolIndices(Op):
+    """MaxPool's Indices output (2-D; pads, strides, dilations, ceil_mode,
+    storage_order), cast to float and added to the pooled values."""
+    name = "maxpool_indices"
+    builders = ("onnx",)
+    ranks = (4,)
+    min_opset = 12
+    separated_only = True  # ties between window elements would make the index ambiguous
+
+    def draw(self, g, a):
+        return [], {"k": int(g.rng.integers(2, 4)), "s": int(g.rng.integers(1, 3)), "d": int(g.rng.integers(1, 3)),
+                    "pad": int(g.rng.integers(0, 2)), "ceil": int(g.rng.random() < 0.3),
+                    "order": int(g.rng.random() < 0.3)}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        r = dict(p)
+        r["pad"] = min(p["pad"], p["k"] // 2)
+        span = (p["k"] - 1) * p["d"] + 1
+        if h + 2 * r["pad"] < span or w_ + 2 * r["pad"] < span:
+            raise Invalid("window larger than the input")
+        size = lambda v: (math.ceil if p["ceil"] else math.floor)((v + 2 * r["pad"] - span) / p["s"]) + 1
+        oh, ow = size(h), size(w_)
+        # ceil_mode: a window that starts in the bottom/right padding is dropped
+        if p["ceil"]:
+            oh -= int((oh - 1) * p["s"] >= h + r["pad"])
+            ow -= int((ow - 1) * p["s"] >= w_ + r["pad"])
+        return Val(check_size((n, c, oh, ow))), r, {}
+
+    def onnx(self, r, w, e, x):
+        values, indices = e.node("MaxPool", [x], n_out=2, kernel_shape=[r["k"], r["k"]], strides=[r["s"], r["s"]],
+                                 dilations=[r["d"], r["d"]], pads=[r["pad"]] * 4, ceil_mode=r["ceil"],
+                                 storage_order=r["order"])
+        return e.node("Add", [values, e.node("Cast", [indices], to=1)])
+
+
+class RoiAlign(Op):
+    """RoiAlign of x [N, C, H, W] over constant boxes (some past the edges):
+    avg or max, half_pixel or output_half_pixel (opset 16), sampling_ratio 0
+    (adaptive) or 1-3, a spatial_scale."""
+    name = "roi_align"
+    builders = ("onnx",)
+    ranks = (4,)
+    min_opset = 16
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "mode": str(g.rng.choice(["avg", "max"])),
+                    "ctm": str(g.rng.choice(["half_pixel", "output_half_pixel"])),
+                    "ratio": int(g.rng.integers(0, 4)), "scale": float(g.rng.choice([1.0, 0.5, 0.25])),
+                    "oh": int(g.rng.integers(1, 5)), "ow": int(g.rng.integers(1, 5)), "rois": int(g.rng.integers(1, 5))}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        rng = wrng(p, 1)
+        lo = rng.uniform(-2, 1, size=(p["rois"], 2)) / p["scale"]
+        size = rng.uniform(0.5, 1.2, size=(p["rois"], 2)) * np.array([w_, h]) / p["scale"]
+        boxes = np.concatenate([lo, lo + size], axis=1).astype(np.float32)  # x1, y1, x2, y2
+        batch = rng.integers(0, n, size=p["rois"]).astype(np.int64)
+        return Val(check_size((p["rois"], c, p["oh"], p["ow"]))), dict(p), {"boxes": boxes, "batch": batch}
+
+    def onnx(self, r, w, e, x):
+        return e.node("RoiAlign", [x, e.init(w["boxes"]), e.init(w["batch"])], mode=r["mode"],
+                      coordinate_transformation_mode=r["ctm"], sampling_ratio=r["ratio"], spatial_scale=r["scale"],
+                      output_height=r["oh"], output_width=r["ow"])
+
+
 def late_ops():
-    return [ValueDependentConst(), QuantRoundTrip(), QLinearOps(), ResizeDown()]
+    return [ValueDependentConst(), QuantRoundTrip(), QLinearOps(), ResizeDown(), MaxPoolIndices(), RoiAlign()]
