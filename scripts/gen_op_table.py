@@ -23,12 +23,8 @@ ADVICE = [
     (("Sequence", "Split", "Concat", "Optional"), "sequences and optionals are not tensors in Ember: "
      "export the tensors they hold"),
     (("Random", "Bernoulli", "Multinomial"), "random: pass the random tensor in as an input"),
-    (("QuantizeLinear", "DequantizeLinear", "QLinear", "Integer", "DynamicQuantize"),
-     "quantized ONNX: export the float model and quantize with `ember quantize`"),
     (("String", "TfIdf", "Regex"), "strings: pre-process outside the model"),
     (("Adagrad", "Adam", "Momentum", "Gradient"), "training operator: export the inference graph"),
-    (("NonZero", "Unique", "NonMaxSuppression"), "value-dependent output shape: run it outside the "
-     "model, or in a backend plugin"),
 ]
 DEFAULT_ADVICE = "decompose it in the exporter, or implement it in a backend plugin (docs/backend-guide.md)"
 
@@ -36,16 +32,21 @@ DEFAULT_ADVICE = "decompose it in the exporter, or implement it in a backend plu
 NOTES = {
     "Conv": "1-D, 2-D and 3-D (3-D lowered to 2-D convs)",
     "ConvTranspose": "1-D, 2-D and 3-D (3-D lowered to 2-D)",
-    "MaxPool": "1-D, 2-D and 3-D; the Indices output is unsupported",
+    "MaxPool": "1-D, 2-D and 3-D; the Indices output for 2-D only",
     "AveragePool": "1-D, 2-D and 3-D",
     "LpPool": "1-D, 2-D and 3-D; not the opset-18 ceil_mode or dilations",
     "BatchNormalization": "inference, and training_mode with batch statistics",
     "Dropout": "inference, or training with ratio 0",
-    "Resize": "no tf_crop_and_resize, antialias or opset-18 axes",
+    "Resize": "no antialias or opset-18 axes",
     "Einsum": "no diagonals (a label twice in one operand)",
     "LSTM": "not input_forget=1",
     "Compress": "constant condition",
     "Range": "constant inputs",
+    "NonZero": "exact shape for a constant or bound input, else its bound and a valid count",
+    "Unique": "exact shape for a constant or bound input, else its bound and a valid count",
+    "NonMaxSuppression": "exact shape for constant or bound inputs, else its bound and a valid count",
+    "ConvInteger": "2-D; C/group*KH*KW <= 258",
+    "QLinearConv": "2-D; C/group*KH*KW <= 258",
 }
 
 
