@@ -325,10 +325,10 @@ void storeScalar(ElemKind kind, void* data, int64_t idx, const Scalar& s) {
       static_cast<double*>(data)[idx] = s.isFloat ? s.f : double(s.i);
       break;
     case ElemKind::F16:
-      static_cast<uint16_t*>(data)[idx] = floatToHalf(s.isFloat ? float(s.f) : float(s.i));
+      static_cast<uint16_t*>(data)[idx] = doubleToHalf(s.isFloat ? s.f : double(s.i));
       break;
     case ElemKind::BF16:
-      static_cast<uint16_t*>(data)[idx] = floatToBFloat16(s.isFloat ? float(s.f) : float(s.i));
+      static_cast<uint16_t*>(data)[idx] = doubleToBFloat16(s.isFloat ? s.f : double(s.i));
       break;
     // int64 -> int32 wraps (numpy's astype); float -> int saturates.
     case ElemKind::I32:

@@ -86,8 +86,8 @@ Int saturatingCast(double v) {
 void Tensor::setElementFromDouble(int64_t i, double v) {
   switch (type_.kind) {
     case ElemKind::F32: as<float>()[i] = float(v); break;
-    case ElemKind::F16: as<uint16_t>()[i] = floatToHalf(float(v)); break;
-    case ElemKind::BF16: as<uint16_t>()[i] = floatToBFloat16(float(v)); break;
+    case ElemKind::F16: as<uint16_t>()[i] = doubleToHalf(v); break;
+    case ElemKind::BF16: as<uint16_t>()[i] = doubleToBFloat16(v); break;
     case ElemKind::Int8Q: as<int8_t>()[i] = saturatingCast<int8_t>(v); break;
     case ElemKind::UInt8Q: as<uint8_t>()[i] = saturatingCast<uint8_t>(v); break;
     case ElemKind::Int32Q:
@@ -97,6 +97,25 @@ void Tensor::setElementFromDouble(int64_t i, double v) {
     case ElemKind::F64: as<double>()[i] = v; break;
   }
 }
+
+namespace {
+/// double -> float rounded to odd: truncated, with the last bit set when
+/// inexact. Rounding that to 13 or more fewer bits (half, bfloat16) then
+/// equals rounding the double directly to nearest even.
+float roundToOddFloat(double d) {
+  float f = float(d);
+  if (std::isnan(d) || double(f) == d) return f;
+  if (std::fabs(double(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= 1u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+}  // namespace
+
+uint16_t doubleToHalf(double d) { return floatToHalf(roundToOddFloat(d)); }
+uint16_t doubleToBFloat16(double d) { return floatToBFloat16(roundToOddFloat(d)); }
 
 uint16_t floatToHalf(float f) {
   uint32_t x;

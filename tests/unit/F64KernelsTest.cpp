@@ -181,6 +181,30 @@ TEST(F64Kernels, CastsToAndFromF64) {
   EXPECT_EQ(doubles(run1(OpKind::Cast, {small}, Attributes{{"to", std::string("f64")}}))[0], double(0.1f));
 }
 
+TEST(F64Kernels, CastsToHalfAndBFloat16RoundOnce) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // np.array(x).astype(np.float16): 1 + 2^-11 + 2^-40 lies above the tie
+  // between 1 and 1 + 2^-10; through f32 it would land on the tie and round to 1.
+  const Tensor x = f64({6}, {1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-11, -(1 + 0x1p-11 + 0x1p-40), 65520.0 - 0x1p-20,
+                             1e300, 0x1p-25 + 0x1p-60});
+  Tensor half = run1(OpKind::Cast, {x}, Attributes{{"to", std::string("f16")}});
+  std::vector<double> got;
+  for (int i = 0; i < 6; ++i) got.push_back(double(halfToFloat(half.as<uint16_t>()[i])));
+  EXPECT_EQ(got,
+            (std::vector<double>{1.0009765625, 1.0, -1.0009765625, 65504.0, inf, 5.960464477539063e-08}));
+  // Hand-derived for bfloat16 (7 stored bits): 1 + 2^-8 + 2^-40 rounds up to
+  // 1 + 2^-7. (PyTorch goes through f32 and gives 1.)
+  const Tensor y = f64({3}, {1 + 0x1p-8 + 0x1p-40, 1 + 0x1p-8, 1e300});
+  Tensor bf = run1(OpKind::Cast, {y}, Attributes{{"to", std::string("bf16")}});
+  EXPECT_EQ(bfloat16ToFloat(bf.as<uint16_t>()[0]), 1.0078125f);
+  EXPECT_EQ(bfloat16ToFloat(bf.as<uint16_t>()[1]), 1.0f);
+  EXPECT_EQ(bfloat16ToFloat(bf.as<uint16_t>()[2]), std::numeric_limits<float>::infinity());
+  // Tensor::setElementFromDouble (constants, folding) rounds the same way.
+  Tensor c(Type(ElemKind::F16, {1}));
+  c.setElementFromDouble(0, 1 + 0x1p-11 + 0x1p-40);
+  EXPECT_EQ(halfToFloat(c.as<uint16_t>()[0]), 1.0009765625f);
+}
+
 TEST(F64Kernels, DataMovementAndSelectMoveEightByteElements) {
   const Tensor x = f64({2, 3}, {0.1, 0.2, 0.3, 0.4, 0.5, 0.6});
   EXPECT_EQ(doubles(run1(OpKind::Transpose, {x}, Attributes{{"perm", std::vector<int64_t>{1, 0}}})),

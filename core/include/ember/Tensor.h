@@ -86,6 +86,10 @@ uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
 uint16_t floatToBFloat16(float f);
 float bfloat16ToFloat(uint16_t b);
+/// From double in one rounding, as numpy's astype: going through float would
+/// round twice (1 + 2^-11 + 2^-40 must become 1 + 2^-10, not 1).
+uint16_t doubleToHalf(double d);
+uint16_t doubleToBFloat16(double d);
 
 template <typename T>
 Tensor Tensor::fromValues(ElemKind kind, Dims dims, std::span<const T> values) {
