@@ -107,17 +107,21 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     inSlots.clear(), wSlots.clear(), outSlots.clear();
     bool ok = true;
     auto take = [&](std::vector<uint64_t>& slots, const std::string& role, int64_t count, int64_t bytes,
-                    int bank) {
+                    int bank, int bankStep = 1) {
       for (int64_t i = 0; i < count && ok; ++i) {
         auto a = sram.allocScratchpad(job.name + "." + role + "[" + std::to_string(i) + "]", uint64_t(bytes),
-                                      bankHints ? bank + int(i) : -1);
+                                      bankHints ? bank + bankStep * int(i) : -1);
         if (a) slots.push_back(*a);
         ok = ok && a.has_value();
       }
     };
     take(inSlots, "input", needs.inputSlots, needs.bandBytes, 0);
     take(wSlots, "weights", needs.weightSlots, needs.blockWeightBytes, 2);
-    take(outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3);
+    // With the epilogue on the vector queue the requant writes one output
+    // slot while the gemms stream an input slot: when the second output slot
+    // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
+    const bool outputsShareBank = t.vectorQueue && cfg.scratchpadBanks <= 4;
+    take(outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
     accTiles.clear();
     for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
       // With the vector queue, tile i in bank i (ping-pong between banks).
