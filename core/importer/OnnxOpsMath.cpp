@@ -113,23 +113,46 @@ Error importClip(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// ONNX Cast of `x` to `target`. ONNX's INT8/UINT8 are i8q/u8q with scale 1
+/// and offset 0, which Ember's Cast does not produce or read: to them, the
+/// value is truncated toward zero (through i32 for floats) and saturated by
+/// QuantizeLinear with scale 1 (ONNX leaves out-of-range values undefined;
+/// ONNX Runtime wraps integers); from them, DequantizeLinear with scale 1.
+Expected<Value> castTo(NodeBuilder& b, Value x, ElemKind target) {
+  auto cast = [&b](const Value& v, ElemKind kind, std::string_view suffix) -> Expected<Value> {
+    if (v.type.kind == kind) return v;
+    return b.emit(OpKind::Cast, {v}, Attributes{{"to", std::string(elemKindName(kind))}}, suffix);
+  };
+  const bool fromInt8 = x.type.kind == ElemKind::Int8Q || x.type.kind == ElemKind::UInt8Q;
+  const bool toInt8 = target == ElemKind::Int8Q || target == ElemKind::UInt8Q;
+  if (x.type.kind == target) return x;
+  if (fromInt8) {
+    EMBER_TRY(x, b.emit(OpKind::DequantizeLinear, {x, b.scalar(ElemKind::F32, 1), b.scalar(x.type.kind, 0)},
+                        Attributes{{"axis", int64_t(0)}}, toInt8 ? "int8_f32" : ""));
+    if (!toInt8) return cast(x, target, "cast");
+  }
+  if (!toInt8) return cast(x, target, {});
+  if (isFloat(x.type.kind)) {
+    EMBER_TRY(x, cast(x, ElemKind::I32, "truncated"));
+  }
+  EMBER_TRY(x, cast(x, ElemKind::F32, "f32"));
+  return b.emit(OpKind::QuantizeLinear, {x, b.scalar(ElemKind::F32, 1), b.scalar(target, 0)},
+                Attributes{{"axis", int64_t(0)}});
+}
+
 Error importCast(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   EMBER_TRY(int64_t to, b.attrInt("to"));
   auto target = typeFromOnnx(int32_t(to), {});
   if (!target) return target.error().withContext("attribute 'to'");
-  if (target->kind == x.type.kind) return b.setOutput(0, x);
-  EMBER_TRY(Value out,
-            b.emit(OpKind::Cast, {x}, Attributes{{"to", std::string(elemKindName(target->kind))}}));
+  EMBER_TRY(Value out, castTo(b, x, target->kind));
   return b.setOutput(0, out);
 }
 
 Error importCastLike(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   EMBER_TRY(Value like, b.input(1));
-  if (like.type.kind == x.type.kind) return b.setOutput(0, x);
-  EMBER_TRY(Value out,
-            b.emit(OpKind::Cast, {x}, Attributes{{"to", std::string(elemKindName(like.type.kind))}}));
+  EMBER_TRY(Value out, castTo(b, x, like.type.kind));
   return b.setOutput(0, out);
 }
 

@@ -4,9 +4,11 @@
 // parameters and zero points.
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <vector>
 
+#include "ember/Importer.h"
 #include "ember/Kernels.h"
 
 namespace ember {
@@ -93,6 +95,47 @@ TEST(QuantizeOps, TypeRulesRejectAScaledQuantizedOperand) {
   auto r = inferResultTypes(OpKind::DequantizeLinear, in, {{"axis", int64_t(1)}});
   ASSERT_FALSE(bool(r));
   EXPECT_NE(r.error().message().find("scale 1 and offset 0"), std::string::npos) << r.error().message();
+}
+
+/// Imports Cast(constant `values`) to ONNX type `to`; the result folds to a constant.
+Tensor castConstant(const std::vector<float>& values, int32_t to) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(13);
+  auto* graph = model.mutable_graph();
+  graph->set_name("g");
+  auto* init = graph->add_initializer();
+  init->set_name("x");
+  init->set_data_type(onnx::TensorProto::FLOAT);
+  init->add_dims(int64_t(values.size()));
+  for (float v : values) init->add_float_data(v);
+  auto* node = graph->add_node();
+  node->set_op_type("Cast");
+  node->add_input("x");
+  node->add_output("y");
+  auto* attr = node->add_attribute();
+  attr->set_name("to");
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(to);
+  graph->add_output()->set_name("y");
+  Module module;
+  auto fn = importOnnxBytes(model.SerializeAsString(), "cast.onnx", module);
+  EXPECT_TRUE(bool(fn)) << fn.error().message();
+  if (!fn) return Tensor();
+  const Node* y = (*fn)->outputs()[0].second.node;
+  EXPECT_TRUE(y->isConstant());
+  return y->payload();
+}
+
+TEST(QuantizeOps, OnnxCastToUint8AndInt8TruncatesThenSaturates) {
+  // numpy: np.clip(np.trunc(x), 0, 255) and np.clip(np.trunc(x), -128, 127)
+  Tensor u = castConstant({-3.7f, 0.5f, 2.9f, 254.9f, 300.0f}, onnx::TensorProto::UINT8);
+  EXPECT_EQ(u.type(), u8({5}));
+  EXPECT_EQ(values(u), (std::vector<double>{0, 0, 2, 254, 255}));
+  Tensor i = castConstant({-3.7f, -200.0f, 2.9f, 127.5f}, onnx::TensorProto::INT8);
+  EXPECT_EQ(values(i), (std::vector<double>{-3, -128, 2, 127}));
 }
 
 }  // namespace
