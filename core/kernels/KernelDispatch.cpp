@@ -157,9 +157,9 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::Unique:
       return kNumeric | kBool;
     // Linear Resize takes float kinds only (type rule), so this excludes
-    // f16/bf16 and f64, which the kernel cannot interpolate.
+    // f16/bf16, which the kernel cannot interpolate.
     case OpKind::Resize:
-      return (kNumeric | kBool) & ~bit(ElemKind::F64);
+      return kNumeric | kBool;
     // The quantized primitives: their type rules pin every other operand.
     case OpKind::Quantize:
     case OpKind::GridSample:
@@ -193,9 +193,10 @@ bool kindsSupported(OpKind kind, std::span<const Type> inputs, std::span<const T
   return true;
 }
 
-/// Linear and cubic Resize interpolate f32 only; nearest moves elements of any kind.
+/// Linear and cubic Resize interpolate f32 and f64; nearest moves elements of any kind.
 bool resizeSupported(const Attributes& attrs, const Type& input) {
-  return attrs.getString("mode", "nearest") == "nearest" || input.kind == ElemKind::F32;
+  return attrs.getString("mode", "nearest") == "nearest" || input.kind == ElemKind::F32 ||
+         input.kind == ElemKind::F64;
 }
 
 std::string typesStr(std::span<const Type> types) {

@@ -177,11 +177,12 @@ Taps axisTaps(const AxisMapping& map, size_t d, int64_t inSize, int64_t outSize,
 
 /// Separable: one 1-D pass per axis whose size or mapping changes, innermost
 /// axis first (as ONNX's reference recursion does).
-void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeOutside, float extrapolation,
+template <typename T>
+void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeOutside, T extrapolation,
                      const ConstTensorRef& in, const TensorRef& out) {
   Dims dims = in.type.dims;
   const Dims& outDims = out.type.dims;
-  std::vector<float> current(in.as<float>(), in.as<float>() + in.numElements());
+  std::vector<T> current(in.as<T>(), in.as<T>() + in.numElements());
   for (size_t d = dims.size(); d-- > 0;) {
     int64_t inSize = dims[d], outSize = outDims[d];
     if (outSize == 0 || inSize == 0) {
@@ -201,20 +202,20 @@ void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeO
     }
     if (identity) continue;
     int64_t outer = product(dims, 0, d), inner = product(dims, d + 1);
-    std::vector<float> next(size_t(outer * outSize * inner));
+    std::vector<T> next(size_t(outer * outSize * inner));
     for (int64_t p = 0; p < outer; ++p)
       for (int64_t o = 0; o < outSize; ++o) {
-        float* dst = next.data() + (p * outSize + o) * inner;
+        T* dst = next.data() + (p * outSize + o) * inner;
         if (taps.outside[size_t(o)]) {
           std::fill(dst, dst + inner, extrapolation);
           continue;
         }
         if (taps.width == 2) {
-          // Linear keeps its float formula (bit-identical to earlier results).
-          const float* x0 = current.data() + (p * inSize + taps.index[size_t(o) * 2]) * inner;
-          const float* x1 = current.data() + (p * inSize + taps.index[size_t(o) * 2 + 1]) * inner;
-          float w = float(taps.weight[size_t(o) * 2 + 1]);
-          for (int64_t k = 0; k < inner; ++k) dst[k] = (1.0f - w) * x0[k] + w * x1[k];
+          // Linear keeps its formula in T (f32: bit-identical to earlier results).
+          const T* x0 = current.data() + (p * inSize + taps.index[size_t(o) * 2]) * inner;
+          const T* x1 = current.data() + (p * inSize + taps.index[size_t(o) * 2 + 1]) * inner;
+          T w = T(taps.weight[size_t(o) * 2 + 1]);
+          for (int64_t k = 0; k < inner; ++k) dst[k] = (T(1) - w) * x0[k] + w * x1[k];
           continue;
         }
         for (int64_t k = 0; k < inner; ++k) {
@@ -222,13 +223,13 @@ void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeO
           for (size_t t = 0; t < taps.width; ++t)
             sum += taps.weight[size_t(o) * taps.width + t] *
                    double(current[size_t((p * inSize + taps.index[size_t(o) * taps.width + t]) * inner + k)]);
-          dst[k] = float(sum);
+          dst[k] = T(sum);
         }
       }
     current = std::move(next);
     dims[d] = outSize;
   }
-  std::copy(current.begin(), current.end(), out.as<float>());
+  std::copy(current.begin(), current.end(), out.as<T>());
 }
 
 }  // namespace
@@ -255,12 +256,14 @@ Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
   if (mode == "nearest") {
     resizeNearest(map, in[0], out[0], extrapolation);
   } else {
-    if (in[0].type.kind != ElemKind::F32)
-      return makeError("Resize: ", mode, " mode needs f32, got ", in[0].type.str());
     const bool cubic = mode == "cubic";
     const double a = attrs.has("cubic_coeff_a") ? attrs.getFloat("cubic_coeff_a") : -0.75;
     const bool excludeOutside = attrs.has("exclude_outside") && attrs.getInt("exclude_outside") != 0;
-    resizeSeparable(map, cubic, a, excludeOutside, extrapolation, in[0], out[0]);
+    const bool done = visitFloat(in[0].type.kind, [&]<typename T>() {
+      resizeSeparable<T>(map, cubic, a, excludeOutside, T(attrs.getFloat("extrapolation_value", 0.0)), in[0],
+                         out[0]);
+    });
+    if (!done) return makeError("Resize: ", mode, " mode needs f32 or f64, got ", in[0].type.str());
   }
   return Error::success();
 }

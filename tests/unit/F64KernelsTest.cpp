@@ -238,6 +238,57 @@ TEST(F64Kernels, PoolsInDouble) {
   EXPECT_EQ(doubles(run1(OpKind::MaxPool, {x}, max)), (std::vector<double>{4.0 + e}));
 }
 
+TEST(F64Kernels, ResizeLinearAndCubicInterpolateInDouble) {
+  // torch.nn.functional.interpolate(x, size=(4, 6), mode='bilinear' / 'bicubic',
+  // align_corners=False) in float64: ONNX's half_pixel, cubic a = -0.75. Scale 2
+  // is exact in f32, in which ONNX gives scales; the order of the separable
+  // passes differs from PyTorch's by a few ulp. An f32 detour would miss by 1e-8.
+  const Tensor x = f64({1, 1, 2, 3}, {0.1, -1.3, 2.7, 1.0 + 0x1p-40, 0.5, -0.25});
+  Attributes attrs{{"sizes", std::vector<int64_t>{1, 1, 4, 6}},
+                   {"mode", std::string("linear")},
+                   {"coordinate_transformation_mode", std::string("half_pixel")},
+                   {"nearest_mode", std::string("round_prefer_floor")}};
+  const std::vector<double> linear = {0.1,
+                                      -0.25,
+                                      -0.9500000000000001,
+                                      -0.3,
+                                      1.7000000000000004,
+                                      2.7,
+                                      0.3250000000002274,
+                                      0.0312500000001705,
+                                      -0.5562499999999432,
+                                      -0.14687499999999992,
+                                      1.2593750000000001,
+                                      1.9625000000000004,
+                                      0.7750000000006821,
+                                      0.5937500000005116,
+                                      0.2312500000001705,
+                                      0.159375,
+                                      0.37812500000000004,
+                                      0.48750000000000004,
+                                      1.0000000000009095,
+                                      0.8750000000006821,
+                                      0.6250000000002274,
+                                      0.3125,
+                                      -0.0625,
+                                      -0.25};
+  std::vector<double> got = doubles(run1(OpKind::Resize, {x}, attrs));
+  ASSERT_EQ(got.size(), linear.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], linear[i], 1e-14) << i;
+  attrs.set("mode", std::string("cubic"));
+  attrs.set("cubic_coeff_a", -0.75);
+  const std::vector<double> cubic = {
+      0.16274566650380023, -0.49185256958015233, -1.625862884521506,   -0.6277587890624898,
+      1.9388244628906284,  3.485845184326172,    0.4300567626955403,   -0.06987457275374687,
+      -0.9295700073241718, -0.3559082031250217,  1.3271606445312427,   2.340013122558594,
+      0.8703338623054652,  0.6251480102544503,   0.21726531982437816,  0.09184570312492582,
+      0.3197143554687253,  0.45276031494140623,  1.1376449584972053,   1.047126007080856,
+      0.9135581970217121,  0.363696289062394,    -0.29194946289066037, -0.6930717468261719};
+  got = doubles(run1(OpKind::Resize, {x}, attrs));
+  ASSERT_EQ(got.size(), cubic.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], cubic[i], 1e-14) << i;
+}
+
 TEST(F64Kernels, GridSampleStaysF32AndDeclinesF64) {
   // GridSample interpolates in f32 only: an f64 call is declined, not run
   // through the f32 code.
