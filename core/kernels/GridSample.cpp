@@ -40,8 +40,10 @@ double padCoordinate(double c, int64_t size, Padding padding, bool alignCorners)
   return c;
 }
 
+/// T is the element type (float or double); the arithmetic is double.
+template <typename T>
 struct Sampler {
-  const float* image;  ///< one batch: [H, W, C]
+  const T* image;  ///< one batch: [H, W, C]
   int64_t h, w, c;
   Padding padding;
   bool alignCorners;
@@ -49,7 +51,7 @@ struct Sampler {
   /// Adds weight * pixel (y, x) to out[0..c), when the pixel is inside.
   void accumulate(int64_t y, int64_t x, double weight, double* out) const {
     if (y < 0 || y >= h || x < 0 || x >= w || weight == 0) return;
-    const float* p = image + (y * w + x) * c;
+    const T* p = image + (y * w + x) * c;
     for (int64_t k = 0; k < c; ++k) out[k] += weight * double(p[k]);
   }
 };
@@ -61,7 +63,8 @@ std::array<double, 4> cubicWeights(double t) {
   return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
-void sampleOne(const Sampler& s, const std::string& mode, double gx, double gy, double* out) {
+template <typename T>
+void sampleOne(const Sampler<T>& s, const std::string& mode, double gx, double gy, double* out) {
   if (mode == "bicubic") {
     // The 4x4 taps around the unpadded coordinate; each tap index is padded.
     const double x = unnormalize(gx, s.w, s.alignCorners), y = unnormalize(gy, s.h, s.alignCorners);
@@ -108,18 +111,22 @@ Error gridSample(const Attributes& attrs, Inputs in, Outputs out) {
   const bool alignCorners = attrs.getInt("align_corners") != 0;
   const int64_t n = x[0], h = x[1], w = x[2], c = x[3], oh = g[1], ow = g[2];
   std::vector<double> acc(static_cast<size_t>(c), 0.0);
-  for (int64_t b = 0; b < n; ++b) {
-    const Sampler s{input.as<float>() + b * h * w * c, h, w, c, padding, alignCorners};
-    for (int64_t p = 0; p < oh * ow; ++p) {
-      // Non-finite grid values sample nothing (their taps cannot be indexed).
-      const float* xy = grid.as<float>() + (b * oh * ow + p) * 2;
-      std::fill(acc.begin(), acc.end(), 0.0);
-      if (std::isfinite(xy[0]) && std::isfinite(xy[1]) && std::fabs(xy[0]) < 1e6f && std::fabs(xy[1]) < 1e6f)
-        sampleOne(s, mode, double(xy[0]), double(xy[1]), acc.data());
-      float* dst = out[0].as<float>() + (b * oh * ow + p) * c;
-      for (int64_t k = 0; k < c; ++k) dst[k] = float(acc[size_t(k)]);
+  const bool done = visitFloat(input.type.kind, [&]<typename T>() {
+    for (int64_t b = 0; b < n; ++b) {
+      const Sampler<T> s{input.as<T>() + b * h * w * c, h, w, c, padding, alignCorners};
+      for (int64_t p = 0; p < oh * ow; ++p) {
+        // Non-finite grid values sample nothing (their taps cannot be indexed).
+        const T* xy = grid.as<T>() + (b * oh * ow + p) * 2;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        if (std::isfinite(xy[0]) && std::isfinite(xy[1]) && std::fabs(xy[0]) < T(1e6) &&
+            std::fabs(xy[1]) < T(1e6))
+          sampleOne(s, mode, double(xy[0]), double(xy[1]), acc.data());
+        T* dst = out[0].as<T>() + (b * oh * ow + p) * c;
+        for (int64_t k = 0; k < c; ++k) dst[k] = T(acc[size_t(k)]);
+      }
     }
-  }
+  });
+  if (!done) return makeError("GridSample: no reference kernel for ", input.type.str());
   return Error::success();
 }
 

@@ -162,7 +162,6 @@ KindSet supportedKinds(OpKind kind) {
       return kNumeric | kBool;
     // The quantized primitives: their type rules pin every other operand.
     case OpKind::Quantize:
-    case OpKind::GridSample:
     case OpKind::RoiAlign:
       return kF32;
     case OpKind::Dequantize:

@@ -289,16 +289,24 @@ TEST(F64Kernels, ResizeLinearAndCubicInterpolateInDouble) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], cubic[i], 1e-14) << i;
 }
 
-TEST(F64Kernels, GridSampleStaysF32AndDeclinesF64) {
-  // GridSample interpolates in f32 only: an f64 call is declined, not run
-  // through the f32 code.
-  std::vector<Type> in = {Type(ElemKind::F64, {1, 2, 2, 1}), Type(ElemKind::F64, {1, 1, 1, 2})};
+TEST(F64Kernels, GridSampleInDouble) {
+  // torch.nn.functional.grid_sample(x, g, mode=..., padding_mode='border',
+  // align_corners=False) in float64, x NCHW 1x1x2x3 (NHWC here, C = 1).
+  const Tensor x = f64({1, 2, 3, 1}, {0.1, -1.3, 2.7, 1.0 + 0x1p-40, 0.5, -0.25});
+  const Tensor grid = f64({1, 2, 2, 2}, {-0.9, -0.7, 0.3, 0.1, 0.95, 0.8, -0.2, 0.6});
   Attributes attrs{{"mode", std::string("bilinear")},
-                   {"padding_mode", std::string("zeros")},
+                   {"padding_mode", std::string("border")},
                    {"align_corners", int64_t(0)}};
-  auto result = inferResultTypes(OpKind::GridSample, in, attrs);
-  ASSERT_TRUE(result.hasValue()) << result.error().message();
-  EXPECT_FALSE(kernelSupports(OpKind::GridSample, in, *result));
+  std::vector<double> got = doubles(run1(OpKind::GridSample, {x, grid}, attrs));
+  const std::vector<double> bilinear = {0.1, 0.2975000000000002, -0.25, 0.6500000000002728};
+  ASSERT_EQ(got.size(), bilinear.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], bilinear[i], 1e-14) << i;
+  attrs.set("mode", std::string("bicubic"));
+  got = doubles(run1(OpKind::GridSample, {x, grid}, attrs));
+  const std::vector<double> bicubic = {0.1784510499999033, 0.1999890499999432, -0.7094672463378913,
+                                       0.848097190625269};
+  ASSERT_EQ(got.size(), bicubic.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], bicubic[i], 1e-14) << i;
 }
 
 }  // namespace
