@@ -50,7 +50,7 @@ MODELS = {
 # The zoo models quantized for the npu: CNNs, attention and recurrent models (tests/models/CMakeLists.txt
 # calibrates each, NpuModelTests.cpp runs each).
 ZOO = ["unet", "audio_conv1d", "regnet_y", "efficientnet_v2", "resnext", "mobilenet_v3", "convnext", "lraspp", "fcn",
-       "r3d", "vit", "maxvit", "swin", "mha", "gpt", "bert", "lstm_gru"]
+       "deeplabv3", "r3d", "vit", "maxvit", "swin", "mha", "gpt", "bert", "lstm_gru"]
 
 
 def zoo_files_of(out_dir, name):

@@ -32,7 +32,7 @@ bool unitOrAbsent(const Attributes& attrs, std::string_view name) {
 
 }  // namespace
 
-bool npuSupports(const NodeInfo& info) {
+bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
   const auto& out = info.resultTypes;
   if (out.size() != 1 || !isI8(out[0])) return false;
@@ -40,14 +40,20 @@ bool npuSupports(const NodeInfo& info) {
   auto tooHigh = [](const Type& t) { return t.rank() > npu::kMaxSymbolRank; };
   if (tooHigh(out[0]) || std::any_of(in.begin(), in.end(), tooHigh)) return false;
   switch (info.kind) {
-    case OpKind::QuantizedConv:
-      return in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
-             constantParameters(info);
+    case OpKind::QuantizedConv: {
+      if (!(in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
+            constantParameters(info)))
+        return false;
+      ConvGeometry g = convGeometry(out[0], in[0], in[1], info.attributes);
+      return !convFits(gathersStrided1x1(g) ? gatheredGeometry(g) : g, config);
+    }
     case OpKind::QuantizedMatMul: {
       if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return false;
       if (!constantParameters(info)) return false;  // an activation rhs (Q.K^T) falls back
       // The weights are one [K, N] matrix (no batch of right operands).
-      return in[1].rank() >= 2 && in[1].numElements() == in[1].dims[in[1].rank() - 2] * in[1].dims.back();
+      if (in[1].rank() < 2 || in[1].numElements() != in[1].dims[in[1].rank() - 2] * in[1].dims.back())
+        return false;
+      return !convFits(matMulGeometry(in[0], in[1]), config);
     }
     case OpKind::MaxPool: {
       // The pooling unit has no dilation, and its window and stride fields are bounded.

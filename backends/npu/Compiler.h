@@ -21,8 +21,11 @@ struct CompiledProgram {
   std::map<std::string, Dims> outputDims;
 };
 
-/// Whether the NPU runs `info` natively (Backend::supports).
-bool npuSupports(const NodeInfo& info);
+/// Whether the NPU with `config` runs `info` natively (Backend::supports):
+/// the op and types it implements, and, for the matrix engine's layers, a
+/// tiling that fits the config's SRAMs and field limits (else the node falls
+/// back instead of failing the compile).
+bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config);
 
 Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuConfig& config);
 

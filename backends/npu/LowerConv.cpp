@@ -70,23 +70,68 @@ std::vector<std::pair<int64_t, int64_t>> equalRuns(int64_t count, F&& same) {
 
 }  // namespace
 
+Expected<ConvTiling> fitConv(const ConvGeometry& g, const std::vector<NTile>& tiles, const CostModel& cost) {
+  const npu::NpuConfig& cfg = cost.config();
+  if (g.rowBytes() > limits::kDmaRowElements || g.w * g.c > limits::kDmaRowElements)
+    return makeError("a padded input row of ", g.rowBytes(), " bytes exceeds the DMA's 16-bit row size");
+  if (g.sw * g.c > limits::kGemmInputStride)
+    return makeError("the gemm input stride ", g.sw * g.c, " exceeds 16 bits");
+  if (g.o > limits::kDmaRowElements)
+    return makeError(g.o, " output channels exceed the DMA's 16-bit row size");
+  auto tiling = searchConvTiling(g, tiles, cost);
+  if (!tiling)
+    return makeError("no tiling fits the SRAMs (scratchpad ", cfg.scratchpadBytes, " bytes, accumulator ",
+                     cfg.accumulatorEntries(), " entries) even with one output row and one ", cfg.cols,
+                     "-channel tile per step: ", describe(g));
+  return *tiling;
+}
+
+Error convFits(const ConvGeometry& g, const npu::NpuConfig& config) {
+  const CostModel cost(config);
+  auto tiling = fitConv(g, makeNTiles(g, config.rows, config.cols), cost);
+  return tiling ? Error::success() : tiling.error();
+}
+
+ConvGeometry convGeometry(const Type& out, const Type& in, const Type& filter, const Attributes& attrs) {
+  // The defaults are the conv's own (supports() may see a node without them).
+  const std::vector<int64_t> strides = attrs.getInts("strides", {1, 1}),
+                             pads = attrs.getInts("pads", {0, 0, 0, 0}),
+                             dil = attrs.getInts("dilations", {1, 1});
+  ConvGeometry g;
+  g.n = in.dims[0], g.h = in.dims[1], g.w = in.dims[2], g.c = in.dims[3];
+  g.oh = out.dims[1], g.ow = out.dims[2], g.o = out.dims[3];
+  g.kh = filter.dims[1], g.kw = filter.dims[2];
+  g.sh = strides[0], g.sw = strides[1], g.dh = dil[0], g.dw = dil[1];
+  g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
+  g.group = attrs.getInt("group", 1);
+  return g;
+}
+
+bool gathersStrided1x1(const ConvGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 && (g.sh > 1 || g.sw > 1);
+}
+
+ConvGeometry gatheredGeometry(ConvGeometry g) {
+  g.h = g.oh, g.w = g.ow, g.sh = g.sw = 1;
+  return g;
+}
+
+ConvGeometry matMulGeometry(const Type& lhs, const Type& rhs) {
+  ConvGeometry g;
+  const int64_t k = lhs.dims.back();
+  g.h = g.oh = lhs.numElements() / k;
+  g.c = k;
+  g.o = rhs.dims.back();
+  return g;
+}
+
 Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   const ConvGeometry& g = job.g;
   const npu::NpuConfig& cfg = ctx.config();
   const auto layerError = [&](auto&&... parts) { return makeError("layer '", job.name, "': ", parts...); };
-  if (g.rowBytes() > limits::kDmaRowElements || g.w * g.c > limits::kDmaRowElements)
-    return layerError("a padded input row of ", g.rowBytes(), " bytes exceeds the DMA's 16-bit row size");
-  if (g.sw * g.c > limits::kGemmInputStride)
-    return layerError("the gemm input stride ", g.sw * g.c, " exceeds 16 bits");
-  if (g.o > limits::kDmaRowElements)
-    return layerError(g.o, " output channels exceed the DMA's 16-bit row size");
-
   const std::vector<NTile> tiles = makeNTiles(g, cfg.rows, cfg.cols);
-  const auto tiling = searchConvTiling(g, tiles, ctx.cost());
-  if (!tiling)
-    return layerError("no tiling fits the SRAMs (scratchpad ", cfg.scratchpadBytes, " bytes, accumulator ",
-                      cfg.accumulatorEntries(), " entries) even with one output row and one ", cfg.cols,
-                      "-channel tile per step: ", describe(g));
+  auto tiling = fitConv(g, tiles, ctx.cost());
+  if (!tiling) return layerError(tiling.error().message());
   const ConvTiling& t = *tiling;
   const ConvSramNeeds needs = sramNeeds(g, tiles, t, cfg);
   if (!t.vectorQueue) ctx.program().keepVectorsOnComputeQueue();
@@ -436,18 +481,10 @@ Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst) {
   EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "filter"));
   EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 3, "bias"));
   EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 4, "filter scales"));
-  const auto& strides = inst.attrs.getInts("strides");
-  const auto& pads = inst.attrs.getInts("pads");
-  const auto& dil = inst.attrs.getInts("dilations");
   ConvJob job;
   job.name = inst.name;
   ConvGeometry& g = job.g;
-  g.n = in.dims[0], g.h = in.dims[1], g.w = in.dims[2], g.c = in.dims[3];
-  g.oh = out.dims[1], g.ow = out.dims[2], g.o = out.dims[3];
-  g.kh = filterType.dims[1], g.kw = filterType.dims[2];
-  g.sh = strides[0], g.sw = strides[1], g.dh = dil[0], g.dw = dil[1];
-  g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
-  g.group = inst.attrs.getInt("group");
+  g = convGeometry(out, in, filterType, inst.attrs);
   const int8_t* filter = constantData<int8_t>(ctx, inst, 2);
   const int32_t* bias = constantData<int32_t>(ctx, inst, 3);
   const float* scales = constantData<float>(ctx, inst, 4);
@@ -468,14 +505,11 @@ Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst) {
   job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
   job.input = ctx.addressOf(inst.operands[1].value);
   job.output = ctx.addressOf(inst.operands[0].value);
-  if (g.kh == 1 && g.kw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 && g.pr == 0 && (g.sh > 1 || g.sw > 1)) {
-    // A strided 1x1 conv uses only every sh-th row and sw-th pixel: the DMA
-    // gathers those, and the matrix engine sees a dense stride-1 conv (no
-    // junk columns, no per-row gemms).
+  if (gathersStrided1x1(g)) {
     job.inImageBytes = g.h * g.w * g.c;
     job.inRowBytes = g.sh * g.w * g.c;
     job.inPixelBytes = g.sw * g.c;
-    g.h = g.oh, g.w = g.ow, g.sh = g.sw = 1;
+    g = gatheredGeometry(g);
   }
   return emitConvJob(ctx, job);
 }
@@ -492,9 +526,7 @@ Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst) {
   ConvJob job;
   job.name = inst.name;
   ConvGeometry& g = job.g;
-  g.h = g.oh = lhs.numElements() / k;
-  g.c = k;
-  g.o = n;
+  g = matMulGeometry(lhs, rhs);
   const int8_t* w = constantData<int8_t>(ctx, inst, 2);
   const int32_t* bias = constantData<int32_t>(ctx, inst, 3);
   const float* scales = constantData<float>(ctx, inst, 4);

@@ -38,6 +38,23 @@ struct ConvJob {
 
 Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job);
 
+/// The best tiling of a convolution-shaped layer, or why none exists: a DMA or
+/// gemm field limit, or SRAMs too small for even the smallest tiling.
+Expected<ConvTiling> fitConv(const ConvGeometry& g, const std::vector<NTile>& tiles, const CostModel& cost);
+/// fitConv on `config` alone: supports() asks it so that a layer the engine
+/// cannot hold falls back to another backend instead of failing the compile.
+Error convFits(const ConvGeometry& g, const npu::NpuConfig& config);
+
+/// NHWC conv geometry from the QuantizedConv's types and attributes.
+ConvGeometry convGeometry(const Type& out, const Type& in, const Type& filter, const Attributes& attrs);
+/// A strided 1x1 conv without padding uses only every sh-th row and sw-th
+/// pixel: the DMA gathers those, and the matrix engine sees a dense stride-1
+/// conv on the output grid (gatheredGeometry), without junk columns.
+bool gathersStrided1x1(const ConvGeometry& g);
+ConvGeometry gatheredGeometry(ConvGeometry g);
+/// A QuantizedMatMul [.., K] x [K, N] as a 1x1 conv of K channels over the lhs rows.
+ConvGeometry matMulGeometry(const Type& lhs, const Type& rhs);
+
 Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerAvgPool(CompileContext& ctx, const Instruction& inst);

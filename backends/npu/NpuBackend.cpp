@@ -26,7 +26,7 @@ class NpuBackend final : public Backend {
     return {{"config", "NPU configuration YAML file (array size, SRAM, DRAM bandwidth, clock; docs/npu)"}};
   }
 
-  bool supports(const NodeInfo& info) const override { return npuSupports(info); }
+  bool supports(const NodeInfo& info) const override { return npuSupports(info, config_); }
 
   Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
     auto program = compileToBundle(ir, config_);

@@ -137,8 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::Values("digits", "resnet18_64", "mobilenet_v2_64", "transformer_encoder",
                                      "zoo_unet", "zoo_audio_conv1d", "zoo_regnet_y", "zoo_efficientnet_v2",
                                      "zoo_resnext", "zoo_mobilenet_v3", "zoo_convnext", "zoo_lraspp",
-                                     "zoo_fcn", "zoo_r3d", "zoo_vit", "zoo_maxvit", "zoo_swin", "zoo_mha",
-                                     "zoo_gpt", "zoo_bert", "zoo_lstm_gru"),
+                                     "zoo_fcn", "zoo_deeplabv3", "zoo_r3d", "zoo_vit", "zoo_maxvit",
+                                     "zoo_swin", "zoo_mha", "zoo_gpt", "zoo_bert", "zoo_lstm_gru"),
                      testing::Values("", "npu-16x16-v2.yaml", "npu-16x16-v2q.yaml", "npu-16x16-v3.yaml")),
     [](const testing::TestParamInfo<ModelOnConfig>& info) {
       // npu-16x16-v2.yaml -> _npu_16x16_v2 (test names are identifiers)

@@ -503,5 +503,40 @@ TEST(NpuMatMul, ActivationRhsFallsBack) {
   EXPECT_GT(npu.report.cycles, 0u);  // the add ran on the npu
 }
 
+// A layer the engine cannot hold on this config (DeepLabV3's ASPP branch: a
+// dilation-12 3x3 conv over 4x4x960, whose padded rows need more scratchpad
+// than npu-16x16 has) is declined by supports(), so it falls back instead of
+// failing the compile; the 1x1 conv after it still runs on the npu.
+TEST(NpuConv, LayerNoTilingFitsFallsBack) {
+  const Builder build = [](Function& f) -> Error {
+    Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, {1, 4, 4, 960}, 0.05f, -3));
+    auto conv = [&](const std::string& name, Node* in, int64_t c, int64_t o, int64_t k,
+                    int64_t dilation) -> Expected<Node*> {
+      Attributes attrs{{"strides", std::vector<int64_t>{1, 1}},
+                       {"pads", std::vector<int64_t>(4, dilation * (k / 2))},
+                       {"dilations", std::vector<int64_t>{dilation, dilation}},
+                       {"group", int64_t(1)},
+                       {"kind", std::string("i8q")},
+                       {"scale", 0.09},
+                       {"offset", int64_t(5)}};
+      return f.create(OpKind::QuantizedConv, name,
+                      {in, constantI8(f, name + ".w", {o, k, k, c}, 11), constantBias(f, name + ".b", o, 12),
+                       constantScales(f, name + ".s", o, false)},
+                      attrs);
+    };
+    EMBER_ASSIGN_OR_RETURN(Node * aspp, conv("aspp", x, 960, 256, 3, 12));
+    EMBER_ASSIGN_OR_RETURN(Node * head, conv("head", aspp, 256, 16, 1, 1));
+    f.addOutput("y", head);
+    return Error::success();
+  };
+  CompileOptions options;
+  options.fallbackBackends = {"reference"};
+  RunResult npu;
+  expectBitExact(build, "", options, &npu);
+  ASSERT_EQ(npu.fallbackNodes.size(), 1u);
+  EXPECT_EQ(npu.fallbackNodes[0].name, "aspp");
+  EXPECT_GT(npu.report.cycles, 0u);  // the head ran on the npu
+}
+
 }  // namespace
 }  // namespace ember

@@ -41,6 +41,8 @@ Expected<RunStats> parseRunStats(const Json& report, const std::string& origin) 
   stats.runSeconds = numberAt(report, "run_seconds_median");
   stats.hostSeconds = numberAt(report, "host_seconds");
   stats.clockGhz = numberAt(report, "clock_ghz");
+  if (const Json* fallback = report.find("fallback_nodes"); fallback && fallback->isArray())
+    stats.fallbackNodes = double(fallback->items().size());
   if (const Json* layers = report.find("layers"); layers && layers->isArray()) {
     for (const Json& l : layers->items()) {
       if (!l.isObject()) return makeError(origin, ": 'layers' holds a non-object");
@@ -83,10 +85,11 @@ std::vector<bool> paretoFront(const std::vector<std::optional<std::pair<double, 
 }
 
 const std::vector<std::string>& metricColumns() {
-  static const std::vector<std::string> kColumns = {
-      "cycles",      "latency_us",      "macs", "mac_utilization", "dram_read_bytes", "dram_write_bytes",
-      "energy_pj",   "sram_peak_bytes", "pes",  "sram_bytes",      "area_mm2",        "compile_seconds",
-      "run_seconds", "host_seconds"};
+  static const std::vector<std::string> kColumns = {"cycles",          "latency_us",      "macs",
+                                                    "mac_utilization", "dram_read_bytes", "dram_write_bytes",
+                                                    "energy_pj",       "sram_peak_bytes", "pes",
+                                                    "sram_bytes",      "area_mm2",        "compile_seconds",
+                                                    "run_seconds",     "host_seconds",    "fallback_nodes"};
   return kColumns;
 }
 
@@ -108,7 +111,8 @@ std::vector<std::pair<std::string, std::optional<double>>> metricValues(const Ru
           {"area_mm2", area.mm2},
           {"compile_seconds", stats.compileSeconds},
           {"run_seconds", stats.runSeconds},
-          {"host_seconds", stats.hostSeconds}};
+          {"host_seconds", stats.hostSeconds},
+          {"fallback_nodes", stats.fallbackNodes}};
 }
 
 std::string csvField(const std::string& text) {

@@ -30,6 +30,9 @@ struct RunStats {
   std::string configName;
   std::optional<double> cycles, macs, macUtilization, dramReadBytes, dramWriteBytes, energyPj, sramPeakBytes,
       compileSeconds, runSeconds, hostSeconds, clockGhz;
+  /// Nodes that ran on a fallback backend (run reports only): their time is
+  /// not in `cycles`, so a point with fallbacks is not comparable to one without.
+  std::optional<double> fallbackNodes;
   std::vector<LayerStats> layers;
   bool hasNpuStats() const { return cycles.has_value(); }
 };
