@@ -414,12 +414,13 @@ Error GraphImporter::notConstant(std::string_view what, const Value& v) {
 
 Error GraphImporter::importNode(const onnx::NodeProto& node, size_t index) {
   const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
-  const std::string context = "node '" + name + "' (" + node.op_type() + ")";
+  // Every import error names the node, its op and the model's opset (the op's semantics depend on it).
+  const std::string context = "node '" + name + "' (" + node.op_type() + ", opset " + std::to_string(opset_) + ")";
   shapeDecidingInputs_.clear();
   if (!isDefaultDomain(node.domain()))
     return makeError(context, ": unsupported operator ", node.domain(), ".", node.op_type());
   const OpHandler* handler = findOpHandler(node.op_type());
-  if (!handler) return makeError(context, ": unsupported operator ", node.op_type(), " (opset ", opset_, ")");
+  if (!handler) return makeError(context, ": unsupported operator ", node.op_type());
   if (opset_ < 7) {
     // Opsets 1-6 are imported where their semantics match opset 7's; the
     // legacy broadcast-with-axis form does not.
@@ -427,7 +428,7 @@ Error GraphImporter::importNode(const onnx::NodeProto& node, size_t index) {
       if (a.name() == "broadcast" && a.i() != 0 &&
           std::any_of(node.attribute().begin(), node.attribute().end(),
                       [](const auto& b) { return b.name() == "axis"; }))
-        return makeError(context, ": legacy broadcasting with an axis (opset ", opset_, ") is unsupported");
+        return makeError(context, ": legacy broadcasting with an axis is unsupported");
   }
   NodeBuilder builder(*this, node, name, opset_);
   if (Error e = (*handler)(builder)) return e.withContext(context);

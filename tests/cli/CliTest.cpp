@@ -423,13 +423,21 @@ TEST_F(NpuCliTest, QuantizeForNpuRunsTheNpuGraphOnTheReference) {
   EXPECT_NE(json.find("\"quantized_nodes\""), std::string::npos) << json;
 }
 
-TEST_F(NpuCliTest, LayerThatCannotFitNamesTheLayer) {
+// A layer no tiling fits into the config's SRAMs is declined by the npu's
+// supports(): with the default fallback it runs on the reference backend and
+// the report counts it; with --fallback none the error names the layer.
+TEST_F(NpuCliTest, LayerThatCannotFitFallsBackOrNamesTheLayer) {
   std::string config = readFile(npuConfig("npu-16x16.yaml"));
   config.replace(config.find("size_kib: 256"), 13, "size_kib: 1");
   config.replace(config.find("banks: 4"), 8, "banks: 1");
   writeFile(path("tiny.yaml"), config);
-  expectFailure(ember(compileArgs("compile", path("tiny.yaml"))),
-                {"layer '/conv2/Conv': no tiling fits the SRAMs"});
+  std::vector<std::string> args = compileArgs("compile", path("tiny.yaml"));
+  const Result fellBack = ember(args);
+  expectSuccess(fellBack);
+  EXPECT_NE(fellBack.out.find("fallback:"), std::string::npos) << fellBack.out;
+  EXPECT_NE(fellBack.out.find("QuantizedConv -> reference"), std::string::npos) << fellBack.out;
+  args.insert(args.end(), {"--fallback", "none"});
+  expectFailure(ember(args), {"node '/conv", "unsupported by backend 'npu'"});
 }
 
 TEST_F(NpuCliTest, InconsistentConfigNamesTheKey) {
