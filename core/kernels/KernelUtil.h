@@ -127,28 +127,6 @@ struct Storage<ElemKind::F64> {
   using type = double;
 };
 
-/// Calls f.template operator()<T>() with T the arithmetic type of an F32, F64,
-/// I32 or I64 kind; returns false for other kinds.
-template <typename F>
-bool visitNumeric(ElemKind kind, F&& f) {
-  switch (kind) {
-    case ElemKind::F32:
-      f.template operator()<float>();
-      return true;
-    case ElemKind::F64:
-      f.template operator()<double>();
-      return true;
-    case ElemKind::I32:
-      f.template operator()<int32_t>();
-      return true;
-    case ElemKind::I64:
-      f.template operator()<int64_t>();
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// Calls f.template operator()<T>() with T = float for F32 and double for F64
 /// (f64 computes in double, never through f32); returns false for other kinds.
 template <typename F>
@@ -159,6 +137,23 @@ bool visitFloat(ElemKind kind, F&& f) {
       return true;
     case ElemKind::F64:
       f.template operator()<double>();
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Calls f.template operator()<T>() with T the arithmetic type of an F32, F64,
+/// I32 or I64 kind; returns false for other kinds.
+template <typename F>
+bool visitNumeric(ElemKind kind, F&& f) {
+  if (visitFloat(kind, f)) return true;
+  switch (kind) {
+    case ElemKind::I32:
+      f.template operator()<int32_t>();
+      return true;
+    case ElemKind::I64:
+      f.template operator()<int64_t>();
       return true;
     default:
       return false;

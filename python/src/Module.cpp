@@ -415,17 +415,7 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
   SimResult result;
   for (const auto& s : bundle.symbols) {
     if (s.direction != Symbol::Direction::Output) continue;
-    const ElemKind kind = s.type == SymbolType::I8   ? ElemKind::Int8Q
-                          : s.type == SymbolType::U8 ? ElemKind::UInt8Q
-                                                     : ElemKind::I32;
-    Type type(kind, Dims(s.shape.begin(), s.shape.end()));
-    if (kind != ElemKind::I32) {
-      type.scale = s.scale;
-      type.offset = s.zeroPoint;
-    }
-    Tensor tensor(type);
-    std::memcpy(tensor.data(), dram.bytes.data() + s.dramOffset, s.sizeInBytes());
-    result.outputs[py::str(s.name)] = arrayFromTensor(std::move(tensor));
+    result.outputs[py::str(s.name)] = arrayFromTensor(cli::outputSymbolTensor(s, dram));
   }
   result.statsJson = statsToJson(**stats, bundle, false);
   result.traceJson = traceToJson(**stats, bundle);

@@ -215,4 +215,19 @@ void printTensorSummary(std::ostream& os, const std::string& name, const Tensor&
   os << "\n";
 }
 
+Tensor outputSymbolTensor(const npu::Symbol& symbol, const npu::DramImage& dram) {
+  using npu::SymbolType;
+  const ElemKind kind = symbol.type == SymbolType::I8   ? ElemKind::Int8Q
+                        : symbol.type == SymbolType::U8 ? ElemKind::UInt8Q
+                                                        : ElemKind::I32;
+  Type type(kind, Dims(symbol.shape.begin(), symbol.shape.end()));
+  if (kind != ElemKind::I32) {
+    type.scale = symbol.scale;
+    type.offset = symbol.zeroPoint;
+  }
+  Tensor tensor(type);
+  std::memcpy(tensor.data(), dram.bytes.data() + symbol.dramOffset, symbol.sizeInBytes());
+  return tensor;
+}
+
 }  // namespace ember::cli

@@ -13,6 +13,7 @@
 #include "ember/Error.h"
 #include "ember/Graph.h"
 #include "ember/Tensor.h"
+#include "ember/npu/Simulator.h"
 
 namespace ember::cli {
 
@@ -53,5 +54,9 @@ Expected<std::vector<std::string>> writeOutputs(const std::string& dir, const Si
 
 /// "y f32<2x3>: [0.5, -1, ...]  min -1  max 2  mean 0.25".
 void printTensorSummary(std::ostream& os, const std::string& name, const Tensor& tensor);
+
+/// The tensor that an NPU bundle's output symbol holds in `dram` after a
+/// simulation: i8q/u8q with the symbol's scale and zero point, or i32.
+Tensor outputSymbolTensor(const npu::Symbol& symbol, const npu::DramImage& dram);
 
 }  // namespace ember::cli

@@ -105,17 +105,8 @@ Error writeOutputSymbols(const Bundle& bundle, const DramImage& dram, const std:
   ExecutionContext context;
   for (const auto& s : bundle.symbols) {
     if (s.direction != Symbol::Direction::Output) continue;
-    const ElemKind kind = s.type == SymbolType::I8   ? ElemKind::Int8Q
-                          : s.type == SymbolType::U8 ? ElemKind::UInt8Q
-                                                     : ElemKind::I32;
-    Type type(kind, Dims(s.shape.begin(), s.shape.end()));
-    if (kind != ElemKind::I32) {
-      type.scale = s.scale;
-      type.offset = s.zeroPoint;
-    }
-    Tensor tensor(type);
-    std::memcpy(tensor.data(), dram.bytes.data() + s.dramOffset, s.sizeInBytes());
-    outputs.emplace_back(s.name, type);
+    Tensor tensor = outputSymbolTensor(s, dram);
+    outputs.emplace_back(s.name, tensor.type());
     context.setOutput(s.name, std::move(tensor));
   }
   auto written = cli::writeOutputs(outputDir, outputs, context);
