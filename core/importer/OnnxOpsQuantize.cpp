@@ -98,8 +98,8 @@ Error importQLinearMatMul(NodeBuilder& b) {
 Expected<Value> integerConvNhwc(NodeBuilder& b, const Value& x, const Value& xZero, const Value& w,
                                 const Value& wZero) {
   if (x.rank() != 4 || w.rank() != 4)
-    return makeError("opset ", b.opset(), ": only 2-D convolution (rank-4 x and w) is supported, got ",
-                     x.type.str(), " and ", w.type.str());
+    return makeError("only 2-D convolution (rank-4 x and w) is supported, got ", x.type.str(), " and ",
+                     w.type.str());
   EMBER_TRY(int64_t group, b.attrInt("group", 1));
   const Dims& xd = x.dims();
   const Dims& wd = w.dims();
@@ -107,8 +107,8 @@ Expected<Value> integerConvNhwc(NodeBuilder& b, const Value& x, const Value& xZe
   // |(x - x_zero) * (w - w_zero)| <= 255 * 255; 258 of them stay below 2^24.
   constexpr int64_t kExactReduction = 258;
   if (reduction > kExactReduction)
-    return makeError("opset ", b.opset(), ": a reduction of C/group*KH*KW = ", reduction, " exceeds ",
-                     kExactReduction, ", the length the f32 accumulation keeps exact; unsupported");
+    return makeError("a reduction of C/group*KH*KW = ", reduction, " exceeds ", kExactReduction,
+                     ", the length the f32 accumulation keeps exact; unsupported");
   EMBER_TRY(std::vector<int64_t> strides, b.attrInts("strides", std::vector<int64_t>{1, 1}));
   EMBER_TRY(std::vector<int64_t> dilations, b.attrInts("dilations", std::vector<int64_t>{1, 1}));
   EMBER_TRY(std::vector<int64_t> pads, b.attrInts("pads", std::vector<int64_t>{0, 0, 0, 0}));

@@ -19,9 +19,8 @@ Value i64Constant(NodeBuilder& b, Dims dims, const std::vector<int64_t>& values)
 }  // namespace
 
 Expected<Value> maxPoolIndices(NodeBuilder& b, const Value& x, const Window& win, const Dims& pooled) {
-  if (x.rank() != 4)
-    return makeError("output 'Indices' is supported for 2-D MaxPool only (opset ", b.opset(), ")");
-  if (!isFloat(x.type.kind)) return makeError("output 'Indices' needs a float input (opset ", b.opset(), ")");
+  if (x.rank() != 4) return makeError("output 'Indices' is supported for 2-D MaxPool only");
+  if (!isFloat(x.type.kind)) return makeError("output 'Indices' needs a float input");
   EMBER_TRY(int64_t storageOrder, b.attrInt("storage_order", 0));
   if (storageOrder != 0 && storageOrder != 1) return makeError("storage_order must be 0 or 1");
   const int64_t n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], w = x.dims()[3];

@@ -119,6 +119,9 @@ void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const Tenso
   visitBySize(in.type.kind, [&]<typename W>() {
     const W* pi = in.as<W>();
     W* po = out.as<W>();
+    // The extrapolation value's bits as a word of the element size (only f32 crops: type rule).
+    W fill{};
+    if constexpr (sizeof(W) == sizeof(float)) std::memcpy(&fill, &extrapolation, sizeof(W));
     std::array<int64_t, kMaxRank> index{};
     for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
       int64_t offset = 0;
@@ -128,10 +131,7 @@ void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const Tenso
         outside = outside || axisOffset < 0;
         offset += axisOffset;
       }
-      if (outside)  // only f32 crops (type rule)
-        std::memcpy(&po[i], &extrapolation, sizeof(W));
-      else
-        po[i] = pi[offset];
+      po[i] = outside ? fill : pi[offset];
       for (size_t d = rank; d-- > 0;) {
         if (++index[d] < outDims[d]) break;
         index[d] = 0;
