@@ -299,6 +299,30 @@ TEST_F(CliTest, RunReportJson) {
   EXPECT_NE(r.out.find("median of 3 runs"), std::string::npos) << r.out;
 }
 
+// Shape specialisation and value-dependent outputs are in the text report and
+// in --report-json: the given `shape` is bound (its values listed), and
+// NonZero over a random x is compiled at its bound with a valid-count output.
+TEST_F(CliTest, ReportNamesBoundInputsAndBoundedOutputs) {
+  writeFile(path("shape.npy"), npyBytes("<i8", {2}, rawBytes(std::vector<int64_t>{3, 2})));
+  for (const std::string command : {"run", "compile"}) {
+    std::vector<std::string> args = {command, model("bind_and_bound.onnx"), "--report-json", path("r.json")};
+    if (command == "run")
+      args.insert(args.end(), {"--input", "shape=" + path("shape.npy"), "--random-inputs"});
+    else
+      args.insert(args.end(), {"--bind", "shape=" + path("shape.npy")});
+    Result r = ember(args);
+    expectSuccess(r);
+    EXPECT_NE(r.out.find("bound:        shape i64<2> = [3, 2]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("warning:      node 'nz' (NonZero)"), std::string::npos) << r.out;
+    const std::string json = readFile(path("r.json"));
+    for (const char* fragment :
+         {"\"bound_inputs\"", "\"name\": \"shape\"", "\"type\": \"i64<2>\"", "\"warnings\"",
+          "node 'nz' (NonZero): the output shape depends on input values",
+          "valid entries counted in output 'nz.valid_count'"})
+      EXPECT_NE(json.find(fragment), std::string::npos) << command << ": no " << fragment << " in " << json;
+  }
+}
+
 TEST_F(CliTest, CompileReportsAndRefusesOutputForReference) {
   Result r = ember({"compile", model("add_relu.onnx"), "--backend", "reference", "--report-json",
                     path("c.json"), "--no-ir-opt"});

@@ -268,7 +268,8 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
 
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
-                       const QuantizationReport* quantization, const DeviceReport* device) {
+                       const QuantizationReport* quantization, const DeviceReport* device,
+                       const ImportNotes* notes) {
   const MemoryPlan& m = report.memory;
   JsonWriter json;
   json.beginObject();
@@ -292,6 +293,25 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   for (const std::string& p : report.partitions) json.value(p);
   json.endArray();
   json.key("instructions").value(uint64_t(report.numInstructions));
+  if (notes) {
+    json.key("bound_inputs").beginArray();
+    for (const auto& [name, value] : notes->boundInputs) {
+      // The values decide shapes, so they are usually a handful; a large one is summarised.
+      constexpr int64_t kMaxListed = 1024;
+      const int64_t n = value->type().numElements();
+      json.beginObject().key("name").value(name).key("type").value(value->type().str());
+      if (n <= kMaxListed) {
+        json.key("values").beginArray();
+        for (int64_t i = 0; i < n; ++i) json.value(value->elementAsDouble(i));
+        json.endArray();
+      }
+      json.endObject();
+    }
+    json.endArray();
+    json.key("warnings").beginArray();
+    for (const std::string& warning : notes->warnings) json.value(warning);
+    json.endArray();
+  }
   if (device) writeDeviceReport(json, *device);
   if (quantization) {
     json.key("quantized_nodes").value(uint64_t(quantization->quantizedNodes));

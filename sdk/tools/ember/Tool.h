@@ -86,13 +86,20 @@ std::string formatSeconds(double seconds);
 void printReport(std::ostream& os, const std::string& backend, const CompileReport& report,
                  std::optional<double> runSecondsMedian, int64_t repeat,
                  const DeviceReport* device = nullptr);
+/// What the import decided from given values: inputs bound as constants
+/// (shape specialisation) and value-dependent outputs compiled at their bound.
+struct ImportNotes {
+  std::vector<std::pair<std::string, const Tensor*>> boundInputs;
+  std::vector<std::string> warnings;
+};
+
 /// The --report-json document (keys in docs/cli.md).
 /// With --quantize, `quantization` adds `quantized_nodes` and `float_nodes`;
-/// `device` adds the NPU keys and `layers`.
+/// `device` adds the NPU keys and `layers`; `notes` adds `bound_inputs` and `warnings`.
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
-                       const QuantizationReport* quantization = nullptr,
-                       const DeviceReport* device = nullptr);
+                       const QuantizationReport* quantization = nullptr, const DeviceReport* device = nullptr,
+                       const ImportNotes* notes = nullptr);
 
 /// Writes `text` to `path`, naming the path on failure.
 Error writeTextFile(const std::string& path, const std::string& text);

@@ -5,7 +5,8 @@
 
 namespace ember::cli {
 
-void printValueDependentWarnings(std::ostream& os, const Function& function) {
+std::vector<std::string> valueDependentWarnings(const Function& function) {
+  std::vector<std::string> warnings;
   for (Node* node : function.nodes()) {
     const OpKind kind = node->kind();
     if (kind != OpKind::NonZero && kind != OpKind::Unique && kind != OpKind::NonMaxSuppression) continue;
@@ -13,12 +14,18 @@ void printValueDependentWarnings(std::ostream& os, const Function& function) {
     std::string countOutput;
     for (const auto& [name, value] : function.outputs())
       if (value == count) countOutput = name;
-    os << "warning:      node '" << node->name() << "' (" << opName(kind)
-       << "): the output shape depends on input values; compiled at its bound " << node->resultType(0).str()
-       << (countOutput.empty() ? std::string(", entries past the valid count are 0")
-                               : ", valid entries counted in output '" + countOutput + "'")
-       << "\n";
+    warnings.push_back("node '" + node->name() + "' (" + std::string(opName(kind)) +
+                       "): the output shape depends on input values; compiled at its bound " +
+                       node->resultType(0).str() +
+                       (countOutput.empty() ? std::string(", entries past the valid count are 0")
+                                            : ", valid entries counted in output '" + countOutput + "'"));
   }
+  return warnings;
+}
+
+void printValueDependentWarnings(std::ostream& os, const Function& function) {
+  for (const std::string& warning : valueDependentWarnings(function))
+    os << "warning:      " << warning << "\n";
 }
 
 }  // namespace ember::cli

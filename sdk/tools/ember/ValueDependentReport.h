@@ -4,13 +4,17 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "ember/Graph.h"
 
 namespace ember::cli {
 
-/// One "warning:" line per bounded node, naming it, its bound and the output
-/// that holds its valid count.
+/// One warning per bounded node, naming it, its bound and the output that
+/// holds its valid count (the text report's "warning:" lines and the JSON
+/// report's `warnings`).
+std::vector<std::string> valueDependentWarnings(const Function& function);
 void printValueDependentWarnings(std::ostream& os, const Function& function);
 
 }  // namespace ember::cli

@@ -57,3 +57,15 @@ save(helper.make_graph(
     "symbolic",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])]), "symbolic.onnx")
+
+# Shape specialisation and a value-dependent output: the Reshape's `shape`
+# input decides a shape (bound as a constant when given), and NonZero's output
+# shape depends on x's values (compiled at its bound when x is not given).
+save(helper.make_graph(
+    [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+     helper.make_node("NonZero", ["r"], ["nz"], name="nz")],
+    "bind_and_bound",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+     helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+    [helper.make_tensor_value_info("r", TensorProto.FLOAT, ["rows", "cols"]),
+     helper.make_tensor_value_info("nz", TensorProto.INT64, [2, "nonzeros"])]), "bind_and_bound.onnx")
