@@ -227,7 +227,8 @@ class Compiled:
 
         inputs: {name: array} (or one array for a one-input model, or name=array
         keywords). dtype and shape must match the model's input exactly
-        (float64 is accepted for float32). Outputs own their data: no copy."""
+        (float64 is accepted for float32). Outputs own their data: no copy.
+        Ctrl-C interrupts a long simulation on the npu backend."""
         given: Dict[str, Any] = {}
         if isinstance(inputs, Mapping):
             given.update(inputs)

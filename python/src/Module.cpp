@@ -147,6 +147,29 @@ cli::PipelineArgs pipelineFor(const Model& model, const std::string& backend, co
 }
 
 /// A model compiled for a backend and loaded on its device.
+/// Ctrl-C during a simulation: the simulator asks every 1024 instructions;
+/// the signal handlers run under the GIL at most every 50 ms.
+class InterruptCheck {
+ public:
+  std::function<bool()> callback() {
+    return [this] { return poll(); };
+  }
+  bool interrupted() const { return interrupted_; }
+
+ private:
+  bool poll() {
+    const auto now = std::chrono::steady_clock::now();
+    if (interrupted_ || now - lastCheck_ < std::chrono::milliseconds(50)) return interrupted_;
+    lastCheck_ = now;
+    py::gil_scoped_acquire acquire;
+    interrupted_ = PyErr_CheckSignals() != 0;
+    return interrupted_;
+  }
+
+  bool interrupted_ = false;
+  std::chrono::steady_clock::time_point lastCheck_ = std::chrono::steady_clock::now();
+};
+
 class Compiled {
  public:
   Compiled(const Model& model, cli::PipelineArgs pipeline) : pipeline_(std::move(pipeline)) {
@@ -191,12 +214,16 @@ class Compiled {
     if (!missing.empty()) raise("InputError", makeError("missing model input(s) ", missing));
     check("InputError", checkInputs(*model_, context).withContext(pipeline_.model));
     Error error;
+    InterruptCheck interrupt;
     {
       py::gil_scoped_release release;
+      // The npu's device simulates with no options: Ctrl-C reaches it through the thread's check.
+      npu::ScopedCancellation cancellation(interrupt.callback());
       const auto start = std::chrono::steady_clock::now();
       error = device_->run(kId, context);
       runSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
+    if (interrupt.interrupted()) throw py::error_already_set();
     check("RunError", error.withContext(pipeline_.model));
     py::dict outputs;
     for (const auto& [name, type] : model_->outputs) {
@@ -391,25 +418,15 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
   }
   if (!missing.empty()) raise("InputError", makeError("missing inputs: ", missing));
 
-  // Ctrl-C: the simulator asks every 1024 instructions; the signal handlers
-  // run under the GIL at most every 50 ms.
-  bool interrupted = false;
-  auto lastCheck = std::chrono::steady_clock::now();
+  InterruptCheck interrupt;
   SimOptions options;
-  options.cancelled = [&]() {
-    const auto now = std::chrono::steady_clock::now();
-    if (interrupted || now - lastCheck < std::chrono::milliseconds(50)) return interrupted;
-    lastCheck = now;
-    py::gil_scoped_acquire acquire;
-    interrupted = PyErr_CheckSignals() != 0;
-    return interrupted;
-  };
+  options.cancelled = interrupt.callback();
   std::optional<Expected<SimStats>> stats;
   {
     py::gil_scoped_release release;
     stats.emplace(simulate(bundle, config, dram, options));
   }
-  if (interrupted) throw py::error_already_set();
+  if (interrupt.interrupted()) throw py::error_already_set();
   if (!*stats) raise("SimulationError", stats->error().withContext(bundlePath));
 
   SimResult result;

@@ -28,6 +28,7 @@
 #include <sstream>
 #include <systemc>
 #include <tlm>
+#include <utility>
 
 #include "Functional.h"
 #include "ember/npu/MatrixEngine.h"
@@ -949,8 +950,20 @@ DramImage makeDram(const Bundle& bundle) {
   return image;
 }
 
+namespace {
+/// The calling thread's ScopedCancellation check (empty: none).
+thread_local std::function<bool()> threadCancellation;
+}  // namespace
+
+ScopedCancellation::ScopedCancellation(std::function<bool()> cancelled)
+    : previous_(std::exchange(threadCancellation, std::move(cancelled))) {}
+
+ScopedCancellation::~ScopedCancellation() { threadCancellation = std::move(previous_); }
+
 Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
-                            const SimOptions& options) {
+                            const SimOptions& givenOptions) {
+  SimOptions options = givenOptions;
+  if (!options.cancelled) options.cancelled = threadCancellation;
   if (!options.vcdPath.empty() && config.matrixEngineModel != MatrixEngineModel::Rtl)
     return makeError(
         "--vcd ", options.vcdPath,

@@ -329,6 +329,39 @@ def test_ctrl_c_interrupts_a_long_simulation(tmp_path):
     assert ember.sim(gemm, NPU_16, small).cycles > 0
 
 
+def test_ctrl_c_interrupts_a_long_npu_run(tmp_path):
+    # Compiled.run on the npu simulates through the backend's device, which passes the
+    # simulator no options: a 2048x2048 @ 2048x1024 int8 MatMul (about 40 M cycles on
+    # npu-16x16) must stop well before a whole run's time once SIGINT arrives.
+    import time
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    weights = numpy_helper.from_array(rng.standard_normal((2048, 1024)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "long_matmul",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2048, 2048])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2048, 1024])], [weights])
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx_model.ir_version = 8
+    path = tmp_path / "long_matmul.onnx"
+    onnx.save(onnx_model, str(path))
+    model = ember.load(path)
+    x = rng.standard_normal((2048, 2048)).astype(np.float32)
+    compiled = ember.compile(model, backend="npu", config=NPU_16, quantize=model.quantize([{"x": x}]))
+    start = time.monotonic()
+    compiled.run({"x": x})
+    whole = time.monotonic() - start
+    timer = threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        compiled.run({"x": x})
+    interrupted = time.monotonic() - start
+    timer.join()
+    assert interrupted < 0.5 * whole, (interrupted, whole)
+    assert compiled.run({"x": x})["y"].shape == (2048, 1024)  # usable again
+
+
 # --- sweep ---------------------------------------------------------------------------------------
 
 

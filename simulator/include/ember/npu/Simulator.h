@@ -104,6 +104,21 @@ struct DramImage {
 /// Places the weight image into a fresh zeroed DRAM image of the bundle's size.
 DramImage makeDram(const Bundle& bundle);
 
+/// For its lifetime, makes `cancelled` the cancellation check of every
+/// simulate() call on this thread whose options set none. A host that runs
+/// models through a backend's device, which passes no options (the Python
+/// binding's Ctrl-C in `Compiled.run`), interrupts the simulation this way.
+class ScopedCancellation {
+ public:
+  explicit ScopedCancellation(std::function<bool()> cancelled);
+  ~ScopedCancellation();
+  ScopedCancellation(const ScopedCancellation&) = delete;
+  ScopedCancellation& operator=(const ScopedCancellation&) = delete;
+
+ private:
+  std::function<bool()> previous_;
+};
+
 /// Runs the program to FINISH on `dram` (updated in place). Errors: a config
 /// the bundle was not compiled for, an illegal instruction (with its index),
 /// or deadlock (naming every blocked queue).
