@@ -47,6 +47,7 @@ NOTES = {
     "NonMaxSuppression": "exact shape for constant or bound inputs, else its bound and a valid count",
     "ConvInteger": "2-D; C/group*KH*KW <= 258",
     "QLinearConv": "2-D; C/group*KH*KW <= 258",
+    "BitShift": "uint8 only",
 }
 
 

@@ -18,6 +18,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerValueDependentOps(t);
     registerQuantizeOps(t);
     registerRoiAlignOps(t);
+    registerBitShiftOps(t);
     return t;
   }();
   auto it = table.find(opType);
