@@ -17,6 +17,7 @@
 #include "ModelIO.h"
 #include "NumpyTensor.h"
 #include "Tool.h"
+#include "ValueDependentReport.h"
 #include "codesign/ProcessPool.h"
 #include "ember/Npy.h"
 #include "ember/Pass.h"
@@ -178,6 +179,7 @@ class Compiled {
     if (!backend) raise("ConfigError", backend.error());
     backendName_ = (*backend)->name();
     cli::LoadedModel loaded = model.importFresh();
+    notes_.warnings = cli::valueDependentWarnings(*loaded.function);
     CompileOptions options = pipeline_.compileOptions();
     std::optional<Expected<CompiledModel>> compiled;
     {
@@ -241,7 +243,7 @@ class Compiled {
     if (!runSeconds_) device = model_->report.device.layers.empty() ? nullptr : &model_->report.device;
     const char* threads = std::getenv("EMBER_THREADS");
     return cli::reportJson(backendName_, model_->report, runSeconds_, 1, threads ? std::atoll(threads) : 1,
-                           pipeline_.quantizationReport.get(), device);
+                           pipeline_.quantizationReport.get(), device, &notes_);
   }
 
   void saveBundle(const std::string& path) const {
@@ -260,6 +262,7 @@ class Compiled {
   std::unique_ptr<CompiledModel> model_;
   std::unique_ptr<Device> device_;
   std::optional<double> runSeconds_;
+  cli::ImportNotes notes_;  ///< the report's bound_inputs (none: the binding binds no input) and warnings
 };
 
 /// The graph at one stage, as `ember dump --stage` prints it.
