@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
-  python3-dev pybind11-dev python3-pytest python3-matplotlib
+  python3-dev pybind11-dev python3-pytest python3-matplotlib python3-pandas
   libopenblas-dev nodejs
   chromium libpng-dev
 )
