@@ -414,3 +414,14 @@ def test_help_reads_well():
     assert "Ctrl-C" in ember.sim.__doc__
     stubs = os.path.join(os.path.dirname(ember.__file__), "__init__.pyi")
     assert os.path.exists(stubs)
+
+
+def test_readme_python_example_runs(capsys, monkeypatch):
+    # The README's Python lines, run literally from the repository's root.
+    with open(os.path.join(REPO, "README.md")) as f:
+        readme = f.read()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(REPO)
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "'logits'" in printed and printed.rstrip().endswith("cycles")
