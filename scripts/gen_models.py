@@ -169,25 +169,41 @@ def zoo_stamp_text() -> str:
 def export_zoo(out_dir: str) -> int:
     stamp_path = os.path.join(out_dir, ".stamp")
     stamp = zoo_stamp_text()
-    if os.path.exists(stamp_path) and all(os.path.exists(os.path.join(out_dir, name + ".onnx")) for name in
-                                          zoo_models.ZOO):
-        with open(stamp_path) as f:
-            if f.read() == stamp:
-                os.utime(stamp_path)
-                print(f"gen_models: {out_dir} is up to date")
-                return 0
-    os.makedirs(out_dir, exist_ok=True)
-    if os.path.exists(stamp_path):
-        os.remove(stamp_path)
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    start = time.monotonic()
+    if is_up_to_date(out_dir, stamp, [os.path.join(out_dir, name + ".onnx") for name in zoo_models.ZOO]):
+        return 0
+    start = begin_export(out_dir)
     for name, factory in zoo_models.ZOO.items():
         export_zoo_model(out_dir, name, factory())
     with open(stamp_path, "w") as f:
         f.write(stamp)
     print(f"gen_models: wrote the {len(zoo_models.ZOO)} zoo models to {out_dir} in {time.monotonic() - start:.1f} s")
     return 0
+
+
+def is_up_to_date(out_dir: str, stamp: str, files) -> bool:
+    """Whether OUTDIR/.stamp holds `stamp` and every file exists; then touches the stamp so
+    that it is newer than this script and the build considers the data done."""
+    stamp_path = os.path.join(out_dir, ".stamp")
+    if not os.path.exists(stamp_path) or not all(os.path.exists(p) for p in files):
+        return False
+    with open(stamp_path) as f:
+        if f.read() != stamp:
+            return False
+    os.utime(stamp_path)
+    print(f"gen_models: {out_dir} is up to date")
+    return True
+
+
+def begin_export(out_dir: str) -> float:
+    """Prepares OUTDIR for a fresh export (no stamp until it completes) and makes PyTorch
+    deterministic; returns the start time."""
+    os.makedirs(out_dir, exist_ok=True)
+    stamp_path = os.path.join(out_dir, ".stamp")
+    if os.path.exists(stamp_path):
+        os.remove(stamp_path)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    return time.monotonic()
 
 
 def hash_name(name: str) -> int:
@@ -206,20 +222,9 @@ def main() -> int:
         return 0 if len(sys.argv) == 2 else 2
     out_dir = os.path.abspath(sys.argv[1])
     stamp_path = os.path.join(out_dir, ".stamp")
-    all_files = [p for name in MODELS for p in outputs_of(out_dir, name)]
-    if os.path.exists(stamp_path) and all(os.path.exists(p) for p in all_files):
-        with open(stamp_path) as f:
-            if f.read() == stamp_text():
-                os.utime(stamp_path)  # newer than this script, so the build considers it done
-                print(f"gen_models: {out_dir} is up to date")
-                return 0
-
-    os.makedirs(out_dir, exist_ok=True)
-    if os.path.exists(stamp_path):
-        os.remove(stamp_path)
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    start = time.monotonic()
+    if is_up_to_date(out_dir, stamp_text(), [p for name in MODELS for p in outputs_of(out_dir, name)]):
+        return 0
+    start = begin_export(out_dir)
     for name, factory in MODELS.items():
         export_model(out_dir, name, factory)
     with open(stamp_path, "w") as f:
