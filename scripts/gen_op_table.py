@@ -48,6 +48,11 @@ NOTES = {
     "ConvInteger": "2-D; C/group*KH*KW <= 258",
     "QLinearConv": "2-D; C/group*KH*KW <= 258",
     "BitShift": "uint8 only",
+    "RandomUniform": "seeded and reproducible; not numpy's values",
+    "RandomNormal": "seeded and reproducible; not numpy's values",
+    "RandomUniformLike": "seeded and reproducible; not numpy's values",
+    "RandomNormalLike": "seeded and reproducible; not numpy's values",
+    "Bernoulli": "seeded and reproducible; not numpy's values",
 }
 
 

@@ -1419,6 +1419,25 @@ static Result inferRoiAlign(Types in, const Attributes& attrs) {
   return single(Type(ElemKind::F32, std::move(out)));
 }
 
+static Result inferRandom(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Random;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  AttrReader reader(op, attrs);
+  std::string distribution = reader.string("distribution"), to = reader.string("to");
+  for (std::string_view name : {"seed", "low", "high", "mean", "scale"}) reader.real(name);
+  EMBER_RETURN_IF_ERROR(reader.error());
+  const bool bernoulli = distribution == "bernoulli";
+  if (!bernoulli && distribution != "uniform" && distribution != "normal")
+    return makeError("Random: unknown distribution '", distribution, "' (expected uniform, normal or bernoulli)");
+  const KindSet floats = bit(ElemKind::F32) | bit(ElemKind::F64);
+  std::optional<ElemKind> kind = elemKindFromName(to);
+  const KindSet allowed = bernoulli ? floats | bit(ElemKind::I32) | bit(ElemKind::I64) | bit(ElemKind::Bool) : floats;
+  if (!kind || !(bit(*kind) & allowed))
+    return makeError("Random: output kind '", to, "' is not supported for ", distribution);
+  if (bernoulli) EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], floats));
+  return single(Type(*kind, in[0].dims));
+}
+
 // ---- Dispatch --------------------------------------------------------------------
 // Generated from Ops.def after every rule is defined: an op kind without an
 // infer<Name> function is an undeclared identifier, i.e. a compile error.

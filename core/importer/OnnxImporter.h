@@ -165,6 +165,7 @@ void registerValueDependentOps(OpTable& table);
 void registerQuantizeOps(OpTable& table);
 void registerRoiAlignOps(OpTable& table);
 void registerBitShiftOps(OpTable& table);
+void registerRandomOps(OpTable& table);
 
 /// Maps `axis` in [-rank, rank) to [0, rank), or fails naming `what`.
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view what = "axis");

@@ -19,6 +19,7 @@ const OpHandler* findOpHandler(const std::string& opType) {
     registerQuantizeOps(t);
     registerRoiAlignOps(t);
     registerBitShiftOps(t);
+    registerRandomOps(t);
     return t;
   }();
   auto it = table.find(opType);

@@ -22,7 +22,8 @@ enum class Family {
   Resize,
   Quantized,
   ValueDependent,
-  OnnxQuantization
+  OnnxQuantization,
+  Random
 };
 
 Family familyOf(OpKind kind) {
@@ -80,6 +81,8 @@ Family familyOf(OpKind kind) {
     case OpKind::DynamicQuantizeLinear:
     case OpKind::MatMulInteger:
       return Family::OnnxQuantization;
+    case OpKind::Random:
+      return Family::Random;
     default:
       // Every other primitive is elementwise (Ops.def groups them so).
       return opInfo(kind).category == OpCategory::Primitive ? Family::Elementwise : Family::None;
@@ -153,6 +156,7 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::GatherND:
     case OpKind::ScatterND:
     case OpKind::NonZero:
+    case OpKind::Random:
       return kAny;
     case OpKind::Unique:
       return kNumeric | kBool;
@@ -268,6 +272,8 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       return kernels::runValueDependent(kind, attrs, inputs, outputs);
     case Family::OnnxQuantization:
       return kernels::runOnnxQuantization(kind, attrs, inputs, outputs);
+    case Family::Random:
+      return kernels::randomValues(attrs, inputs, outputs);
     case Family::None:
       break;
   }

@@ -36,6 +36,9 @@ Error runOnnxQuantization(OpKind kind, const Attributes& attrs, Inputs in, Outpu
 /// RoiAlign (RoiAlign.cpp), reached through the Resize family.
 Error roiAlign(const Attributes& attrs, Inputs in, Outputs out);
 
+/// The seeded Random primitive (Random.cpp).
+Error randomValues(const Attributes& attrs, Inputs in, Outputs out);
+
 /// Axis in [-rank, rank) to [0, rank); the type rule has checked the range.
 inline size_t normalizeAxis(int64_t axis, size_t rank) {
   return size_t(axis < 0 ? axis + int64_t(rank) : axis);

@@ -966,6 +966,21 @@ void roiAlignCases(Suite& s) {
               });
 }
 
+// Random is seeded, so every backend must give the reference's exact bytes.
+void randomCases(Suite& s) {
+  for (const char* distribution : {"uniform", "normal", "bernoulli"})
+    s.add(OpKind::Random, std::string("f32/5x7/") + distribution, [=](CaseBuilder& b) {
+      return b.node(OpKind::Random, {b.input(floats(b, {5, 7}, 0, 1))},
+                    {{"distribution", std::string(distribution)},
+                     {"seed", 11.0},
+                     {"low", -1.0},
+                     {"high", 2.0},
+                     {"mean", 0.5},
+                     {"scale", 3.0},
+                     {"to", std::string("f32")}});
+    });
+}
+
 }  // namespace
 
 std::vector<CaseSpec> allCases() {
@@ -984,6 +999,7 @@ std::vector<CaseSpec> allCases() {
   valueDependentCases(s);
   onnxQuantizationCases(s);
   roiAlignCases(s);
+  randomCases(s);
   return std::move(s.cases);
 }
 
