@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "OnnxImporter.h"
+#include "ember/Importer.h"
 
 namespace ember::onnx_import {
 namespace {
@@ -69,3 +70,12 @@ void registerRandomOps(OpTable& t) {
 }
 
 }  // namespace ember::onnx_import
+
+namespace ember {
+
+bool isRandomOnnxOp(std::string_view opType) {
+  return opType == "RandomUniform" || opType == "RandomNormal" || opType == "RandomUniformLike" ||
+         opType == "RandomNormalLike" || opType == "Bernoulli" || opType == "Multinomial";
+}
+
+}  // namespace ember

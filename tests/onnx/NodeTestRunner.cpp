@@ -320,10 +320,7 @@ CaseResult unsupported(std::string message) { return {Status::Unsupported, std::
 /// category instead of as failures.
 std::string randomOpIn(const onnx::GraphProto& graph) {
   for (const auto& node : graph.node()) {
-    const std::string& op = node.op_type();
-    if (op == "RandomUniform" || op == "RandomNormal" || op == "RandomUniformLike" ||
-        op == "RandomNormalLike" || op == "Bernoulli" || op == "Multinomial")
-      return op;
+    if (ember::isRandomOnnxOp(node.op_type())) return node.op_type();
   }
   return "";
 }

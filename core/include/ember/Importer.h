@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "ember/Error.h"
 #include "ember/Graph.h"
@@ -39,5 +40,11 @@ Expected<Function*> importOnnxFile(const std::string& path, Module& module,
 /// Same, from serialized bytes (`origin` names them in errors).
 Expected<Function*> importOnnxBytes(const std::string& bytes, const std::string& origin, Module& module,
                                     const ImportOptions& options = {});
+
+/// Whether the ONNX operator `opType` draws random values (RandomUniform,
+/// RandomNormal, their Like forms, Bernoulli, Multinomial). Ember's are seeded
+/// and reproducible but are not numpy's, so ONNX's test data for them cannot
+/// be matched value for value (docs/importer.md, "Random operators").
+bool isRandomOnnxOp(std::string_view opType);
 
 }  // namespace ember
