@@ -54,9 +54,7 @@ int compileCommand(const std::vector<std::string>& args) {
   // Before a run, an accelerator's report holds the compile-time figures.
   const DeviceReport* device = model->report.device.layers.empty() ? nullptr : &model->report.device;
   if (!reportPath.empty()) {
-    ImportNotes notes{{}, valueDependentWarnings(*loaded->function)};
-    for (const std::string& name : boundNames)
-      notes.boundInputs.emplace_back(name, &pipeline.importOptions.boundInputs.at(name));
+    const ImportNotes notes = importNotes(boundNames, pipeline.importOptions.boundInputs, *loaded->function);
     if (Error e = writeTextFile(reportPath, reportJson(backendName, model->report, std::nullopt, 1, 1,
                                                        pipeline.quantizationReport.get(), device, &notes)))
       return fail(e);

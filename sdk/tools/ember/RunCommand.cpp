@@ -109,9 +109,7 @@ int runCommand(const std::vector<std::string>& args) {
     written = paths.take();
   }
   if (!reportPath.empty()) {
-    ImportNotes notes{{}, valueDependentWarnings(function)};
-    for (const std::string& name : bound)
-      notes.boundInputs.emplace_back(name, &pipeline.importOptions.inputValues.at(name));
+    const ImportNotes notes = importNotes(bound, pipeline.importOptions.inputValues, function);
     std::string json = reportJson(backendName, model->report, median, repeat, threads,
                                   pipeline.quantizationReport.get(), deviceReport, &notes);
     if (Error e = writeTextFile(reportPath, json)) return fail(e);

@@ -28,4 +28,11 @@ void printValueDependentWarnings(std::ostream& os, const Function& function) {
     os << "warning:      " << warning << "\n";
 }
 
+ImportNotes importNotes(const std::vector<std::string>& bound, const std::map<std::string, Tensor>& values,
+                        const Function& function) {
+  ImportNotes notes{{}, valueDependentWarnings(function)};
+  for (const std::string& name : bound) notes.boundInputs.emplace_back(name, &values.at(name));
+  return notes;
+}
+
 }  // namespace ember::cli

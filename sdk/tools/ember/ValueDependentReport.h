@@ -3,10 +3,12 @@
 // static upper bound (docs/importer.md, "Value-dependent output shapes").
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "Tool.h"
 #include "ember/Graph.h"
 
 namespace ember::cli {
@@ -16,5 +18,10 @@ namespace ember::cli {
 /// report's `warnings`).
 std::vector<std::string> valueDependentWarnings(const Function& function);
 void printValueDependentWarnings(std::ostream& os, const Function& function);
+
+/// The report's notes: the inputs `bound` (their values in `values`) and the
+/// function's value-dependent warnings.
+ImportNotes importNotes(const std::vector<std::string>& bound, const std::map<std::string, Tensor>& values,
+                        const Function& function);
 
 }  // namespace ember::cli
