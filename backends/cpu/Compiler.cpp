@@ -1,0 +1,607 @@
+// The cpu backend's compiler (docs/backends/cpu.md):
+//   1. fuse: Conv/MatMul followed by Add (residual or bias) and Relu/Clip
+//      becomes one GEMM with an epilogue, when the intermediate buffers have
+//      no other reader and the final output does not overlap the inputs;
+//   2. build a step per instruction (GEMM, depthwise, pool, reduce,
+//      transpose, elementwise loop, copy, or the reference kernel for the rest)
+//      and a plan to pack the constant weights into a fourth region.
+#include "Compiler.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <optional>
+
+#include "ember/Kernels.h"
+
+namespace ember::cpu {
+namespace {
+
+struct Range {
+  int region;
+  uint64_t begin, end;
+  bool overlaps(const Range& o) const { return region == o.region && begin < o.end && o.begin < end; }
+  bool operator==(const Range& o) const = default;
+};
+
+class Compiler {
+ public:
+  Compiler(const IRFunction& ir, GemmArch arch) : ir_(ir), arch_(arch) {}
+
+  Expected<std::shared_ptr<Program>> run() {
+    program_ = std::make_shared<Program>();
+    program_->arch = arch_;
+    countReaders();
+    const auto& instrs = ir_.instructions();
+    std::vector<bool> consumed(instrs.size(), false);
+    for (size_t i = 0; i < instrs.size(); ++i) {
+      if (consumed[i]) continue;
+      const Instruction& inst = instrs[i];
+      if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;
+      if (inst.kind == OpKind::Copy) {
+        JitOp op;
+        op.kind = JitOp::Kind::Copy;
+        op.dst = address(inst.operands[0].value);
+        op.src = address(inst.operands[1].value);
+        op.bytes = type(inst.operands[0].value).sizeInBytes();
+        ops_.push_back(op);
+        continue;
+      }
+      label_ =
+          std::string(opName(inst.kind)) + " " + type(inst.operands[0].value).str() + " '" + inst.name + "'";
+      if (opInfo(inst.kind).category != OpCategory::Primitive)
+        return makeError("cpu: unexpected non-primitive instruction '", inst.name, "' (", opName(inst.kind),
+                         ")");
+      if (inst.kind == OpKind::Conv || inst.kind == OpKind::MatMul) {
+        Fusion fusion = planFusion(i);
+        if (lowerLinear(inst, fusion)) {
+          for (size_t j : fusion.consumed) consumed[j] = true;
+          program_->fusedInstructions += fusion.consumed.size();
+          continue;
+        }
+      }
+      if (lowerOther(inst)) continue;
+      EMBER_RETURN_IF_ERROR(addReference(inst));
+    }
+    return program_;
+  }
+
+  std::vector<JitOp>& ops() { return ops_; }
+
+ private:
+  struct Fusion {
+    ValueId output;  ///< where the fused result is written
+    EpilogueAddrs epilogue;
+    std::optional<ValueId> residual, bias;
+    std::vector<size_t> consumed;
+  };
+
+  const Type& type(ValueId v) const { return ir_.value(v).type; }
+
+  Address address(ValueId v) const {
+    auto [root, offset] = ir_.resolve(v);
+    const IRValue& value = ir_.value(root);
+    Address a;
+    switch (ir_.regionOf(root)) {
+      case Region::Constants:
+        a.region = kConstants;
+        break;
+      case Region::IO:
+        a.region = kIO;
+        break;
+      case Region::Activations:
+        a.region = kActivations;
+        break;
+    }
+    a.offset = value.offset + offset;
+    return a;
+  }
+
+  Range range(ValueId v) const {
+    Address a = address(v);
+    return Range{a.region, a.offset, a.offset + type(v).sizeInBytes()};
+  }
+
+  void countReaders() {
+    const auto& instrs = ir_.instructions();
+    for (size_t i = 0; i < instrs.size(); ++i) {
+      if (instrs[i].kind == OpKind::DeallocActivation || instrs[i].kind == OpKind::AllocActivation) continue;
+      for (const Operand& op : instrs[i].operands) {
+        ValueId root = ir_.resolve(op.value).first;
+        if (op.access != Access::Out) readers_[root].push_back(i);
+        if (op.access != Access::In) writers_[root].push_back(i);
+      }
+    }
+  }
+
+  /// The next instruction after `i` that is not an alloc/dealloc.
+  std::optional<size_t> nextReal(size_t i) const {
+    const auto& instrs = ir_.instructions();
+    for (size_t j = i + 1; j < instrs.size(); ++j)
+      if (instrs[j].kind != OpKind::AllocActivation && instrs[j].kind != OpKind::DeallocActivation) return j;
+    return std::nullopt;
+  }
+
+  /// Whether the value `v` written by instruction `producer` is an activation
+  /// that only instruction `consumer` reads before the buffer is written again.
+  bool privateIntermediate(ValueId v, size_t producer, size_t consumer) const {
+    ValueId root = ir_.resolve(v).first;
+    if (ir_.value(root).kind != ValueKind::Activation || type(v) != type(root)) return false;
+    size_t nextWrite = SIZE_MAX;
+    if (auto w = writers_.find(root); w != writers_.end())
+      for (size_t i : w->second)
+        if (i > producer) {
+          nextWrite = i;
+          break;
+        }
+    auto r = readers_.find(root);
+    if (r == readers_.end()) return false;
+    bool seen = false;
+    for (size_t i : r->second) {
+      if (i <= producer || i > nextWrite) continue;
+      if (i != consumer) return false;
+      seen = true;
+    }
+    return seen;
+  }
+
+  /// Follows Conv/MatMul at `i` with Add (bias or same-shape residual) and then Relu/Clip.
+  Fusion planFusion(size_t i) {
+    const auto& instrs = ir_.instructions();
+    const Instruction& lin = instrs[i];
+    Fusion f;
+    f.output = lin.operands[0].value;
+    if (std::getenv("EMBER_CPU_NO_FUSION")) return f;
+    std::vector<Range> inputs;
+    for (size_t k = 1; k < lin.operands.size(); ++k) inputs.push_back(range(lin.operands[k].value));
+    const Type outType = type(f.output);
+    if (outType.kind != ElemKind::F32) return f;
+    auto isF32Same = [&](ValueId v) { return type(v).kind == ElemKind::F32 && type(v).dims == outType.dims; };
+    auto safeTarget = [&](ValueId target) {
+      Range r = range(target);
+      for (const Range& in : inputs)
+        if (r.overlaps(in)) return false;
+      if (f.residual) {
+        Range res = range(*f.residual);
+        if (res.overlaps(r) && !(res == r)) return false;
+      }
+      return true;
+    };
+    size_t cursor = i;
+    bool addDone = false;
+    for (int stage = 0; stage < 2; ++stage) {
+      std::optional<size_t> j = nextReal(cursor);
+      if (!j) break;
+      const Instruction& next = instrs[*j];
+      ValueId current = f.output;
+      if (!privateIntermediate(current, cursor, *j)) break;
+      if (next.kind == OpKind::Add && !addDone) {
+        ValueId lhs = next.operands[1].value, rhs = next.operands[2].value;
+        std::optional<ValueId> other;
+        if (lhs == current || range(lhs) == range(current))
+          other = rhs;
+        else if (rhs == current || range(rhs) == range(current))
+          other = lhs;
+        if (!other || *other == current || range(*other) == range(current)) break;
+        ValueId result = next.operands[0].value;
+        if (!isF32Same(result)) break;
+        const Type& ot = type(*other);
+        if (isF32Same(*other)) {
+          f.residual = *other;
+        } else if (lin.kind == OpKind::MatMul && ot.kind == ElemKind::F32 && !ot.dims.empty() &&
+                   ot.dims.back() == outType.dims.back() && ot.numElements() == ot.dims.back() &&
+                   ot.rank() <= outType.rank()) {
+          f.bias = *other;
+        } else {
+          break;
+        }
+        if (!safeTarget(result)) {
+          f.residual.reset();
+          f.bias.reset();
+          break;
+        }
+        f.output = result;
+        f.consumed.push_back(*j);
+        addDone = true;
+        cursor = *j;
+        continue;
+      }
+      if ((next.kind == OpKind::Relu || next.kind == OpKind::Clip) && next.operands[1].value == current) {
+        ValueId result = next.operands[0].value;
+        if (!isF32Same(result) || !safeTarget(result)) break;
+        f.epilogue.activation = next.kind == OpKind::Relu ? Activation::Relu : Activation::Clip;
+        if (next.kind == OpKind::Clip) {
+          f.epilogue.lo = float(next.attrs.getFloat("min"));
+          f.epilogue.hi = float(next.attrs.getFloat("max"));
+        }
+        f.output = result;
+        f.consumed.push_back(*j);
+        break;
+      }
+      break;
+    }
+    if (f.residual) f.epilogue.residual = address(*f.residual);
+    if (f.bias) f.epilogue.bias = address(*f.bias);
+    return f;
+  }
+
+  /// The constant behind `v` as a whole tensor, if it is one.
+  std::optional<Address> constantAddress(ValueId v) const {
+    auto [root, offset] = ir_.resolve(v);
+    if (ir_.value(root).kind != ValueKind::Constant) return std::nullopt;
+    return address(v);
+  }
+
+  uint64_t reservePacked(size_t floats) {
+    uint64_t offset = program_->packedBytes;
+    program_->packedBytes += (floats * 4 + 63) / 64 * 64;
+    return offset;
+  }
+
+  bool lowerLinear(const Instruction& inst, Fusion& fusion) {
+    const ValueId out = inst.operands[0].value;
+    for (const Operand& op : inst.operands)
+      if (type(op.value).kind != ElemKind::F32) return false;
+    if (inst.kind == OpKind::Conv) return lowerConv(inst, fusion);
+
+    const Type& lt = type(inst.operands[1].value);
+    const Type& rt = type(inst.operands[2].value);
+    const Type& ot = type(out);
+    const int64_t m = lt.dims[lt.rank() - 2], k = lt.dims.back(), n = rt.dims.back();
+    int64_t rhsBatch = 1;
+    for (size_t d = 0; d + 2 < rt.rank(); ++d) rhsBatch *= rt.dims[d];
+    std::optional<Address> constRhs = constantAddress(inst.operands[2].value);
+    int64_t outBatch = ot.numElements() / std::max<int64_t>(1, m * n);
+    if (constRhs && rhsBatch == 1 && lt.numElements() == outBatch * m * k) {
+      // Constant weights: pack once; fold the lhs batch into M.
+      auto step = std::make_unique<GemmStep>();
+      step->shape.m = outBatch * m;
+      step->shape.n = n;
+      step->shape.k = k;
+      step->shape.a.lda = k;
+      step->shape.ldc = n;
+      step->a = address(inst.operands[1].value);
+      step->c = address(fusion.output);
+      size_t floats = packedBSize(arch_, k, n);
+      step->packedB = Address{kPacked, reservePacked(floats)};
+      step->packedGroupFloats = floats;
+      step->epilogue = fusion.epilogue;
+      PackEntry pack;
+      pack.kind = PackEntry::Kind::GemmB;
+      pack.src = *constRhs;
+      pack.dst = step->packedB.offset;
+      pack.k = k;
+      pack.n = n;
+      pack.transposed = false;
+      pack.groupFloats = floats;
+      program_->packing.push_back(pack);
+      addStep(std::move(step));
+      return true;
+    }
+    // Batched or computed rhs.
+    auto step = std::make_unique<MatMulStep>();
+    step->lhs = address(inst.operands[1].value);
+    step->rhs = address(inst.operands[2].value);
+    step->out = address(fusion.output);
+    step->m = m;
+    step->k = k;
+    step->n = n;
+    Dims outBatchDims(ot.dims.begin(), ot.dims.end() - 2);
+    Dims lb(lt.dims.begin(), lt.dims.end() - 2), rb(rt.dims.begin(), rt.dims.end() - 2);
+    auto strides = [&](const Dims& in) {
+      Dims s(outBatchDims.size(), 0);
+      int64_t stride = 1;
+      for (size_t i = 0; i < in.size(); ++i) {
+        size_t ia = in.size() - 1 - i, oa = outBatchDims.size() - 1 - i;
+        s[oa] = (in[ia] == 1 && outBatchDims[oa] != 1) ? 0 : stride;
+        stride *= in[ia];
+      }
+      return s;
+    };
+    Dims ls = strides(lb), rs = strides(rb);
+    std::vector<int64_t> index(outBatchDims.size(), 0);
+    for (int64_t b = 0; b < outBatch; ++b) {
+      int64_t lo = 0, ro = 0;
+      for (size_t d = 0; d < index.size(); ++d) {
+        lo += index[d] * ls[d];
+        ro += index[d] * rs[d];
+      }
+      step->lhsBatchOffsets.push_back(lo);
+      step->rhsBatchOffsets.push_back(ro);
+      for (size_t d = index.size(); d-- > 0;) {
+        if (++index[d] < outBatchDims[d]) break;
+        index[d] = 0;
+      }
+    }
+    step->epilogue = fusion.epilogue;
+    addStep(std::move(step));
+    return true;
+  }
+
+  bool lowerConv(const Instruction& inst, Fusion& fusion) {
+    std::optional<Address> filter = constantAddress(inst.operands[2].value);
+    if (!filter) return false;
+    const Dims& in = type(inst.operands[1].value).dims;
+    const Dims& fd = type(inst.operands[2].value).dims;
+    const Dims& od = type(inst.operands[0].value).dims;
+    const auto& strides = inst.attrs.getInts("strides");
+    const auto& pads = inst.attrs.getInts("pads");
+    const auto& dil = inst.attrs.getInts("dilations");
+    const int64_t group = inst.attrs.getInt("group");
+    const int64_t c = in[3], o = od[3], cg = c / group, og = o / group;
+    EpilogueAddrs epilogue = fusion.epilogue;
+    epilogue.bias = address(inst.operands[3].value);
+
+    if (group == c && group == o && cg == 1) {
+      auto step = std::make_unique<DepthwiseStep>();
+      step->shape =
+          DepthwiseCall{nullptr, nullptr, nullptr,    in[0],      in[1],   in[2],   c,      od[1],  od[2],
+                        fd[1],   fd[2],   strides[0], strides[1], pads[0], pads[1], dil[0], dil[1], {}};
+      step->input = address(inst.operands[1].value);
+      step->output = address(fusion.output);
+      step->epilogue = epilogue;
+      PackEntry pack;
+      pack.kind = PackEntry::Kind::Depthwise;
+      pack.src = *filter;
+      pack.taps = fd[1] * fd[2];
+      pack.channels = c;
+      pack.dst = reservePacked(size_t(pack.taps * c));
+      step->filter = Address{kPacked, pack.dst};
+      program_->packing.push_back(pack);
+      addStep(std::move(step));
+      return true;
+    }
+
+    auto step = std::make_unique<GemmStep>();
+    const int64_t k = fd[1] * fd[2] * cg;
+    step->shape.m = od[0] * od[1] * od[2];
+    step->shape.n = og;
+    step->shape.k = k;
+    step->shape.ldc = o;
+    const bool pointwise = fd[1] == 1 && fd[2] == 1 && strides[0] == 1 && strides[1] == 1 && pads[0] == 0 &&
+                           pads[1] == 0 && in[1] == od[1] && in[2] == od[2];
+    if (pointwise) {
+      step->shape.a.lda = c;
+    } else {
+      ASource& a = step->shape.a;
+      a.conv = true;
+      a.h = in[1];
+      a.w = in[2];
+      a.c = c;
+      a.oh = od[1];
+      a.ow = od[2];
+      a.kh = fd[1];
+      a.kw = fd[2];
+      a.cg = cg;
+      a.sh = strides[0];
+      a.sw = strides[1];
+      a.pt = pads[0];
+      a.pl = pads[1];
+      a.dh = dil[0];
+      a.dw = dil[1];
+    }
+    step->a = address(inst.operands[1].value);
+    step->c = address(fusion.output);
+    step->groups = group;
+    step->groupInChannels = cg;
+    step->groupOutChannels = og;
+    size_t groupFloats = packedBSize(arch_, k, og);
+    step->packedGroupFloats = groupFloats;
+    step->packedB = Address{kPacked, reservePacked(groupFloats * size_t(group))};
+    step->epilogue = epilogue;
+    PackEntry pack;
+    pack.kind = PackEntry::Kind::GemmB;
+    pack.src = *filter;
+    pack.dst = step->packedB.offset;
+    pack.k = k;
+    pack.n = og;
+    pack.groups = group;
+    pack.transposed = true;
+    pack.groupFloats = groupFloats;
+    program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// Collapses adjacent output dims where every operand's strides stay contiguous.
+  static void collapse(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>>& strides) {
+    std::vector<int64_t> d2;
+    std::vector<std::vector<int64_t>> s2(strides.size());
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] == 1 && dims.size() > 1) continue;
+      bool merge = !d2.empty();
+      for (size_t k = 0; k < strides.size() && merge; ++k) merge = s2[k].back() == strides[k][d] * dims[d];
+      if (merge) {
+        d2.back() *= dims[d];
+        for (size_t k = 0; k < strides.size(); ++k) s2[k].back() = strides[k][d];
+      } else {
+        d2.push_back(dims[d]);
+        for (size_t k = 0; k < strides.size(); ++k) s2[k].push_back(strides[k][d]);
+      }
+    }
+    if (d2.empty()) {
+      d2.push_back(1);
+      for (auto& s : s2) s.push_back(0);
+    }
+    dims = d2;
+    strides = s2;
+  }
+
+  bool lowerOther(const Instruction& inst) {
+    const ValueId out = inst.operands[0].value;
+    const Type& ot = type(out);
+    std::vector<ValueId> ins;
+    for (const Operand& op : inst.operands)
+      if (op.access == Access::In) ins.push_back(op.value);
+
+    if (jitSupportsElementwise(inst.kind)) {
+      if (ot.kind != ElemKind::F32) return false;
+      for (ValueId v : ins)
+        if (type(v).kind != ElemKind::F32) return false;
+      if (ot.numElements() == 0) return true;
+      JitOp op;
+      op.kind = JitOp::Kind::Elementwise;
+      ElementwiseLoop& loop = op.loop;
+      loop.kind = inst.kind;
+      if (inst.kind == OpKind::Clip) {
+        loop.lo = float(inst.attrs.getFloat("min"));
+        loop.hi = float(inst.attrs.getFloat("max"));
+      }
+      // Strides of every operand over the output dims (output first, contiguous).
+      std::vector<std::vector<int64_t>> strides;
+      strides.push_back(ot.strides());
+      for (ValueId v : ins) {
+        const Dims& d = type(v).dims;
+        std::vector<int64_t> s(ot.rank(), 0);
+        int64_t stride = 1;
+        for (size_t i = 0; i < d.size(); ++i) {
+          size_t ia = d.size() - 1 - i, oa = ot.rank() - 1 - i;
+          s[oa] = (d[ia] == 1 && ot.dims[oa] != 1) ? 0 : stride;
+          stride *= d[ia];
+        }
+        strides.push_back(s);
+      }
+      loop.dims = ot.dims;
+      if (loop.dims.empty()) {
+        loop.dims.push_back(1);
+        for (auto& s : strides) s.push_back(0);
+      }
+      collapse(loop.dims, strides);
+      // The emitter recomputes the output offset from row-major dims.
+      loop.out = address(out);
+      for (size_t k = 0; k < ins.size(); ++k) {
+        loop.ins.push_back(address(ins[k]));
+        loop.inStrides.push_back(strides[k + 1]);
+      }
+      ops_.push_back(op);
+      ++program_->jitLoops;
+      return true;
+    }
+
+    switch (inst.kind) {
+      case OpKind::MaxPool:
+      case OpKind::AvgPool: {
+        if (ot.kind != ElemKind::F32) return false;
+        const Dims& in = type(ins[0]).dims;
+        const auto& kernel = inst.attrs.getInts("kernel");
+        const auto& strides = inst.attrs.getInts("strides");
+        const auto& pads = inst.attrs.getInts("pads");
+        std::vector<int64_t> dil =
+            inst.kind == OpKind::MaxPool ? inst.attrs.getInts("dilations") : std::vector<int64_t>{1, 1};
+        auto step = std::make_unique<PoolStep>();
+        step->shape = PoolCall{nullptr,
+                               nullptr,
+                               in[0],
+                               in[1],
+                               in[2],
+                               in[3],
+                               ot.dims[1],
+                               ot.dims[2],
+                               kernel[0],
+                               kernel[1],
+                               strides[0],
+                               strides[1],
+                               pads[0],
+                               pads[1],
+                               pads[2],
+                               pads[3],
+                               dil[0],
+                               dil[1],
+                               inst.kind == OpKind::MaxPool,
+                               inst.kind == OpKind::AvgPool && inst.attrs.getInt("count_include_pad") != 0};
+        step->input = address(ins[0]);
+        step->output = address(out);
+        addStep(std::move(step));
+        return true;
+      }
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMax:
+      case OpKind::ReduceMin:
+      case OpKind::ReduceProd: {
+        if (ot.kind != ElemKind::F32) return false;
+        const Dims& d = type(ins[0]).dims;
+        const auto& axes = inst.attrs.getInts("axes");
+        for (size_t i = 1; i < axes.size(); ++i)
+          if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous block
+        auto step = std::make_unique<ReduceStep>();
+        step->outer = step->reduce = step->inner = 1;
+        for (size_t i = 0; i < d.size(); ++i) {
+          int64_t a = int64_t(i);
+          (a < axes.front() ? step->outer : a > axes.back() ? step->inner : step->reduce) *= d[i];
+        }
+        step->kind = inst.kind == OpKind::ReduceSum   ? ReduceKind::Sum
+                     : inst.kind == OpKind::ReduceMax ? ReduceKind::Max
+                     : inst.kind == OpKind::ReduceMin ? ReduceKind::Min
+                                                      : ReduceKind::Prod;
+        step->input = address(ins[0]);
+        step->output = address(out);
+        addStep(std::move(step));
+        return true;
+      }
+      case OpKind::Transpose: {
+        const Type& it = type(ins[0]);
+        auto step = std::make_unique<TransposeStep>();
+        step->input = address(ins[0]);
+        step->output = address(out);
+        step->elemSize = elemSize(it.kind);
+        step->dims = it.dims;
+        step->perm = inst.attrs.getInts("perm");
+        if (range(ins[0]).overlaps(range(out))) return false;
+        addStep(std::move(step));
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  Error addReference(const Instruction& inst) {
+    std::vector<Type> inTypes, outTypes;
+    auto step = std::make_unique<ReferenceStep>();
+    step->kind = inst.kind;
+    step->name = inst.name;
+    step->attrs = inst.attrs;
+    for (const Operand& op : inst.operands) {
+      const Type& t = type(op.value);
+      (op.access == Access::In ? inTypes : outTypes).push_back(t);
+      (op.access == Access::In ? step->ins : step->outs).push_back({t, address(op.value)});
+    }
+    if (!kernelSupports(inst.kind, inTypes, outTypes))
+      return makeError("cpu: no kernel for instruction '", inst.name, "' (", opName(inst.kind), ")");
+    ++program_->referenceSteps;
+    step->label = label_;
+    program_->steps.push_back(std::move(step));
+    JitOp op;
+    op.step = program_->steps.back().get();
+    ops_.push_back(op);
+    return Error::success();
+  }
+
+  void addStep(std::unique_ptr<Step> step) {
+    ++program_->kernelSteps;
+    step->label = label_;
+    program_->steps.push_back(std::move(step));
+    JitOp op;
+    op.step = program_->steps.back().get();
+    ops_.push_back(op);
+  }
+
+  const IRFunction& ir_;
+  GemmArch arch_;
+  std::shared_ptr<Program> program_;
+  std::vector<JitOp> ops_;
+  std::map<ValueId, std::vector<size_t>> readers_, writers_;
+  std::string label_;
+};
+
+}  // namespace
+
+Expected<BuiltProgram> buildProgram(const IRFunction& ir, GemmArch arch) {
+  Compiler compiler(ir, arch);
+  BuiltProgram built;
+  EMBER_ASSIGN_OR_RETURN(built.program, compiler.run());
+  built.ops = std::move(compiler.ops());
+  return built;
+}
+
+}  // namespace ember::cpu

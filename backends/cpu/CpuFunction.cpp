@@ -1,0 +1,97 @@
+// A compiled function of the cpu backend: copies inputs into the I/O region,
+// calls the native entry, copies outputs out.
+#include "CpuFunction.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "Arena.h"
+
+namespace ember::cpu {
+namespace {
+
+class CpuFunction final : public CompiledFunction {
+ public:
+  CpuFunction(const IRFunction& ir, std::shared_ptr<Program> program, int threads)
+      : program_(std::move(program)),
+        pool_(threads),
+        constants_(ir.plan().constantBytes),
+        io_(ir.plan().ioBytes),
+        activations_(ir.plan().activationBytes),
+        packed_(program_->packedBytes) {
+    for (ValueId v = 0; v < ir.numValues(); ++v) {
+      const IRValue& value = ir.value(v);
+      if (value.kind == ValueKind::Constant)
+        std::memcpy(constants_.data() + value.offset, value.payload->data(), value.type.sizeInBytes());
+      if (value.kind == ValueKind::Input) inputs_.push_back({value.name, value.type, value.offset});
+      if (value.kind == ValueKind::Output) outputs_.push_back({value.name, value.type, value.offset});
+    }
+    regions_[kConstants] = constants_.data();
+    regions_[kIO] = io_.data();
+    regions_[kActivations] = activations_.data();
+    regions_[kPacked] = packed_.data();
+    pack();
+  }
+
+  Error execute(ExecutionContext& context) override {
+    for (const Port& in : inputs_) {
+      const Tensor* t = context.input(in.name);
+      if (!t) return makeError("missing model input '", in.name, "'");
+      if (t->type().kind != in.type.kind || t->type().dims != in.type.dims)
+        return makeError("input '", in.name, "': expected ", in.type.str(), ", got ", t->type().str());
+      std::memcpy(io_.data() + in.offset, t->data(), in.type.sizeInBytes());
+    }
+    RunContext run;
+    run.pool = &pool_;
+    run.arch = program_->arch;
+    program_->code->entry()(regions_, &run);
+    if (run.error) return run.error;
+    for (const Port& out : outputs_) {
+      Tensor t(out.type);
+      std::memcpy(t.data(), io_.data() + out.offset, out.type.sizeInBytes());
+      context.setOutput(out.name, std::move(t));
+    }
+    return Error::success();
+  }
+
+ private:
+  struct Port {
+    std::string name;
+    Type type;
+    uint64_t offset;
+  };
+
+  void pack() {
+    for (const PackEntry& p : program_->packing) {
+      const float* src = reinterpret_cast<const float*>(regions_[p.src.region] + p.src.offset);
+      float* dst = reinterpret_cast<float*>(packed_.data() + p.dst);
+      if (p.kind == PackEntry::Kind::Depthwise) {
+        // [C, KH, KW, 1] -> [KH, KW, C]
+        for (int64_t ch = 0; ch < p.channels; ++ch)
+          for (int64_t t = 0; t < p.taps; ++t) dst[t * p.channels + ch] = src[ch * p.taps + t];
+        continue;
+      }
+      for (int64_t g = 0; g < p.groups; ++g) {
+        // Conv filters are B^T ([N, K] rows); MatMul weights are B ([K, N]).
+        const float* b = src + g * p.n * p.k;
+        packB(program_->arch, b, p.transposed ? p.k : p.n, p.transposed, p.k, p.n, dst + g * p.groupFloats);
+      }
+    }
+  }
+
+  std::shared_ptr<Program> program_;
+  ThreadPool pool_;
+  Arena constants_, io_, activations_, packed_;
+  uint8_t* regions_[kNumRegions];
+  std::vector<Port> inputs_, outputs_;
+};
+
+}  // namespace
+
+std::unique_ptr<CompiledFunction> makeCpuFunction(const IRFunction& ir, std::shared_ptr<Program> program,
+                                                  int threads) {
+  return std::make_unique<CpuFunction>(ir, std::move(program), threads);
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,16 @@
+// A compiled function of the cpu backend: its own regions (constants, I/O,
+// activations, packed weights) around a shared program.
+#pragma once
+
+#include <memory>
+
+#include "Program.h"
+#include "ember/Backend.h"
+#include "ember/IR.h"
+
+namespace ember::cpu {
+
+std::unique_ptr<CompiledFunction> makeCpuFunction(const IRFunction& ir, std::shared_ptr<Program> program,
+                                                  int threads);
+
+}  // namespace ember::cpu

@@ -1,0 +1,176 @@
+// The cpu backend's run-time steps: each kernel call the generated code makes,
+// with its compile-time descriptor (shapes, strides, region addresses), and the
+// trampolines the generated code calls. See docs/backends/cpu.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CpuKernels.h"
+#include "Jit.h"
+#include "ThreadPool.h"
+#include "ember/Attributes.h"
+#include "ember/Error.h"
+#include "ember/Graph.h"
+#include "ember/Type.h"
+
+namespace ember::cpu {
+
+/// EMBER_CPU_PROFILE=1: time every kernel step and print a table when the
+/// program is destroyed.
+extern const bool kProfile;
+
+template <typename T = float>
+T* at(uint8_t** regions, const Address& a) {
+  return reinterpret_cast<T*>(regions[a.region] + a.offset);
+}
+
+struct RunContext {
+  ThreadPool* pool = nullptr;
+  GemmArch arch;
+  Error error;  ///< first error of a reference-kernel step
+};
+
+/// A kernel call with its compile-time descriptor.
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual void run(uint8_t** regions, RunContext& context) const = 0;
+  std::string label;  ///< "Conv 'name'", for EMBER_CPU_PROFILE
+  mutable double seconds = 0;
+  mutable int64_t calls = 0;
+};
+
+// ---- Steps -------------------------------------------------------------------------
+
+struct EpilogueAddrs {
+  std::optional<Address> bias, residual;
+  Activation activation = Activation::None;
+  float lo = 0, hi = 0;
+  Epilogue resolve(uint8_t** regions, int64_t biasOffset, int64_t residualOffset) const {
+    Epilogue ep;
+    if (bias) ep.bias = at(regions, *bias) + biasOffset;
+    if (residual) ep.residual = at(regions, *residual) + residualOffset;
+    ep.activation = activation;
+    ep.lo = lo;
+    ep.hi = hi;
+    return ep;
+  }
+};
+
+/// Conv (any group) and MatMul with a constant rhs, as packed GEMMs.
+class GemmStep final : public Step {
+ public:
+  GemmCall shape;  ///< m, n, k, a (without data), ldc
+  Address a, c, packedB;
+  int64_t groups = 1, groupInChannels = 0, groupOutChannels = 0;
+  size_t packedGroupFloats = 0;
+  EpilogueAddrs epilogue;
+
+  void run(uint8_t** regions, RunContext& context) const override {
+    for (int64_t g = 0; g < groups; ++g) {
+      GemmCall call = shape;
+      call.a.data = at(regions, a);
+      call.a.cOffset = g * groupInChannels;
+      if (!call.a.conv) call.a.data += g * groupInChannels;
+      call.packedB = at(regions, packedB) + g * packedGroupFloats;
+      call.c = at(regions, c) + g * groupOutChannels;
+      call.epilogue = epilogue.resolve(regions, g * groupOutChannels, g * groupOutChannels);
+      gemm(context.arch, call, *context.pool);
+    }
+  }
+};
+
+/// MatMul whose rhs is computed at run time: packs each batch's rhs, then GEMM.
+class MatMulStep final : public Step {
+ public:
+  Address lhs, rhs, out;
+  int64_t m = 0, k = 0, n = 0;
+  std::vector<int64_t> lhsBatchOffsets, rhsBatchOffsets;  ///< matrices, per output batch
+  EpilogueAddrs epilogue;
+
+  void run(uint8_t** regions, RunContext& context) const override {
+    thread_local std::vector<float> packed;
+    packed.resize(packedBSize(context.arch, k, n));
+    for (size_t batch = 0; batch < lhsBatchOffsets.size(); ++batch) {
+      packB(context.arch, at(regions, rhs) + rhsBatchOffsets[batch] * k * n, n, false, k, n, packed.data());
+      GemmCall call;
+      call.m = m;
+      call.n = n;
+      call.k = k;
+      call.a.data = at(regions, lhs) + lhsBatchOffsets[batch] * m * k;
+      call.a.lda = k;
+      call.packedB = packed.data();
+      call.c = at(regions, out) + int64_t(batch) * m * n;
+      call.ldc = n;
+      call.epilogue = epilogue.resolve(regions, 0, int64_t(batch) * m * n);
+      gemm(context.arch, call, *context.pool);
+    }
+  }
+};
+
+class DepthwiseStep final : public Step {
+ public:
+  DepthwiseCall shape;
+  Address input, filter, output;
+  EpilogueAddrs epilogue;
+  void run(uint8_t** regions, RunContext& context) const override {
+    DepthwiseCall call = shape;
+    call.input = at(regions, input);
+    call.filter = at(regions, filter);
+    call.output = at(regions, output);
+    call.epilogue = epilogue.resolve(regions, 0, 0);
+    depthwiseConv(call, *context.pool);
+  }
+};
+
+class PoolStep final : public Step {
+ public:
+  PoolCall shape;
+  Address input, output;
+  void run(uint8_t** regions, RunContext& context) const override {
+    PoolCall call = shape;
+    call.input = at(regions, input);
+    call.output = at(regions, output);
+    pool2d(call, *context.pool);
+  }
+};
+
+class ReduceStep final : public Step {
+ public:
+  Address input, output;
+  int64_t outer = 0, reduce = 0, inner = 0;
+  ReduceKind kind = ReduceKind::Sum;
+  void run(uint8_t** regions, RunContext& context) const override {
+    reduce3(at(regions, input), at(regions, output), outer, reduce, inner, kind, *context.pool);
+  }
+};
+
+class TransposeStep final : public Step {
+ public:
+  Address input, output;
+  size_t elemSize = 4;
+  std::vector<int64_t> dims, perm;
+  void run(uint8_t** regions, RunContext& context) const override {
+    transpose(at<uint8_t>(regions, input), at<uint8_t>(regions, output), elemSize, dims, perm, *context.pool);
+  }
+};
+
+/// Any other primitive: the reference kernel.
+class ReferenceStep final : public Step {
+ public:
+  OpKind kind;
+  std::string name;
+  Attributes attrs;
+  std::vector<std::pair<Type, Address>> ins, outs;
+  void run(uint8_t** regions, RunContext& context) const override;
+};
+
+/// The host functions the generated code calls (kernel trampoline, parallel
+/// loop, libm wrappers), as the JIT bakes their addresses in.
+JitRuntime hostRuntime();
+
+}  // namespace ember::cpu
