@@ -143,7 +143,7 @@ Expected<QuantizationProfile> calibrate(Function& function, std::unique_ptr<Back
   compileOptions.optimizeGraph = false;  // the caller ran the graph optimizer
   auto model = compileFunction(function, std::move(backend), compileOptions);
   if (!model) return model.error().withContext("calibration");
-  std::unique_ptr<Device> device = model->backend->createDevice();
+  std::unique_ptr<Device> device = model->createDevice();
   EMBER_RETURN_IF_ERROR(device->load("calibration", model->function));
 
   std::vector<TensorStats> stats(names.size());

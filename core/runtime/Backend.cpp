@@ -24,6 +24,40 @@ const Tensor* ExecutionContext::output(const std::string& name) const {
   return it == outputs_.end() ? nullptr : &it->second;
 }
 
+void ExecutionContext::setDeviceInput(const std::string& name, std::shared_ptr<DeviceTensor> tensor) {
+  deviceInputs_[name] = std::move(tensor);
+}
+
+std::shared_ptr<DeviceTensor> ExecutionContext::deviceInput(const std::string& name) const {
+  auto it = deviceInputs_.find(name);
+  return it == deviceInputs_.end() ? nullptr : it->second;
+}
+
+void ExecutionContext::setDeviceOutput(const std::string& name, std::shared_ptr<DeviceTensor> tensor) {
+  deviceOutputs_[name] = std::move(tensor);
+}
+
+std::shared_ptr<DeviceTensor> ExecutionContext::deviceOutput(const std::string& name) const {
+  auto it = deviceOutputs_.find(name);
+  return it == deviceOutputs_.end() ? nullptr : it->second;
+}
+
+namespace {
+/// The handle of a run that already finished (the default runAsync).
+class FinishedRun final : public RunHandle {
+ public:
+  explicit FinishedRun(Error result) : result_(std::move(result)) {}
+  Error wait() override { return std::move(result_); }
+
+ private:
+  Error result_;
+};
+}  // namespace
+
+std::unique_ptr<RunHandle> Device::runAsync(const std::string& id, ExecutionContext& context) {
+  return std::make_unique<FinishedRun>(run(id, context));
+}
+
 Error Device::load(const std::string& id, std::shared_ptr<CompiledFunction> function) {
   if (loaded_.count(id)) return makeError("device: function '", id, "' is already loaded");
   loaded_[id] = std::move(function);

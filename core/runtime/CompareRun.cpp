@@ -53,7 +53,7 @@ Expected<SideRun> compileAndRun(const CompareSide& side, const CompileOptions& o
   ExecutionContext context;
   for (const auto& [name, tensor] : inputs) context.setInput(name, tensor);
   EMBER_RETURN_IF_ERROR(checkInputs(*model, context).withContext(side.label));
-  std::unique_ptr<Device> device = model->backend->createDevice();
+  std::unique_ptr<Device> device = model->createDevice();
   const std::string id = "compare";
   EMBER_RETURN_IF_ERROR(device->load(id, model->function).withContext(side.label));
   EMBER_RETURN_IF_ERROR(device->run(id, context).withContext(side.label));

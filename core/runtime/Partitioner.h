@@ -57,34 +57,4 @@ std::unordered_set<const Node*> attachedViews(const Function& function);
 Expected<PartitionPlan> partitionFunction(const Function& function,
                                           const std::vector<const Backend*>& backends);
 
-/// Runs partitions in order, passing tensors between them by name.
-class PartitionedFunction : public CompiledFunction {
- public:
-  struct Stage {
-    std::shared_ptr<CompiledFunction> function;
-    std::vector<std::string> inputs;   ///< names read from earlier stages or the model inputs
-    std::vector<std::string> outputs;  ///< names it produces
-  };
-  PartitionedFunction(std::vector<Stage> stages, std::vector<std::string> modelOutputs,
-                      std::vector<StorageOutput> storageOutputs = {})
-      : stages_(std::move(stages)),
-        modelOutputs_(std::move(modelOutputs)),
-        storageOutputs_(std::move(storageOutputs)) {}
-
-  Error execute(ExecutionContext& context) override;
-  const DeviceReport* deviceReport() const override;
-  /// Writes each stage's artefact: PATH for the first that has one, PATH.2,
-  /// PATH.3... for the next ones. Fails when no stage has an artefact.
-  Error writeArtifact(const std::string& path) const override;
-  Error writeTrace(const std::string& path) const override;
-
- private:
-  Error writeEach(const std::string& path, Error (CompiledFunction::*write)(const std::string&) const) const;
-
-  std::vector<Stage> stages_;
-  std::vector<std::string> modelOutputs_;
-  std::vector<StorageOutput> storageOutputs_;
-  mutable DeviceReport merged_;
-};
-
 }  // namespace ember

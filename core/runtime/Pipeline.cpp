@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "PartitionedFunction.h"
 #include "Partitioner.h"
 #include "ember/Pass.h"
 #include "ember/Runtime.h"
@@ -210,7 +211,33 @@ void addToReport(CompileReport& report, const IRFunction& ir, const CompiledFunc
   if (const DeviceReport* device = compiled.deviceReport()) report.device.merge(*device);
 }
 
-/// Compiles each partition for its backend and chains them.
+/// One device per backend of the partitions, created once: backends whose
+/// devices have the same non-empty name() share the first one created.
+class DeviceSlots {
+ public:
+  size_t slotFor(const Backend& backend) {
+    auto known = byBackend_.find(&backend);
+    if (known != byBackend_.end()) return known->second;
+    std::shared_ptr<Device> device = backend.createDevice();
+    if (!device) device = std::make_shared<Device>();
+    const std::string name = device->name();
+    size_t slot = slots_.size();
+    for (size_t i = 0; i < slots_.size() && !name.empty(); ++i)
+      if (slots_[i].device->name() == name) slot = i;
+    if (slot == slots_.size())
+      slots_.push_back({std::move(device), name.empty() ? "device of backend '" + backend.name() + "'"
+                                                        : "device '" + name + "'"});
+    return byBackend_[&backend] = slot;
+  }
+  std::vector<PartitionedFunction::DeviceSlot> take() { return std::move(slots_); }
+
+ private:
+  std::map<const Backend*, size_t> byBackend_;
+  std::vector<PartitionedFunction::DeviceSlot> slots_;
+};
+
+/// Compiles each partition for its backend and chains them, each partition
+/// on its backend's device.
 Error compilePartitioned(Function& function, CompiledModel& model, const CompileOptions& options,
                          PassGate& gate) {
   auto fallbacks = createFallbacks(options.fallbackBackends);
@@ -221,6 +248,7 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
   if (!plan) return plan.error();
   model.report.fallbackNodes = plan->fallbackNodes;
 
+  DeviceSlots devices;
   std::vector<PartitionedFunction::Stage> stages;
   for (Partition& partition : plan->partitions) {
     const Backend& backend = *backends[partition.backendIndex];
@@ -230,8 +258,12 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
     for (const Node* in : partition.function->inputs()) stage.inputs.push_back(in->name());
     for (const auto& [name, value] : partition.function->outputs()) stage.outputs.push_back(name);
     addToReport(model.report, *compiled->ir, *compiled->function);
-    model.report.partitions.push_back(backend.name() + ":" + std::to_string(partition.function->numNodes()) +
-                                      " nodes");
+    const std::string nodes = std::to_string(partition.function->numNodes()) + " nodes";
+    model.report.partitions.push_back(backend.name() + ":" + nodes);
+    const MemoryPlan& memory = compiled->ir->plan();
+    stage.memoryBytes = memory.constantBytes + memory.ioBytes + memory.activationBytes;
+    stage.label = "partition " + std::to_string(stages.size()) + " (" + backend.name() + ", " + nodes + ")";
+    stage.device = devices.slotFor(backend);
     stage.function = std::shared_ptr<CompiledFunction>(std::move(compiled->function));
     if (partition.backendIndex == 0 && !model.ir) model.ir = std::make_unique<IRFunction>(*compiled->ir);
     model.partitionIRs.emplace_back(backend.name(), std::move(compiled->ir));
@@ -239,8 +271,10 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
   }
   std::vector<std::string> outputs;
   for (const auto& [name, type] : model.outputs) outputs.push_back(name);
-  model.function = std::make_shared<PartitionedFunction>(std::move(stages), std::move(outputs),
-                                                         std::move(plan->storageOutputs));
+  auto partitioned = std::make_shared<PartitionedFunction>(
+      std::move(stages), devices.take(), std::move(outputs), std::move(plan->storageOutputs));
+  partitioned->keepBackends(fallbacks.take());
+  model.function = std::move(partitioned);
   return Error::success();
 }
 

@@ -188,7 +188,7 @@ class Compiled {
     }
     if (!*compiled) raise("CompileError", compiled->error().withContext(pipeline_.model));
     model_ = std::make_unique<CompiledModel>(compiled->take());
-    device_ = model_->backend->createDevice();
+    device_ = model_->createDevice();
     check("RunError", device_->load(kId, model_->function).withContext(pipeline_.model));
   }
   ~Compiled() {

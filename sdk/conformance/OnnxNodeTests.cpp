@@ -194,7 +194,7 @@ std::optional<std::string> runAndCompare(const std::string& bytes, const std::st
     for (const auto& declared : model->inputs)
       if (declared.first == name) context.setInput(name, tensor);
   if (Error e = checkInputs(*model, context)) return e.message();
-  std::unique_ptr<Device> device = model->backend->createDevice();
+  std::unique_ptr<Device> device = model->createDevice();
   if (Error e = device->load("case", model->function)) return e.message();
   if (Error e = device->run("case", context)) return e.message();
   if (Error e = device->unload("case")) return e.message();

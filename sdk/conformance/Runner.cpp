@@ -126,7 +126,7 @@ Expected<ExecutionContext> execute(const CaseSpec& spec, uint64_t seed, std::uni
   if (!model) return model.error().withContext("compile");
   ExecutionContext context;
   for (auto& [name, tensor] : built.inputs) context.setInput(name, tensor);
-  std::unique_ptr<Device> device = model->backend->createDevice();
+  std::unique_ptr<Device> device = model->createDevice();
   if (!device) return makeError("createDevice returned no device");
   EMBER_RETURN_IF_ERROR(device->load("case", model->function).withContext("device load"));
   EMBER_RETURN_IF_ERROR(device->run("case", context).withContext("device run"));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,21 @@ struct NodeInfo {
   static NodeInfo of(const Node& node);
 };
 
-/// Named input and output tensors of one run.
+/// A tensor held in a device's memory between two partitions that run on
+/// that device: the runtime hands it from the producer to the consumer
+/// without a copy through host memory (docs/backend-guide.md, "Device model").
+class DeviceTensor {
+ public:
+  virtual ~DeviceTensor() = default;
+  virtual Type type() const = 0;
+  /// Copies it to host memory (the runtime counts each call as a host
+  /// transfer): done when a partition on another device or the caller reads it.
+  virtual Expected<Tensor> toHost() const = 0;
+};
+
+/// Named input and output tensors of one run. A device that keeps tensors
+/// (Device::keepsTensors) may also be given device-resident inputs, and asked
+/// to leave some outputs on the device.
 class ExecutionContext {
  public:
   void setInput(const std::string& name, Tensor tensor) { inputs_[name] = std::move(tensor); }
@@ -46,9 +61,22 @@ class ExecutionContext {
   std::map<std::string, Tensor>& outputs() { return outputs_; }
   const std::map<std::string, Tensor>& outputs() const { return outputs_; }
 
+  /// An input an earlier partition left on this device (instead of input(name)).
+  void setDeviceInput(const std::string& name, std::shared_ptr<DeviceTensor> tensor);
+  std::shared_ptr<DeviceTensor> deviceInput(const std::string& name) const;
+  const std::map<std::string, std::shared_ptr<DeviceTensor>>& deviceInputs() const { return deviceInputs_; }
+  /// Outputs a later partition on the same device reads: the device may give
+  /// them with setDeviceOutput instead of setOutput.
+  void keepOnDevice(const std::string& name) { keptOnDevice_.insert(name); }
+  bool isKeptOnDevice(const std::string& name) const { return keptOnDevice_.count(name) != 0; }
+  void setDeviceOutput(const std::string& name, std::shared_ptr<DeviceTensor> tensor);
+  std::shared_ptr<DeviceTensor> deviceOutput(const std::string& name) const;
+
  private:
   std::map<std::string, Tensor> inputs_;
   std::map<std::string, Tensor> outputs_;
+  std::map<std::string, std::shared_ptr<DeviceTensor>> deviceInputs_, deviceOutputs_;
+  std::set<std::string> keptOnDevice_;
 };
 
 /// One layer of an accelerator's report (docs/cli.md, the NPU keys of
@@ -101,15 +129,37 @@ class CompiledFunction {
   virtual Error writeTrace(const std::string& path) const;
 };
 
-/// The run side: where compiled functions execute.
+/// A run started by Device::runAsync.
+class RunHandle {
+ public:
+  virtual ~RunHandle() = default;
+  /// Blocks until the run has finished and returns its error. Called once.
+  virtual Error wait() = 0;
+};
+
+/// The run side: where compiled functions execute. The runtime loads every
+/// partition of a model on its own backend's device (docs/backend-guide.md,
+/// "Device model").
 class Device {
  public:
   virtual ~Device() = default;
+  /// The device's name in messages. Devices of different backends with the
+  /// same non-empty name are one device: the runtime creates it once and
+  /// loads both backends' partitions on it. Default: empty (not shared).
+  virtual std::string name() const { return ""; }
   virtual Error load(const std::string& id, std::shared_ptr<CompiledFunction> function);
   virtual Error run(const std::string& id, ExecutionContext& context);
+  /// Starts a run and returns at once; `context` must outlive the handle's
+  /// wait(). Default: runs synchronously (run()) and returns a finished handle.
+  virtual std::unique_ptr<RunHandle> runAsync(const std::string& id, ExecutionContext& context);
   virtual Error unload(const std::string& id);
-  /// Bytes of device memory; 0 means unlimited (host memory).
+  /// Bytes of device memory; 0 means unlimited (host memory). The runtime
+  /// refuses to load a function when the functions loaded on this device
+  /// would need more.
   virtual uint64_t memoryLimitBytes() const { return 0; }
+  /// Whether run() reads ExecutionContext::deviceInput() and honours
+  /// keepOnDevice() (default: no; the runtime then passes host tensors only).
+  virtual bool keepsTensors() const { return false; }
 
  private:
   std::map<std::string, std::shared_ptr<CompiledFunction>> loaded_;

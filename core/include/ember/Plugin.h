@@ -8,8 +8,9 @@
 #include "ember/Backend.h"
 
 /// Bumped whenever the Backend interface or this descriptor changes.
+/// 5: the device model (Device::runAsync, keepsTensors, name; DeviceTensor).
 /// 4: Backend::options(). 3: NodeInfo::attributes.
-#define EMBER_PLUGIN_ABI_VERSION 4
+#define EMBER_PLUGIN_ABI_VERSION 5
 
 extern "C" {
 /// What a backend plugin exports. A shared library exports the C function

@@ -97,6 +97,18 @@ struct CompileReport {
   std::vector<std::string> passesRun;
 };
 
+/// What the runtime counted in a partitioned model's last run
+/// (docs/backend-guide.md, "Device model").
+struct RunStatistics {
+  size_t partitions = 0;
+  /// Intermediate tensors (written by one partition, read by a later one)
+  /// that went through host memory, and their bytes.
+  uint64_t hostTransfers = 0, hostTransferBytes = 0;
+  /// Intermediate tensors handed to a later partition on the same device
+  /// without a host copy (DeviceTensor).
+  uint64_t deviceHandoffs = 0;
+};
+
 /// A compiled model: the backend's function plus the I/O signature.
 struct CompiledModel {
   std::unique_ptr<Backend> backend;
@@ -111,13 +123,25 @@ struct CompiledModel {
   std::vector<std::pair<std::string, Type>> inputs;
   std::vector<std::pair<std::string, Type>> outputs;
   CompileReport report;
+
+  /// The device to load and run `function` on. For a whole-model function it
+  /// is the target's device; for a partitioned model, a device that loads
+  /// each partition on its own backend's device and runs them there. Either
+  /// way it refuses a load above the device's memoryLimitBytes().
+  std::unique_ptr<Device> createDevice() const;
 };
+
+/// What the runtime counted in the last run of `function` when it is a
+/// partitioned model's; null for a whole-model function (one partition, no
+/// transfer).
+const RunStatistics* lastRunStatistics(const CompiledFunction& function);
 
 /// A backend whose supports() is the union of `target`'s and the registered
 /// `fallbacks`' (it does not compile): what the graph rewrites before
 /// lowering (the quantizer) are given, so that they convert every node some
 /// backend of the chain runs. `target` must outlive the result.
-Expected<std::unique_ptr<Backend>> supportUnion(const Backend& target, const std::vector<std::string>& fallbacks);
+Expected<std::unique_ptr<Backend>> supportUnion(const Backend& target,
+                                                const std::vector<std::string>& fallbacks);
 
 /// Every optional pass of the standard pipeline, graph passes then IR passes,
 /// each name once: what CompileOptions::disabledPasses accepts.

@@ -75,7 +75,7 @@ int runCommand(const std::vector<std::string>& args) {
   if (!model) return fail(model.error().withContext(pipeline.model));
   if (Error e = checkInputs(*model, context)) return fail(e.withContext(pipeline.model));
 
-  std::unique_ptr<Device> device = model->backend->createDevice();
+  std::unique_ptr<Device> device = model->createDevice();
   const std::string id = "main";
   if (Error e = device->load(id, model->function)) return fail(e.withContext(pipeline.model));
   auto runOnce = [&]() -> Expected<double> {
