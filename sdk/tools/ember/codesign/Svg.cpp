@@ -112,9 +112,14 @@ void SvgCanvas::text(double x, double y, const std::string& text, double size, c
 }
 
 void SvgCanvas::beginClip(double x, double y, double w, double h) {
-  // Ids must be unique across the SVGs inlined in one HTML page.
-  static int next = 0;
-  std::string id = "ember-clip-" + std::to_string(++next);
+  // Ids must be unique across the SVGs inlined in one HTML page, and the same
+  // for the same chart whichever process draws it (a sweep's report.html is
+  // byte-identical on the local pool and on Slurm): a hash of the chart so far.
+  uint64_t hash = 1469598103934665603ull;
+  for (char c : body_ + fmt(x) + fmt(y) + fmt(w) + fmt(h)) hash = (hash ^ uint8_t(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  std::string id = std::string("ember-clip-") + hex;
   body_ += "<clipPath id=\"" + id + "\"><rect x=\"" + fmt(x) + "\" y=\"" + fmt(y) + "\" width=\"" + fmt(w) +
            "\" height=\"" + fmt(h) + "\"/></clipPath>\n<g clip-path=\"url(#" + id + ")\">\n";
 }
