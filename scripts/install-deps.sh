@@ -14,6 +14,7 @@ packages=(
   python3-dev pybind11-dev python3-pytest python3-matplotlib python3-pandas
   libopenblas-dev nodejs
   chromium libpng-dev
+  slurmctld slurmd slurm-client munge   # slurm-wlm's daemons and clients: tests/slurm starts a one-node cluster
 )
 
 # onnxruntime-node, the difftest's ONNX Runtime oracle (tests/difftest), from
