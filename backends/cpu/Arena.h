@@ -17,6 +17,7 @@ class Arena {
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
   uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
 
  private:
   uint8_t* data_;

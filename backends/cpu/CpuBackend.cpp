@@ -30,6 +30,16 @@ class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
 
+  Error setOption(const std::string& key, const std::string& value) override {
+    if (key != "header") return makeError("cpu backend: unknown option '", key, "' (known: header)");
+    aotHeader_ = value;
+    return Error::success();
+  }
+  std::vector<BackendOption> options() const override {
+    return {
+        {"header", "where `ember compile -o OBJ` writes the AOT bundle's C header (default: OBJ with .h)"}};
+  }
+
   bool supports(const NodeInfo& info) const override {
     if (opInfo(info.kind).category != OpCategory::Primitive) return false;
     // f64 is a reference-backend kind: such nodes go to the fallback backend.
@@ -50,6 +60,7 @@ class CpuBackend final : public Backend {
     if (!program) {
       EMBER_ASSIGN_OR_RETURN(BuiltProgram built, buildProgram(ir, arch));
       program = built.program;
+      program->ops = built.ops;
       EMBER_ASSIGN_OR_RETURN(program->code, jitCompile(ir.name(), built.ops, hostRuntime()));
       if (std::getenv("EMBER_CPU_DUMP_IR")) std::fprintf(stderr, "%s\n", program->code->irText().c_str());
       if (std::getenv("EMBER_CPU_VERBOSE"))
@@ -58,11 +69,12 @@ class CpuBackend final : public Backend {
                      program->fusedInstructions);
       ProgramCache::global().insert(key, std::move(text), program);
     }
-    return makeCpuFunction(ir, program, threads_);
+    return makeCpuFunction(ir, program, threads_, aotHeader_);
   }
 
  private:
   int threads_ = threadsFromEnvironment();
+  std::string aotHeader_;
 };
 
 }  // namespace

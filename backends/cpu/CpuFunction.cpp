@@ -3,18 +3,25 @@
 #include "CpuFunction.h"
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "AotBundle.h"
 #include "Arena.h"
+#include "StepCodec.h"
 
 namespace ember::cpu {
 namespace {
 
 class CpuFunction final : public CompiledFunction {
  public:
-  CpuFunction(const IRFunction& ir, std::shared_ptr<Program> program, int threads)
+  CpuFunction(const IRFunction& ir, std::shared_ptr<Program> program, int threads, std::string aotHeader)
       : program_(std::move(program)),
+        aotHeader_(std::move(aotHeader)),
+        ioBytes_(ir.plan().ioBytes),
+        activationBytes_(ir.plan().activationBytes),
+        constantBytes_(ir.plan().constantBytes),
         pool_(threads),
         constants_(ir.plan().constantBytes),
         io_(ir.plan().ioBytes),
@@ -55,6 +62,34 @@ class CpuFunction final : public CompiledFunction {
     return Error::success();
   }
 
+  /// The AOT bundle: the object at `path`, the header at the `header`
+  /// option's path (default: `path` with the extension .h).
+  Error writeArtifact(const std::string& path) const override {
+    AotModule m;
+    m.symbol = aotSymbolFromPath(path);
+    m.ops = program_->ops;
+    for (JitOp& op : m.ops) {
+      if (op.kind != JitOp::Kind::Kernel) continue;
+      EMBER_ASSIGN_OR_RETURN(op.blob, encodeStep(*static_cast<const Step*>(op.step)));
+      op.step = nullptr;
+    }
+    m.constants = constants_.data();
+    m.constantBytes = constantBytes_;
+    m.packed = packed_.data();
+    m.packedBytes = program_->packedBytes;
+    m.ioBytes = ioBytes_;
+    m.activationBytes = activationBytes_;
+    for (const Port& p : inputs_) m.inputs.push_back({p.name, p.type, p.offset});
+    for (const Port& p : outputs_) m.outputs.push_back({p.name, p.type, p.offset});
+    m.format = kStepFormat;
+    m.mr = program_->arch.mr;
+    m.nr = program_->arch.nr;
+    m.avx512 = program_->arch.avx512 ? 1 : 0;
+    std::string header = aotHeader_;
+    if (header.empty()) header = std::filesystem::path(path).replace_extension(".h").string();
+    return writeAotBundle(m, path, header);
+  }
+
  private:
   struct Port {
     std::string name;
@@ -81,6 +116,8 @@ class CpuFunction final : public CompiledFunction {
   }
 
   std::shared_ptr<Program> program_;
+  std::string aotHeader_;
+  uint64_t ioBytes_, activationBytes_, constantBytes_;
   ThreadPool pool_;
   Arena constants_, io_, activations_, packed_;
   uint8_t* regions_[kNumRegions];
@@ -90,8 +127,8 @@ class CpuFunction final : public CompiledFunction {
 }  // namespace
 
 std::unique_ptr<CompiledFunction> makeCpuFunction(const IRFunction& ir, std::shared_ptr<Program> program,
-                                                  int threads) {
-  return std::make_unique<CpuFunction>(ir, std::move(program), threads);
+                                                  int threads, std::string aotHeader) {
+  return std::make_unique<CpuFunction>(ir, std::move(program), threads, std::move(aotHeader));
 }
 
 }  // namespace ember::cpu

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "Program.h"
 #include "ember/Backend.h"
@@ -10,7 +11,8 @@
 
 namespace ember::cpu {
 
+/// `aotHeader`: where writeArtifact writes the AOT header (empty: next to the object).
 std::unique_ptr<CompiledFunction> makeCpuFunction(const IRFunction& ir, std::shared_ptr<Program> program,
-                                                  int threads);
+                                                  int threads, std::string aotHeader = "");
 
 }  // namespace ember::cpu

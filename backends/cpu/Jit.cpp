@@ -17,18 +17,23 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace ember::cpu {
 namespace {
+
+void optimize(llvm::Module& module, llvm::TargetMachine& tm);
 
 std::string llvmErrorText(llvm::Error error) {
   std::string text;
@@ -60,17 +65,20 @@ class LLJitCode final : public JitCode {
 
 class Emitter {
  public:
-  Emitter(llvm::LLVMContext& ctx, llvm::Module& module, const JitRuntime& runtime)
-      : ctx_(ctx), module_(module), runtime_(runtime), b_(ctx) {
+  /// `aot`: runtime functions are called by their C names in the AOT runtime
+  /// library and steps are passed as encoded blobs, not host addresses.
+  Emitter(llvm::LLVMContext& ctx, llvm::Module& module, const JitRuntime& runtime, bool aot = false)
+      : ctx_(ctx), module_(module), runtime_(runtime), aot_(aot), b_(ctx) {
     ptrTy_ = llvm::PointerType::getUnqual(ctx);
     i64Ty_ = llvm::Type::getInt64Ty(ctx);
     f32Ty_ = llvm::Type::getFloatTy(ctx);
   }
 
-  void emit(const std::vector<JitOp>& ops) {
+  llvm::Function* emit(const std::vector<JitOp>& ops) {
     auto* mainTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptrTy_, ptrTy_}, false);
-    llvm::Function* main =
-        llvm::Function::Create(mainTy, llvm::Function::ExternalLinkage, "ember_main", module_);
+    llvm::Function* main = llvm::Function::Create(
+        mainTy, aot_ ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage, "ember_main",
+        module_);
     llvm::Value* regions = main->getArg(0);
     llvm::Value* context = main->getArg(1);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", main));
@@ -81,7 +89,8 @@ class Emitter {
     for (const JitOp& op : ops) {
       switch (op.kind) {
         case JitOp::Kind::Kernel:
-          b_.CreateCall(stepTy, constPtr(runtime_.runStep), {constPtr(op.step), regions, context});
+          b_.CreateCall(stepTy, callee(runtime_.runStep, "ember_aot_run_step", stepTy),
+                        {aot_ ? blob(op.blob) : constPtr(op.step), regions, context});
           break;
         case JitOp::Kind::Copy:
           b_.CreateMemMove(address(regions, op.dst), llvm::MaybeAlign(4), address(regions, op.src),
@@ -91,18 +100,97 @@ class Emitter {
           llvm::Function* body = emitLoop(op.loop, "ew" + std::to_string(loops++));
           int64_t inner = 1;
           for (size_t d = 1; d < op.loop.dims.size(); ++d) inner *= op.loop.dims[d];
-          b_.CreateCall(parallelTy, constPtr(runtime_.parallel),
+          b_.CreateCall(parallelTy, callee(runtime_.parallel, "ember_aot_parallel", parallelTy),
                         {context, body, b_.getInt64(op.loop.dims[0]), b_.getInt64(inner), regions});
           break;
         }
       }
     }
     b_.CreateRetVoid();
+    return main;
+  }
+
+  /// int <symbol>_run(inputs, outputs, scratch): regions from the weights'
+  /// globals and the caller's scratch, inputs copied in, main run in a
+  /// runtime context, outputs copied out; returns ember_aot_end's status.
+  void emitAotEntry(const AotModule& m, llvm::Function* main) {
+    auto* i32 = b_.getInt32Ty();
+    auto* entryTy = llvm::FunctionType::get(i32, {ptrTy_, ptrTy_, ptrTy_}, false);
+    llvm::Function* entry =
+        llvm::Function::Create(entryTy, llvm::Function::ExternalLinkage, m.symbol + "_run", module_);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+    auto* beginTy = llvm::FunctionType::get(ptrTy_, {i32, i32, i32, i32}, false);
+    llvm::Value* context = b_.CreateCall(beginTy, callee(nullptr, "ember_aot_begin", beginTy),
+                                         {b_.getInt32(uint32_t(m.format)), b_.getInt32(uint32_t(m.mr)),
+                                          b_.getInt32(uint32_t(m.nr)), b_.getInt32(uint32_t(m.avx512))});
+    llvm::BasicBlock* run = llvm::BasicBlock::Create(ctx_, "run", entry);
+    llvm::BasicBlock* refused = llvm::BasicBlock::Create(ctx_, "refused", entry);
+    b_.CreateCondBr(b_.CreateIsNull(context), refused, run);
+    b_.SetInsertPoint(refused);
+    b_.CreateRet(b_.getInt32(1));
+    b_.SetInsertPoint(run);
+    // scratch rounded up to 64 bytes: the I/O region, then the activations.
+    llvm::Value* raw = b_.CreatePtrToInt(entry->getArg(2), i64Ty_);
+    llvm::Value* aligned = b_.CreateAnd(b_.CreateAdd(raw, b_.getInt64(63)), b_.getInt64(~uint64_t(63)));
+    llvm::Value* io = b_.CreateIntToPtr(aligned, ptrTy_);
+    llvm::Value* activations = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), io, (m.ioBytes + 63) / 64 * 64);
+    llvm::Value* regions = b_.CreateAlloca(llvm::ArrayType::get(ptrTy_, kNumRegions));
+    llvm::Value* regionValues[kNumRegions];
+    regionValues[kConstants] = readOnly(m.constants, m.constantBytes, "ember_constants");
+    regionValues[kIO] = io;
+    regionValues[kActivations] = activations;
+    regionValues[kPacked] = readOnly(m.packed, m.packedBytes, "ember_packed_weights");
+    for (int r = 0; r < kNumRegions; ++r)
+      b_.CreateAlignedStore(regionValues[r], b_.CreateConstInBoundsGEP1_64(ptrTy_, regions, uint64_t(r)),
+                            llvm::Align(8));
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      llvm::Value* src = b_.CreateAlignedLoad(
+          ptrTy_, b_.CreateConstInBoundsGEP1_64(ptrTy_, entry->getArg(0), uint64_t(i)), llvm::Align(8));
+      b_.CreateMemCpy(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), io, m.inputs[i].offset),
+                      llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), m.inputs[i].type.sizeInBytes());
+    }
+    b_.CreateCall(main, {regions, context});
+    for (size_t i = 0; i < m.outputs.size(); ++i) {
+      llvm::Value* dst = b_.CreateAlignedLoad(
+          ptrTy_, b_.CreateConstInBoundsGEP1_64(ptrTy_, entry->getArg(1), uint64_t(i)), llvm::Align(8));
+      b_.CreateMemCpy(dst, llvm::MaybeAlign(1),
+                      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), io, m.outputs[i].offset),
+                      llvm::MaybeAlign(1), m.outputs[i].type.sizeInBytes());
+    }
+    auto* endTy = llvm::FunctionType::get(i32, {ptrTy_}, false);
+    b_.CreateRet(b_.CreateCall(endTy, callee(nullptr, "ember_aot_end", endTy), {context}));
   }
 
  private:
   llvm::Value* constPtr(const void* p) {
     return b_.CreateIntToPtr(b_.getInt64(uint64_t(uintptr_t(p))), ptrTy_);
+  }
+
+  /// A host function: its address (JIT) or its C name in the AOT runtime.
+  llvm::Value* callee(const void* address, const char* name, llvm::FunctionType* type) {
+    if (!aot_) return constPtr(address);
+    return module_.getOrInsertFunction(name, type).getCallee();
+  }
+
+  /// A private read-only global of 64-byte alignment holding `bytes`.
+  llvm::GlobalVariable* readOnly(const uint8_t* bytes, uint64_t size, const std::string& name) {
+    llvm::Constant* init = llvm::ConstantDataArray::getRaw(
+        llvm::StringRef(reinterpret_cast<const char*>(bytes), size), size, b_.getInt8Ty());
+    auto* global = new llvm::GlobalVariable(module_, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                            init, name);
+    global->setAlignment(llvm::Align(64));
+    return global;
+  }
+
+  /// An encoded step: its byte count (8 bytes, little-endian) then its bytes.
+  llvm::Value* blob(const std::vector<uint8_t>& bytes) {
+    std::vector<uint8_t> sized(8 + bytes.size());
+    uint64_t n = bytes.size();
+    std::memcpy(sized.data(), &n, 8);
+    std::memcpy(sized.data() + 8, bytes.data(), bytes.size());
+    llvm::GlobalVariable* global = readOnly(sized.data(), sized.size(), "ember_step");
+    global->setAlignment(llvm::Align(8));
+    return global;
   }
 
   llvm::Value* address(llvm::Value* regions, const Address& a) {
@@ -111,10 +199,10 @@ class Emitter {
     return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, a.offset);
   }
 
-  llvm::Value* callF(void* fn, std::initializer_list<llvm::Value*> args) {
+  llvm::Value* callF(void* fn, const char* aotName, std::initializer_list<llvm::Value*> args) {
     std::vector<llvm::Type*> params(args.size(), f32Ty_);
     auto* ty = llvm::FunctionType::get(f32Ty_, params, false);
-    return b_.CreateCall(ty, constPtr(fn), args);
+    return b_.CreateCall(ty, callee(fn, aotName, ty), args);
   }
 
   llvm::Value* unary(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
@@ -132,7 +220,7 @@ class Emitter {
       case OpKind::Div:
         return b_.CreateFDiv(x[0], x[1]);
       case OpKind::Pow:
-        return callF(runtime_.powF, {x[0], x[1]});
+        return callF(runtime_.powF, "ember_aot_powf", {x[0], x[1]});
       case OpKind::Max:
       case OpKind::Min: {
         // NaN-propagating, like the reference: a < b ? b : a (max), b < a ? b : a (min).
@@ -155,19 +243,19 @@ class Emitter {
       case OpKind::Reciprocal:
         return b_.CreateFDiv(one, x[0]);
       case OpKind::Exp:
-        return callF(runtime_.expF, {x[0]});
+        return callF(runtime_.expF, "ember_aot_expf", {x[0]});
       case OpKind::Log:
-        return callF(runtime_.logF, {x[0]});
+        return callF(runtime_.logF, "ember_aot_logf", {x[0]});
       case OpKind::Tanh:
-        return callF(runtime_.tanhF, {x[0]});
+        return callF(runtime_.tanhF, "ember_aot_tanhf", {x[0]});
       case OpKind::Erf:
-        return callF(runtime_.erfF, {x[0]});
+        return callF(runtime_.erfF, "ember_aot_erff", {x[0]});
       case OpKind::Sin:
-        return callF(runtime_.sinF, {x[0]});
+        return callF(runtime_.sinF, "ember_aot_sinf", {x[0]});
       case OpKind::Cos:
-        return callF(runtime_.cosF, {x[0]});
+        return callF(runtime_.cosF, "ember_aot_cosf", {x[0]});
       case OpKind::Sigmoid: {
-        llvm::Value* e = callF(runtime_.expF, {b_.CreateFNeg(x[0])});
+        llvm::Value* e = callF(runtime_.expF, "ember_aot_expf", {b_.CreateFNeg(x[0])});
         return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
       }
       case OpKind::Sign: {
@@ -254,11 +342,28 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
   const JitRuntime& runtime_;
+  bool aot_;
   llvm::IRBuilder<> b_;
   llvm::PointerType* ptrTy_;
   llvm::Type* i64Ty_;
   llvm::Type* f32Ty_;
 };
+
+/// Tags every function for the target's CPU, verifies and optimises (O3).
+Error finishModule(llvm::Module& module, llvm::TargetMachine& tm, const std::string& name) {
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", tm.getTargetCPU());
+    f.addFnAttr("target-features", tm.getTargetFeatureString());
+    f.addFnAttr(llvm::Attribute::NoUnwind);
+  }
+  std::string verifyText;
+  llvm::raw_string_ostream verifyOs(verifyText);
+  if (llvm::verifyModule(module, &verifyOs))
+    return makeError("cpu backend: generated invalid LLVM IR for '", name, "': ", verifyOs.str());
+  optimize(module, tm);
+  return Error::success();
+}
 
 void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
@@ -323,17 +428,7 @@ Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std
   module->setDataLayout((*tm)->createDataLayout());
   module->setTargetTriple((*tm)->getTargetTriple().str());
   Emitter(*context, *module, runtime).emit(ops);
-  for (llvm::Function& f : *module) {
-    if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", (*tm)->getTargetCPU());
-    f.addFnAttr("target-features", (*tm)->getTargetFeatureString());
-    f.addFnAttr(llvm::Attribute::NoUnwind);
-  }
-  std::string verifyText;
-  llvm::raw_string_ostream verifyOs(verifyText);
-  if (llvm::verifyModule(*module, &verifyOs))
-    return makeError("cpu backend: generated invalid LLVM IR for '", name, "': ", verifyOs.str());
-  optimize(*module, **tm);
+  EMBER_RETURN_IF_ERROR(finishModule(*module, **tm, name));
   std::string irText;
   if (std::getenv("EMBER_CPU_DUMP_IR")) {
     llvm::raw_string_ostream os(irText);
@@ -354,6 +449,37 @@ Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std
   if (!symbol) return makeError("cpu backend: JIT lookup failed: ", llvmErrorText(symbol.takeError()));
   auto entry = symbol->toPtr<JitCode::Entry>();
   return std::unique_ptr<JitCode>(new LLJitCode(std::move(*jit), entry, std::move(irText)));
+}
+
+Error writeAotObject(const AotModule& m, const std::string& path) {
+  initializeLLVM();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return makeError("cpu AOT: cannot detect the host: ", llvmErrorText(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);  // links into position-independent executables
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return makeError("cpu AOT: no LLVM target machine: ", llvmErrorText(tm.takeError()));
+
+  llvm::LLVMContext context;
+  llvm::Module module(m.symbol, context);
+  module.setDataLayout((*tm)->createDataLayout());
+  module.setTargetTriple((*tm)->getTargetTriple().str());
+  JitRuntime names;  // AOT: every runtime function is called by name
+  Emitter emitter(context, module, names, true);
+  llvm::Function* main = emitter.emit(m.ops);
+  emitter.emitAotEntry(m, main);
+  EMBER_RETURN_IF_ERROR(finishModule(module, **tm, m.symbol));
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) return makeError(path, ": cannot write: ", ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, out, nullptr, llvm::CGFT_ObjectFile))
+    return makeError("cpu AOT: the target cannot emit an object file");
+  pm.run(module);
+  out.flush();
+  if (out.has_error()) return makeError(path, ": write failed");
+  return Error::success();
 }
 
 }  // namespace ember::cpu

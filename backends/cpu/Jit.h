@@ -36,7 +36,8 @@ struct ElementwiseLoop {
 /// One step of the generated function, in program order.
 struct JitOp {
   enum class Kind { Kernel, Elementwise, Copy } kind = Kind::Kernel;
-  const void* step = nullptr;  ///< Kernel: passed to the kernel trampoline
+  const void* step = nullptr;  ///< Kernel: passed to the kernel trampoline (JIT)
+  std::vector<uint8_t> blob;   ///< Kernel: the encoded step (AOT; StepCodec.h)
   ElementwiseLoop loop;        ///< Elementwise
   Address dst, src;            ///< Copy
   uint64_t bytes = 0;          ///< Copy
@@ -53,6 +54,30 @@ struct JitRuntime {
   void *tanhF = nullptr, *erfF = nullptr, *sinF = nullptr, *cosF = nullptr, *expF = nullptr, *logF = nullptr,
        *powF = nullptr;
 };
+
+/// An AOT object: the same program as the JIT's, with each kernel step's
+/// descriptor and the weights in read-only data, calling the AOT runtime
+/// library (aot_runtime/) by name. Its one entry point is
+///   int <symbol>_run(const void* const inputs[], void* const outputs[], void* scratch)
+/// with the I/O and activation regions in `scratch` (docs/backends/cpu.md, "AOT").
+struct AotPort {
+  std::string name;
+  Type type;
+  uint64_t offset = 0;  ///< in the I/O region
+};
+struct AotModule {
+  std::string symbol;
+  std::vector<JitOp> ops;  ///< kernel ops carry `blob`
+  const uint8_t* constants = nullptr;
+  uint64_t constantBytes = 0;
+  const uint8_t* packed = nullptr;
+  uint64_t packedBytes = 0;
+  uint64_t ioBytes = 0, activationBytes = 0;
+  std::vector<AotPort> inputs, outputs;
+  int32_t format = 0, mr = 0, nr = 0, avx512 = 0;  ///< checked by ember_aot_begin
+};
+/// Writes `module` as a relocatable ELF object for the host CPU.
+Error writeAotObject(const AotModule& module, const std::string& path);
 
 /// The native code of one program: entry(regions, context).
 class JitCode {

@@ -38,6 +38,7 @@ struct Program {
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<PackEntry> packing;
   uint64_t packedBytes = 0;
+  std::vector<JitOp> ops;  ///< what the JIT compiled; the AOT object is emitted from the same list
   std::unique_ptr<JitCode> code;
   GemmArch arch;
   size_t kernelSteps = 0, jitLoops = 0, referenceSteps = 0, fusedInstructions = 0;

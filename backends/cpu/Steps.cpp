@@ -22,10 +22,7 @@ void ReferenceStep::run(uint8_t** regions, RunContext& context) const {
     context.error = e.withContext("cpu: " + std::string(opName(kind)) + " '" + name + "'");
 }
 
-namespace {
-
-extern "C" void ember_cpu_run_step(const void* step, uint8_t** regions, void* context) {
-  const Step* s = static_cast<const Step*>(step);
+void runStep(const Step* s, uint8_t** regions, void* context) {
   if (!kProfile) {
     s->run(regions, *static_cast<RunContext*>(context));
     return;
@@ -36,8 +33,8 @@ extern "C" void ember_cpu_run_step(const void* step, uint8_t** regions, void* co
   ++s->calls;
 }
 
-extern "C" void ember_cpu_parallel(void* context, void (*body)(int64_t, int64_t, uint8_t**), int64_t extent,
-                                   int64_t inner, uint8_t** regions) {
+void runParallel(void* context, void (*body)(int64_t, int64_t, uint8_t**), int64_t extent, int64_t inner,
+                 uint8_t** regions) {
   ThreadPool& pool = *static_cast<RunContext*>(context)->pool;
   // Chunks of at least ~16K elements, a few per thread for balance.
   int64_t chunks = std::min<int64_t>(extent, std::max<int64_t>(1, extent * inner / 16384));
@@ -58,12 +55,17 @@ float expF(float x) { return std::exp(x); }
 float logF(float x) { return std::log(x); }
 float powF(float x, float y) { return std::pow(x, y); }
 
+namespace {
+// The trampoline's ABI: the step as an untyped pointer.
+void runStepUntyped(const void* step, uint8_t** regions, void* context) {
+  runStep(static_cast<const Step*>(step), regions, context);
+}
 }  // namespace
 
 JitRuntime hostRuntime() {
   JitRuntime r;
-  r.runStep = reinterpret_cast<void*>(&ember_cpu_run_step);
-  r.parallel = reinterpret_cast<void*>(&ember_cpu_parallel);
+  r.runStep = reinterpret_cast<void*>(&runStepUntyped);
+  r.parallel = reinterpret_cast<void*>(&runParallel);
   r.tanhF = reinterpret_cast<void*>(&tanhF);
   r.erfF = reinterpret_cast<void*>(&erfF);
   r.sinF = reinterpret_cast<void*>(&sinF);

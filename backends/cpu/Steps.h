@@ -169,6 +169,21 @@ class ReferenceStep final : public Step {
   void run(uint8_t** regions, RunContext& context) const override;
 };
 
+/// What the generated code calls: a kernel step (timed with EMBER_CPU_PROFILE),
+/// an elementwise loop body over chunks of [0, extent) on the context's pool,
+/// and the libm functions LLVM would otherwise call by name. The JIT bakes
+/// their addresses in; the AOT runtime wraps them in C functions.
+void runStep(const Step* step, uint8_t** regions, void* context);
+void runParallel(void* context, void (*body)(int64_t, int64_t, uint8_t**), int64_t extent, int64_t inner,
+                 uint8_t** regions);
+float tanhF(float x);
+float erfF(float x);
+float sinF(float x);
+float cosF(float x);
+float expF(float x);
+float logF(float x);
+float powF(float x, float y);
+
 /// The host functions the generated code calls (kernel trampoline, parallel
 /// loop, libm wrappers), as the JIT bakes their addresses in.
 JitRuntime hostRuntime();

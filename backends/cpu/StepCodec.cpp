@@ -1,0 +1,319 @@
+// Step descriptors as bytes (StepCodec.h): a kind tag, then the fields in a
+// fixed order. Plain structs of numbers (the kernels' call shapes, addresses)
+// are copied whole; their pointers are null at compile time and are filled at
+// run time from the region addresses.
+#include "StepCodec.h"
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace ember::cpu {
+namespace {
+
+enum class StepTag : uint8_t { Gemm = 1, MatMul, Depthwise, Pool, Reduce, Transpose, Reference };
+
+class ByteWriter {
+ public:
+  template <typename T>
+  void pod(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* p = reinterpret_cast<const uint8_t*>(&value);
+    bytes.insert(bytes.end(), p, p + sizeof(T));
+  }
+  void str(const std::string& s) {
+    pod(uint64_t(s.size()));
+    bytes.insert(bytes.end(), s.begin(), s.end());
+  }
+  template <typename T>
+  void vec(const std::vector<T>& v) {
+    pod(uint64_t(v.size()));
+    for (const T& x : v) pod(x);
+  }
+  std::vector<uint8_t> bytes;
+};
+
+class ByteReader {
+ public:
+  ByteReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  template <typename T>
+  T pod() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T value{};
+    if (!take(sizeof(T))) return value;
+    std::memcpy(&value, data_ + pos_ - sizeof(T), sizeof(T));
+    return value;
+  }
+  std::string str() {
+    uint64_t n = pod<uint64_t>();
+    if (!take(n)) return {};
+    return std::string(reinterpret_cast<const char*>(data_ + pos_ - n), n);
+  }
+  template <typename T>
+  std::vector<T> vec() {
+    uint64_t n = pod<uint64_t>();
+    std::vector<T> v;
+    if (n > size_) {
+      failed_ = true;
+      return v;
+    }
+    for (uint64_t i = 0; i < n && !failed_; ++i) v.push_back(pod<T>());
+    return v;
+  }
+  bool ok() const { return !failed_ && pos_ == size_; }
+  bool failed() const { return failed_; }
+
+ private:
+  bool take(uint64_t n) {
+    if (failed_ || n > size_ - pos_) {
+      failed_ = true;
+      return false;
+    }
+    pos_ += n;
+    return true;
+  }
+  const uint8_t* data_;
+  size_t size_, pos_ = 0;
+  bool failed_ = false;
+};
+
+void writeType(ByteWriter& w, const Type& t) {
+  w.pod(int32_t(t.kind));
+  w.vec(std::vector<int64_t>(t.dims.begin(), t.dims.end()));
+  w.pod(t.scale);
+  w.pod(t.offset);
+}
+
+Type readType(ByteReader& r) {
+  Type t;
+  t.kind = ElemKind(r.pod<int32_t>());
+  std::vector<int64_t> dims = r.vec<int64_t>();
+  t.dims = Dims(dims.begin(), dims.end());
+  t.scale = r.pod<float>();
+  t.offset = r.pod<int32_t>();
+  return t;
+}
+
+enum class AttrTag : uint8_t { Int, Float, String, Ints, Floats };
+
+void writeAttributes(ByteWriter& w, const Attributes& attrs) {
+  w.pod(uint64_t(attrs.entries().size()));
+  for (const auto& [name, value] : attrs.entries()) {
+    w.str(name);
+    w.pod(uint8_t(value.index()));
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::string>)
+            w.str(v);
+          else if constexpr (std::is_same_v<V, std::vector<int64_t>> ||
+                             std::is_same_v<V, std::vector<double>>)
+            w.vec(v);
+          else
+            w.pod(v);
+        },
+        value);
+  }
+}
+
+Attributes readAttributes(ByteReader& r) {
+  Attributes attrs;
+  uint64_t n = r.pod<uint64_t>();
+  for (uint64_t i = 0; i < n && !r.failed(); ++i) {
+    std::string name = r.str();
+    switch (AttrTag(r.pod<uint8_t>())) {
+      case AttrTag::Int:
+        attrs.set(name, r.pod<int64_t>());
+        break;
+      case AttrTag::Float:
+        attrs.set(name, r.pod<double>());
+        break;
+      case AttrTag::String:
+        attrs.set(name, r.str());
+        break;
+      case AttrTag::Ints:
+        attrs.set(name, r.vec<int64_t>());
+        break;
+      case AttrTag::Floats:
+        attrs.set(name, r.vec<double>());
+        break;
+    }
+  }
+  return attrs;
+}
+
+void writeOperands(ByteWriter& w, const std::vector<std::pair<Type, Address>>& operands) {
+  w.pod(uint64_t(operands.size()));
+  for (const auto& [type, address] : operands) {
+    writeType(w, type);
+    w.pod(address);
+  }
+}
+
+std::vector<std::pair<Type, Address>> readOperands(ByteReader& r) {
+  std::vector<std::pair<Type, Address>> operands;
+  uint64_t n = r.pod<uint64_t>();
+  for (uint64_t i = 0; i < n && !r.failed(); ++i) {
+    Type t = readType(r);
+    operands.emplace_back(t, r.pod<Address>());
+  }
+  return operands;
+}
+
+}  // namespace
+
+Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
+  ByteWriter w;
+  if (const auto* s = dynamic_cast<const GemmStep*>(&step)) {
+    w.pod(StepTag::Gemm);
+    w.pod(s->shape);
+    w.pod(s->a);
+    w.pod(s->c);
+    w.pod(s->packedB);
+    w.pod(s->groups);
+    w.pod(s->groupInChannels);
+    w.pod(s->groupOutChannels);
+    w.pod(s->packedGroupFloats);
+    w.pod(s->epilogue);
+  } else if (const auto* s = dynamic_cast<const MatMulStep*>(&step)) {
+    w.pod(StepTag::MatMul);
+    w.pod(s->lhs);
+    w.pod(s->rhs);
+    w.pod(s->out);
+    w.pod(s->m);
+    w.pod(s->k);
+    w.pod(s->n);
+    w.vec(s->lhsBatchOffsets);
+    w.vec(s->rhsBatchOffsets);
+    w.pod(s->epilogue);
+  } else if (const auto* s = dynamic_cast<const DepthwiseStep*>(&step)) {
+    w.pod(StepTag::Depthwise);
+    w.pod(s->shape);
+    w.pod(s->input);
+    w.pod(s->filter);
+    w.pod(s->output);
+    w.pod(s->epilogue);
+  } else if (const auto* s = dynamic_cast<const PoolStep*>(&step)) {
+    w.pod(StepTag::Pool);
+    w.pod(s->shape);
+    w.pod(s->input);
+    w.pod(s->output);
+  } else if (const auto* s = dynamic_cast<const ReduceStep*>(&step)) {
+    w.pod(StepTag::Reduce);
+    w.pod(s->input);
+    w.pod(s->output);
+    w.pod(s->outer);
+    w.pod(s->reduce);
+    w.pod(s->inner);
+    w.pod(s->kind);
+  } else if (const auto* s = dynamic_cast<const TransposeStep*>(&step)) {
+    w.pod(StepTag::Transpose);
+    w.pod(s->input);
+    w.pod(s->output);
+    w.pod(s->elemSize);
+    w.vec(s->dims);
+    w.vec(s->perm);
+  } else if (const auto* s = dynamic_cast<const ReferenceStep*>(&step)) {
+    w.pod(StepTag::Reference);
+    w.pod(int32_t(s->kind));
+    w.str(s->name);
+    writeAttributes(w, s->attrs);
+    writeOperands(w, s->ins);
+    writeOperands(w, s->outs);
+  } else {
+    return makeError("cpu AOT: step '", step.label, "' has no encoding");
+  }
+  w.str(step.label);
+  return std::move(w.bytes);
+}
+
+Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
+  ByteReader r(data, size);
+  std::unique_ptr<Step> step;
+  switch (r.pod<StepTag>()) {
+    case StepTag::Gemm: {
+      auto s = std::make_unique<GemmStep>();
+      s->shape = r.pod<GemmCall>();
+      s->a = r.pod<Address>();
+      s->c = r.pod<Address>();
+      s->packedB = r.pod<Address>();
+      s->groups = r.pod<int64_t>();
+      s->groupInChannels = r.pod<int64_t>();
+      s->groupOutChannels = r.pod<int64_t>();
+      s->packedGroupFloats = r.pod<size_t>();
+      s->epilogue = r.pod<EpilogueAddrs>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::MatMul: {
+      auto s = std::make_unique<MatMulStep>();
+      s->lhs = r.pod<Address>();
+      s->rhs = r.pod<Address>();
+      s->out = r.pod<Address>();
+      s->m = r.pod<int64_t>();
+      s->k = r.pod<int64_t>();
+      s->n = r.pod<int64_t>();
+      s->lhsBatchOffsets = r.vec<int64_t>();
+      s->rhsBatchOffsets = r.vec<int64_t>();
+      s->epilogue = r.pod<EpilogueAddrs>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Depthwise: {
+      auto s = std::make_unique<DepthwiseStep>();
+      s->shape = r.pod<DepthwiseCall>();
+      s->input = r.pod<Address>();
+      s->filter = r.pod<Address>();
+      s->output = r.pod<Address>();
+      s->epilogue = r.pod<EpilogueAddrs>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Pool: {
+      auto s = std::make_unique<PoolStep>();
+      s->shape = r.pod<PoolCall>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Reduce: {
+      auto s = std::make_unique<ReduceStep>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
+      s->outer = r.pod<int64_t>();
+      s->reduce = r.pod<int64_t>();
+      s->inner = r.pod<int64_t>();
+      s->kind = r.pod<ReduceKind>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Transpose: {
+      auto s = std::make_unique<TransposeStep>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
+      s->elemSize = r.pod<size_t>();
+      s->dims = r.vec<int64_t>();
+      s->perm = r.vec<int64_t>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Reference: {
+      auto s = std::make_unique<ReferenceStep>();
+      s->kind = OpKind(r.pod<int32_t>());
+      s->name = r.str();
+      s->attrs = readAttributes(r);
+      s->ins = readOperands(r);
+      s->outs = readOperands(r);
+      step = std::move(s);
+      break;
+    }
+    default:
+      return makeError("cpu AOT: unknown step kind in a step descriptor");
+  }
+  step->label = r.str();
+  if (!r.ok()) return makeError("cpu AOT: malformed step descriptor (", size, " bytes)");
+  return step;
+}
+
+}  // namespace ember::cpu
