@@ -310,6 +310,13 @@ class NpuTop : public sc_module {
         fetch.stallCycles[size_t(StallReason::QueueFull)] += now() - before;
         wait(cycles(timing::kFetchCycles));  // fetch and decode, one instruction at a time
         ++fetch.busyCycles;
+        if (r.options && r.options->maxCycles && now() > r.options->maxCycles) {
+          r.error = makeError("exceeded the cycle budget of ", r.options->maxCycles, " cycles at cycle ",
+                              now(), " (instruction ", i, " of ", r.program.size(), ")");
+          r.aborted = true;
+          abortEvent_.notify(SC_ZERO_TIME);
+          break;
+        }
         r.queues[int(q)].push_back(i);
         queueEvent_[int(q)].notify(SC_ZERO_TIME);
         if ((i & 1023) == 0) {
@@ -953,7 +960,13 @@ DramImage makeDram(const Bundle& bundle) {
 namespace {
 /// The calling thread's ScopedCancellation check (empty: none).
 thread_local std::function<bool()> threadCancellation;
+thread_local uint64_t threadCycleBudget = 0;
 }  // namespace
+
+ScopedCycleBudget::ScopedCycleBudget(uint64_t maxCycles)
+    : previous_(std::exchange(threadCycleBudget, maxCycles)) {}
+
+ScopedCycleBudget::~ScopedCycleBudget() { threadCycleBudget = previous_; }
 
 ScopedCancellation::ScopedCancellation(std::function<bool()> cancelled)
     : previous_(std::exchange(threadCancellation, std::move(cancelled))) {}
@@ -964,6 +977,7 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
                             const SimOptions& givenOptions) {
   SimOptions options = givenOptions;
   if (!options.cancelled) options.cancelled = threadCancellation;
+  if (!options.maxCycles) options.maxCycles = threadCycleBudget;
   if (!options.vcdPath.empty() && config.matrixEngineModel != MatrixEngineModel::Rtl)
     return makeError(
         "--vcd ", options.vcdPath,
@@ -1036,6 +1050,10 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   npu.finish();
   summarise(state, npu);
   state.stats.matrixEngineCycles = state.engine->engineCycles();
+  // The last instructions may drain past the budget after the fetch's check.
+  if (options.maxCycles && state.stats.cycles > options.maxCycles)
+    return makeError("exceeded the cycle budget of ", options.maxCycles, " cycles: the run took ",
+                     state.stats.cycles);
   state.stats.hostSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - state.hostStart).count();
   return std::move(state.stats);

@@ -520,8 +520,9 @@ CaseResult runCaseForked(const CaseInfo& info, const Options& options) {
     ::close(fds[0]);
     ::alarm(options.timeoutSeconds);
     // Keep one runaway case from exhausting the shared machine's memory.
-    // (Not under AddressSanitizer, which reserves terabytes of address space.)
-#ifndef __SANITIZE_ADDRESS__
+    // (Not under AddressSanitizer or ThreadSanitizer, which reserve terabytes
+    // of address space for shadow memory: TSan's stack depot failed to mmap.)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     struct rlimit limit = {rlim_t(8) << 30, rlim_t(8) << 30};
     ::setrlimit(RLIMIT_AS, &limit);
 #endif

@@ -40,12 +40,12 @@ int compileCommand(const std::vector<std::string>& args) {
   if (!bound) return fail(bound.error().withContext("--bind"));
   pipeline.importOptions.boundInputs = bound.take();
   Expected<LoadedModel> loaded = importModel(pipeline);
-  if (!loaded) return fail(loaded.error());
+  if (!loaded) return fail(pipeline.nameMemoryLimit(loaded.error()));
   const std::vector<std::string> boundNames =
       boundInputNames(pipeline.importOptions.boundInputs, *loaded->function);
   Expected<CompiledModel> model =
       compileFunction(*loaded->function, backend.take(), pipeline.compileOptions());
-  if (!model) return fail(model.error().withContext(pipeline.model));
+  if (!model) return fail(pipeline.nameMemoryLimit(model.error()).withContext(pipeline.model));
 
   if (!outputPath.empty()) {
     if (Error e = model->function->writeArtifact(outputPath))

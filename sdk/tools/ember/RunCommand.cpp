@@ -10,6 +10,7 @@
 #include "ModelIO.h"
 #include "Tool.h"
 #include "ValueDependentReport.h"
+#include "ember/npu/Simulator.h"
 
 namespace ember::cli {
 
@@ -17,7 +18,7 @@ int runCommand(const std::vector<std::string>& args) {
   PipelineArgs pipeline;
   InputArgs inputArgs;
   std::string outputDir, reportPath, tracePath;
-  int64_t threads = 1, repeat = 1;
+  int64_t threads = 1, repeat = 1, maxCycles = 0;
   bool quiet = false;
 
   OptionParser parser("ember run", "MODEL.onnx [options]",
@@ -35,8 +36,15 @@ int runCommand(const std::vector<std::string>& args) {
   parser.addString("--trace", "FILE.json", &tracePath,
                    "write the accelerator's timeline of the last run (Chrome trace-event JSON, Perfetto)");
   parser.addFlag("--quiet", &quiet, "print nothing on success");
+  parser.addInt("--max-cycles", "N", &maxCycles,
+                "npu: stop with an error once a simulated run passes N cycles (default: no limit)", 1);
   if (auto status = parser.parse(args)) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
+  if (maxCycles && pipeline.backend != "npu")
+    return parser.usageError("--max-cycles needs a simulated backend (--backend npu), not '" +
+                             pipeline.backend + "'");
+  // The npu device passes the simulator no options: the budget rides on this thread.
+  const npu::ScopedCycleBudget cycleBudget(static_cast<uint64_t>(maxCycles));
 
   if (!outputDir.empty()) {
     // Fail before the work, not after it.
@@ -57,7 +65,7 @@ int runCommand(const std::vector<std::string>& args) {
   if (!given) return fail(given.error());
   pipeline.importOptions.inputValues = given.take();
   Expected<LoadedModel> loaded = importModel(pipeline);
-  if (!loaded) return fail(loaded.error());
+  if (!loaded) return fail(pipeline.nameMemoryLimit(loaded.error()));
   Function& function = *loaded->function;
   const std::vector<std::string> bound = boundInputNames(pipeline.importOptions.inputValues, function);
   std::erase_if(inputArgs.inputs, [&bound](const std::string& spec) {
@@ -72,7 +80,7 @@ int runCommand(const std::vector<std::string>& args) {
   if (Error e = prepareInputs(inputSignature, inputArgs, context)) return fail(e);
 
   Expected<CompiledModel> model = compileFunction(function, backend.take(), pipeline.compileOptions());
-  if (!model) return fail(model.error().withContext(pipeline.model));
+  if (!model) return fail(pipeline.nameMemoryLimit(model.error()).withContext(pipeline.model));
   if (Error e = checkInputs(*model, context)) return fail(e.withContext(pipeline.model));
 
   std::unique_ptr<Device> device = model->createDevice();
@@ -80,7 +88,9 @@ int runCommand(const std::vector<std::string>& args) {
   if (Error e = device->load(id, model->function)) return fail(e.withContext(pipeline.model));
   auto runOnce = [&]() -> Expected<double> {
     auto start = std::chrono::steady_clock::now();
-    if (Error e = device->run(id, context)) return e.withContext(pipeline.model);
+    if (Error e = device->run(id, context))
+      return e.withContext(maxCycles ? pipeline.model + ": --max-cycles " + std::to_string(maxCycles)
+                                     : pipeline.model);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   if (repeat > 1) {

@@ -119,7 +119,7 @@ int simCommand(const std::vector<std::string>& args) {
   std::string bundlePath, configPath, outputDir, statsPath, tracePath, vcdPath, engine;
   std::vector<std::string> inputs;
   bool randomInputs = false, perInstruction = false, quiet = false, check = false;
-  int64_t seed = 0;
+  int64_t seed = 0, maxCycles = 0;
   OptionParser parser("ember sim", "BUNDLE --config NPU.yaml [options]",
                       "Runs an NPU bundle (or an assembly file ending in .s) "
                       "on the cycle-approximate simulator.");
@@ -146,6 +146,8 @@ int simCommand(const std::vector<std::string>& args) {
                  "first run the static program checks (tokens, SRAM races and bounds) and refuse a "
                  "failing program");
   parser.addFlag("--quiet", &quiet, "no summary on stdout and no progress on stderr");
+  parser.addInt("--max-cycles", "N", &maxCycles,
+                "stop with an error once the run passes N cycles, writing no output (default: no limit)", 1);
   if (auto status = parser.parse(args)) return *status;
   if (!engine.empty() && engine != "fast" && engine != "rtl")
     return parser.usageError("--matrix-engine expects fast or rtl, got '" + engine + "'");
@@ -178,8 +180,11 @@ int simCommand(const std::vector<std::string>& args) {
   SimOptions options;
   options.progressAfterSeconds = quiet ? -1 : 2.0;
   options.vcdPath = vcdPath;
+  options.maxCycles = uint64_t(maxCycles);
   auto stats = simulate(*bundle, config, dram, options);
-  if (!stats) return fail(bundlePath + ": " + stats.error().message());
+  if (!stats)
+    return fail(bundlePath + ": " + (maxCycles ? "--max-cycles " + std::to_string(maxCycles) + ": " : "") +
+                stats.error().message());
 
   if (!outputDir.empty())
     if (Error e = writeOutputSymbols(*bundle, dram, outputDir)) return fail(e.message());

@@ -178,10 +178,15 @@ Error finishPoint(const SweepSpec& spec, const SweepPoint& point, const PointFil
   Json json = pointJson(spec, point);
   std::string error = setupError;
   RunStats stats;
-  if (error.empty() && !outcome.ok()) {
+  if (error.empty() && outcome.timedOut) {
+    error = "exceeded the per-point time limit of " + shortNumber(spec.timeoutSeconds) +
+            " s (timeout_seconds, --timeout) and was stopped";
+  } else if (error.empty() && !outcome.ok()) {
     std::string line = lastLogLine(files.log);
     error = outcome.describe() + (line.empty() ? "" : ": " + line);
   }
+  std::error_code ec;
+  if (!error.empty()) fs::remove(files.stats, ec);  // a stopped child may have left half a file
   if (error.empty()) {
     Expected<Json> report = readJsonFile(files.stats);
     Expected<RunStats> parsed =
@@ -574,6 +579,10 @@ int sweepCommand(const std::vector<std::string>& argv) {
     if (Error e = finishPoint(spec, p, pointFiles(args.outDir, p), outcome); e && !writeError) writeError = e;
     bool ok = pointFinishedOk(pointFiles(args.outDir, p));
     failedPoints += ok ? 0 : 1;
+    if (outcome.timedOut)
+      std::cerr << "ember sweep: point " << p.index << " (" << p.id
+                << ") exceeded the per-point time limit of " << shortNumber(spec.timeoutSeconds)
+                << " s (timeout_seconds, --timeout) and was stopped\n";
     progress.finished(ok, outcome.seconds);
   };
   callbacks.tick = [&]() { progress.tick(); };

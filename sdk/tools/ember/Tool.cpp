@@ -119,6 +119,13 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
   return std::nullopt;
 }
 
+Error PipelineArgs::nameMemoryLimit(Error error) const {
+  if (!error || !memoryLimitBytes) return error;
+  const std::string limit = "limit of " + std::to_string(memoryLimitBytes) + " bytes";
+  if (error.message().find(limit) == std::string::npos) return error;
+  return error.withContext("--memory-limit " + memoryLimit);
+}
+
 namespace {
 /// The non-empty items of a `separator`-separated list ("a:b", "cpu,reference").
 std::vector<std::string> splitList(const std::string& list, char separator) {

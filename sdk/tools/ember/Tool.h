@@ -55,6 +55,9 @@ struct PipelineArgs {
   Expected<std::unique_ptr<Backend>> createBackend() const;
 
   uint64_t memoryLimitBytes = 0;  ///< parsed --memory-limit
+  /// Names `--memory-limit VALUE` in an error that the limit caused (the
+  /// importer's and the pipeline's messages give only the byte count).
+  Error nameMemoryLimit(Error error) const;
 
   ImportOptions importOptions;  ///< filled by validate()
   /// --quantize: the profile (loaded by validate()) and what conversion did.

@@ -94,6 +94,9 @@ struct SimOptions {
   /// Asked every 1024 fetched instructions; true stops the run with the
   /// error "interrupted" (the Python binding's Ctrl-C).
   std::function<bool()> cancelled;
+  /// A cycle budget: a run that passes it stops with an error naming the
+  /// budget (`--max-cycles`; 0: none).
+  uint64_t maxCycles = 0;
 };
 
 /// The program's DRAM image before and after a run.
@@ -117,6 +120,20 @@ class ScopedCancellation {
 
  private:
   std::function<bool()> previous_;
+};
+
+/// For its lifetime, gives every simulate() call on this thread whose options
+/// set no cycle budget the budget `maxCycles` (`ember run --backend npu
+/// --max-cycles`, whose device passes no options).
+class ScopedCycleBudget {
+ public:
+  explicit ScopedCycleBudget(uint64_t maxCycles);
+  ~ScopedCycleBudget();
+  ScopedCycleBudget(const ScopedCycleBudget&) = delete;
+  ScopedCycleBudget& operator=(const ScopedCycleBudget&) = delete;
+
+ private:
+  uint64_t previous_;
 };
 
 /// Runs the program to FINISH on `dram` (updated in place). Errors: a config

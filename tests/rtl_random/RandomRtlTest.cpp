@@ -1,0 +1,54 @@
+// CI subset of the random-program co-simulation (docs/testing.md, "Random NPU
+// programs"): 1,000 valid programs on the 16x16 array, fast model against the
+// RTL matrix engine, and every kind of illegal program refused by its checker.
+#include <gtest/gtest.h>
+
+#include "RandomCosim.h"
+#include "ember/npu/Assembler.h"
+#include "ember/npu/Simulator.h"
+
+namespace ember::npu::test {
+namespace {
+
+NpuConfig shipped(const std::string& name) {
+  auto config = loadConfig(std::string(EMBER_NPU_CONFIG_DIR) + "/" + name);
+  EXPECT_TRUE(config) << config.error().message();
+  return config ? *config : NpuConfig{};
+}
+
+TEST(RandomRtl, ThousandPrograms16x16AgreeBitForBitAndCycleForCycle) {
+  const NpuConfig config = shipped("npu-16x16.yaml");
+  int mismatches = 0;
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+    const Verdict v = checkValidProgram(config, seed);
+    if (!v.ok && ++mismatches <= 10) ADD_FAILURE() << v.message;
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(RandomRtl, ProgramsUseEveryOpcode) {
+  // Over 50 seeds the generator emits each of the eleven opcodes.
+  std::string all;
+  for (uint64_t seed = 1; seed <= 50; ++seed) all += randomProgram(shipped("npu-16x16.yaml"), seed).text;
+  for (const char* op : {"load ", "store ", "gemm ", "requant ", "vadd ", "vclip ", "lut ", "pool ", "eadd ",
+                         "sync ", "finish"})
+    EXPECT_NE(all.find(std::string("\n") + op), std::string::npos) << op;
+}
+
+TEST(RandomRtl, IllegalProgramsAreRefusedByTheirChecker) {
+  const NpuConfig config = shipped("npu-16x16.yaml");
+  for (int m = 1; m < kNumMutations; ++m)
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      const Verdict v = checkIllegalProgram(config, seed, Mutation(m));
+      EXPECT_TRUE(v.ok) << v.message;
+    }
+}
+
+TEST(RandomRtl, AGeneratedProgramIsDeterministic) {
+  const NpuConfig config = shipped("npu-32x32.yaml");
+  EXPECT_EQ(randomProgram(config, 7).text, randomProgram(config, 7).text);
+  EXPECT_NE(randomProgram(config, 7).text, randomProgram(config, 8).text);
+}
+
+}  // namespace
+}  // namespace ember::npu::test
