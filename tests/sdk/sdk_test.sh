@@ -9,6 +9,8 @@
 #   sdk_test.sh run-example     PREFIX WORK_DIR MODEL INPUT EXPECTED NPY_ALLCLOSE
 #   sdk_test.sh conform-example PREFIX WORK_DIR [ONNX_NODE_DATA_DIR]
 #   sdk_test.sh new-backend     PREFIX WORK_DIR
+#   sdk_test.sh fallback-app    PREFIX SOURCE_DIR WORK_DIR MODEL
+#   sdk_test.sh installed-extras PREFIX BUILD_DIR SAME.npy OTHER.npy
 #   sdk_test.sh guide           GUIDE.md SOURCE_ROOT   (verbatim blocks match the example)
 set -euo pipefail
 
@@ -106,6 +108,35 @@ case "$step" in
     done < "$guide"
     [ $checked -gt 0 ] || { echo "sdk_test: $guide has no verbatim blocks" >&2; exit 1; }
     echo "sdk_test: $checked verbatim blocks of $guide match the sources"
+    ;;
+  fallback-app)
+    # A host application built against the prefix alone: its plugin refuses
+    # Relu and the installed reference backend runs it (tests/sdk/fallback_app).
+    prefix=$1 source=$2 work=$3 model=$4
+    rm -rf "$work"
+    cmake -S "$source" -B "$work" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="$prefix"
+    cmake --build "$work"
+    "$work/fallback_app" "$work/libember_backend_acme.so" "$model"
+    ;;
+  installed-extras)
+    # Docs, the conformance kit's ONNX node data, and `ember npy-diff`.
+    prefix=$1 build=$2 same=$3 other=$4
+    for f in share/doc/ember/backend-guide.md share/doc/ember/cli.md lib/libember_backend_reference.a; do
+      [ -e "$prefix/$f" ] || { echo "sdk_test: $prefix/$f was not installed" >&2; exit 1; }
+    done
+    if [ -d "$build/testdata/onnx/node" ]; then
+      [ -e "$prefix/share/ember/onnx-node/test_abs/model.onnx" ] ||
+        { echo "sdk_test: the ONNX node data was not installed under share/ember/onnx-node" >&2; exit 1; }
+      "$prefix/bin/ember" conformance --backend reference --quiet --filter onnx/test_abs \
+        --onnx-data "$prefix/share/ember/onnx-node" | grep -q ' passed, 0 failed' ||
+        { echo "sdk_test: conformance on the installed ONNX data did not pass" >&2; exit 1; }
+    fi
+    "$prefix/bin/ember" npy-diff --help | grep -q '^usage: ember npy-diff EXPECTED.npy GOT.npy'
+    "$prefix/bin/ember" npy-diff "$same" "$same" | grep -q 'the arrays agree'
+    if "$prefix/bin/ember" npy-diff "$same" "$other" > /dev/null 2>&1; then
+      echo "sdk_test: npy-diff accepted two different arrays" >&2
+      exit 1
+    fi
     ;;
   *)
     echo "sdk_test: unknown step '$step'" >&2

@@ -21,5 +21,6 @@ int simCommand(const std::vector<std::string>& args);
 int asmCommand(const std::vector<std::string>& args);
 int disasmCommand(const std::vector<std::string>& args);
 int compareCommand(const std::vector<std::string>& args);
+int npyDiffCommand(const std::vector<std::string>& args);
 
 }  // namespace ember::cli

@@ -34,6 +34,7 @@ const Subcommand kSubcommands[] = {
     {"disasm", "disassemble an NPU bundle", disasmCommand},
     {"conformance", "run the operator conformance kit on a backend", conformanceCommand},
     {"compare", "name the first node (or pass) where a backend disagrees with the reference", compareCommand},
+    {"npy-diff", "compare two .npy arrays within a tolerance", npyDiffCommand},
     {"new-backend", "write the skeleton of an out-of-tree backend plugin", newBackendCommand},
     {"sweep", "run a hardware design-space sweep (local pool or Slurm array)", sweepCommand},
     {"report", "write the roofline and stall report of one simulation", reportCommand},
