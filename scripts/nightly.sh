@@ -4,16 +4,19 @@
 # so an interrupted run resumes where it stopped (--fresh starts over).
 #
 # Usage: scripts/nightly.sh [--hours H] [--fresh] [STAGE...]
-#   STAGE: asan tsan fuzz coverage   (default: all, in that order)
+#   STAGE: asan tsan rtl fuzz coverage   (default: all, in that order)
 #   --hours H  stop starting new stages after H hours (default: no limit);
 #              the fuzz stage also stops early then, and resumes next time
 #   EMBER_FUZZ_EXECS  executions per fuzz target (default 10000000)
 #   EMBER_TSAN_TESTS  ctest -R regex of the suites run under TSan
+#   EMBER_RTL_RANDOM  the rtl_random binary (default: build/default's)
+# A target that fails to build is reported by ctest as not run (a failure);
+# the stage still runs every test that did build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 hours=""
@@ -26,11 +29,11 @@ while [ $# -gt 0 ]; do
       hours=$2; shift 2 ;;
     --fresh) fresh=1; shift ;;
     -h|--help) usage; exit 0 ;;
-    asan|tsan|fuzz|coverage) stages+=("$1"); shift ;;
+    asan|tsan|rtl|fuzz|coverage) stages+=("$1"); shift ;;
     *) echo "nightly: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#stages[@]} -gt 0 ] || stages=(asan tsan fuzz coverage)
+[ ${#stages[@]} -gt 0 ] || stages=(asan tsan rtl fuzz coverage)
 
 out=build/nightly
 summary=$out/summary.txt
@@ -43,10 +46,18 @@ deadline=""
 out_of_time() { [ -n "$deadline" ] && [ "$(date +%s)" -ge "$deadline" ]; }
 record() { echo "$(date -u +%FT%TZ) $*" | tee -a "$summary"; }
 
+# Builds every target it can (ninja -k 0); the build's failures are counted
+# in the summary and their tests show up as not run.
+build_all() {
+  local log=$out/build-${2}.log
+  if cmake --build "$@" --parallel 2 -- -k 0 >"$log" 2>&1; then return 0; fi
+  record "build $2: $(grep -c '^FAILED: ' "$log") targets failed ($log)"
+}
+
 # The whole ctest suite with AddressSanitizer + UBSan (the `asan` preset).
 stage_asan() {
   cmake --preset asan >/dev/null
-  cmake --build --preset asan --parallel 2
+  build_all --preset asan
   local log=$out/asan.log
   if ctest --preset asan --timeout 3000 -j 2 >"$log" 2>&1; then :; fi
   record "asan: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
@@ -56,18 +67,34 @@ stage_asan() {
 # The suites whose code runs threads, under ThreadSanitizer (the `tsan` preset).
 stage_tsan() {
   cmake --preset tsan >/dev/null
-  cmake --build --preset tsan --parallel 2
+  build_all --preset tsan
   local log=$out/tsan.log
   if ctest --preset tsan --timeout 3000 -j 2 -R "${EMBER_TSAN_TESTS:-[Cc]pu|[Cc]odesign|[Ss]weep|Determinism|[Rr]untime|[Pp]ool}" >"$log" 2>&1; then :; fi
   record "tsan: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
   grep -q "100% tests passed" "$log"
 }
 
+# Random NPU programs (tests/rtl_random): >= 10^4 on the 16x16 array and
+# >= 2,000 on the 32x32, the fast model against the RTL matrix engine, bit
+# for bit and cycle for cycle, plus illegal mutations against the checkers.
+stage_rtl() {
+  local bin=${EMBER_RTL_RANDOM:-build/default/tests/rtl_random/rtl_random} failed=0 config count line
+  [ -x "$bin" ] || { record "rtl: $bin is not built (cmake --build build/default --target rtl_random)"; return 1; }
+  for config in npu-16x16:${EMBER_RTL_PROGRAMS_16:-10000} npu-32x32:${EMBER_RTL_PROGRAMS_32:-2000}; do
+    count=${config#*:}
+    if ! line=$("$bin" "simulator/configs/${config%%:*}.yaml" "$count" 2>"$out/rtl-${config%%:*}.log"); then
+      failed=1
+    fi
+    record "${line:-rtl ${config%%:*}: FAILED ($out/rtl-${config%%:*}.log)}"
+  done
+  return $failed
+}
+
 # Every libFuzzer target up to EMBER_FUZZ_EXECS executions in all, counted
 # across resumed runs in $out/fuzz-TARGET.execs.
 stage_fuzz() {
   local goal=${EMBER_FUZZ_EXECS:-10000000} failed=0 target done runs
-  for target in onnx_importer npy config bundle isa_decoder assembler; do
+  for target in onnx_importer npy config bundle isa_decoder assembler npy_writer sweep_spec quant_profile; do
     done=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
     while [ "$done" -lt "$goal" ] && ! out_of_time; do
       runs=$((goal - done < 2000000 ? goal - done : 2000000))
@@ -91,7 +118,7 @@ stage_fuzz() {
 stage_coverage() {
   local build=build/coverage
   cmake --preset coverage >/dev/null
-  cmake --build --preset coverage --parallel 2
+  build_all --preset coverage
   rm -rf "$build/profiles" && mkdir -p "$build/profiles"
   LLVM_PROFILE_FILE="$PWD/$build/profiles/%p-%m.profraw" ctest --test-dir "$build" --timeout 3000 -j 2 \
     >"$out/coverage-tests.log" 2>&1 || true
@@ -99,7 +126,7 @@ stage_coverage() {
   local objects=()
   while IFS= read -r f; do objects+=(-object "$f"); done < <(find "$build" -type f \( -name '*.so' -o -perm -u+x \) \
     -path '*/tests/*' ! -name '*.sh' ! -name '*.py')
-  objects+=(-object "$build/bin/ember")
+  [ -f "$build/bin/ember" ] && objects+=(-object "$build/bin/ember")
   llvm-cov-14 show -format=html -output-dir="$out/coverage-html" -instr-profile="$build/ember.profdata" \
     "${objects[@]}" core backends simulator >/dev/null
   for folder in core backends simulator; do
