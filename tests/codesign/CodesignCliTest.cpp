@@ -158,6 +158,33 @@ TEST(CodesignCli, SlurmScriptRunsOneArrayTaskPerPoint) {
   EXPECT_EQ(csv[3][column(csv[0], "status")], "not run");
 }
 
+TEST(CodesignCli, SlurmOptionsAreCheckedAndCarriedIntoTheScript) {
+  fs::path dir = freshDir("slurm_options");
+  writeFile(dir / "spec.yaml", kProgramSpec);
+  std::string common =
+      (dir / "spec.yaml").string() + " -o " + (dir / "out").string() + " --var npu=" + EMBER_NPU_TEST_DIR;
+  CommandResult emit =
+      runEmber("sweep " + common + " --emit-slurm --partition batch --time 1:30:00 --mem 4G --account hw");
+  ASSERT_EQ(emit.status, 0) << emit.output;
+  std::string script = readFile(dir / "out/sweep.slurm");
+  for (const char* line : {"#SBATCH --partition=batch\n", "#SBATCH --time=1:30:00\n", "#SBATCH --mem=4G\n",
+                           "#SBATCH --account=hw\n"})
+    EXPECT_NE(script.find(line), std::string::npos) << line << script;
+
+  CommandResult bad = runEmber("sweep " + common + " --emit-slurm --time 'ten minutes'");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.output.find("--time 'ten minutes': not a Slurm time"), std::string::npos) << bad.output;
+  EXPECT_EQ(std::count(bad.output.begin(), bad.output.end(), '\n'), 1) << bad.output;
+
+  // --resume on a machine without Slurm: one line, nothing submitted.
+  CommandResult resume =
+      runShell("PATH=/nonexistent " + std::string(EMBER_TOOL_PATH) + " sweep " + common + " --resume");
+  EXPECT_EQ(resume.status, 1);
+  EXPECT_NE(resume.output.find("sbatch not found"), std::string::npos) << resume.output;
+  EXPECT_EQ(std::count(resume.output.begin(), resume.output.end(), '\n'), 1) << resume.output;
+  EXPECT_FALSE(fs::exists(dir / "out/slurm/jobs.txt"));
+}
+
 TEST(CodesignCli, ReferenceBackendSweepCalibratesOncePerModel) {
   fs::path dir = freshDir("reference");
   writeFile(dir / "spec.yaml", std::string("backend: reference\nquantize: true\nmodels: [") +

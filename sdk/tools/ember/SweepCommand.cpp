@@ -20,6 +20,7 @@
 #include "codesign/Plots.h"
 #include "codesign/ProcessPool.h"
 #include "codesign/Progress.h"
+#include "codesign/Slurm.h"
 #include "codesign/Svg.h"
 #include "codesign/SweepSpec.h"
 #include "ember/Npy.h"
@@ -37,6 +38,8 @@ struct SweepArgs {
   int64_t timeout = 0;
   bool emitSlurm = false;
   bool reportOnly = false;
+  bool resume = false;   ///< submit the points not ok as a Slurm array
+  SbatchOptions sbatch;  ///< #SBATCH lines of sweep.slurm
 };
 
 /// Paths of one point's files under DIR/points/<id>/.
@@ -227,7 +230,10 @@ std::string quoteShell(const std::string& word) {
   return out + "'";
 }
 
-Error emitSlurm(const SweepArgs& args, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+/// Writes DIR/sweep.slurm, the job array over every point; returns its path.
+Expected<std::string> writeSlurmScript(const SweepArgs& args, const SweepSpec& spec,
+                                       const std::vector<SweepPoint>& points) {
+  EMBER_RETURN_IF_ERROR(validateSbatchOptions(args.sbatch));
   std::string dir = fs::absolute(args.outDir).lexically_normal().string();
   std::string command = "\"$EMBER\" sweep " +
                         quoteShell(fs::absolute(args.spec).lexically_normal().string()) + " -o " +
@@ -235,59 +241,101 @@ Error emitSlurm(const SweepArgs& args, const SweepSpec& spec, const std::vector<
   for (const std::string& v : args.vars) command += " --var " + quoteShell(v);
   if (!args.backend.empty()) command += " --backend " + quoteShell(args.backend);
   if (args.timeout) command += " --timeout " + std::to_string(args.timeout);
-  int minutes = int(spec.timeoutSeconds / 60) + 5;
-  std::string script =
-      "#!/bin/bash\n"
-      "# Ember co-design sweep '" +
-      spec.name +
-      "' as a Slurm job array (docs/codesign.md).\n"
-      "# One array task per point; each runs the same command as the local pool:\n"
-      "#   ember sweep SPEC -o DIR --point $SLURM_ARRAY_TASK_ID\n"
-      "# Submit:   sbatch " +
-      dir +
-      "/sweep.slurm\n"
-      "# Collect:  " +
-      command.substr(command.find("sweep") - 0) +
-      " --report-only   (after the array ends)\n"
-      "#SBATCH --job-name=ember-sweep-" +
-      sanitizeFileName(spec.name) +
-      "\n"
-      "#SBATCH --array=0-" +
-      std::to_string(points.size() - 1) +
-      "\n"
-      "#SBATCH --cpus-per-task=1\n"
-      "#SBATCH --time=" +
-      std::to_string(minutes) +
-      "\n"
-      "#SBATCH --output=" +
-      dir +
-      "/slurm/%A_%a.out\n"
-      "set -euo pipefail\n"
-      "EMBER=\"${EMBER:-" +
-      selfExecutable() +
-      "}\"\n"
-      "exec " +
-      command + " --point \"$SLURM_ARRAY_TASK_ID\"\n";
+  SlurmArrayScript script;
+  script.sweepName = spec.name;
+  script.jobName = sanitizeFileName(spec.name);
+  script.outDir = dir;
+  script.command = command;
+  script.emberPath = selfExecutable();
+  script.points = points.size();
+  script.timeoutSeconds = spec.timeoutSeconds;
+  script.options = args.sbatch;
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "slurm", ec);
-  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(dir + "/sweep.slurm", script));
-  fs::permissions(dir + "/sweep.slurm", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add,
-                  ec);
-  std::cout << "wrote " << dir << "/sweep.slurm: " << points.size() << " array tasks (0-" << points.size() - 1
-            << ")\nsubmit it with: sbatch " << dir << "/sweep.slurm\nthen collect with: ember sweep "
-            << args.spec << " -o " << args.outDir << " --report-only\n";
+  std::string path = dir + "/sweep.slurm";
+  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(path, slurmArrayScript(script)));
+  fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add, ec);
+  return path;
+}
+
+Error emitSlurm(const SweepArgs& args, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+  EMBER_ASSIGN_OR_RETURN(std::string path, writeSlurmScript(args, spec, points));
+  std::cout << "wrote " << path << ": " << points.size() << " array tasks (0-" << points.size() - 1
+            << ")\nsubmit it with: sbatch " << path << "\nthen collect with: ember sweep " << args.spec
+            << " -o " << args.outDir << " --report-only\n";
   return Error::success();
 }
 
+/// Per point index, its latest Slurm array task (none when the sweep never
+/// ran on Slurm). A scheduler that does not answer leaves the states out.
+std::map<size_t, SlurmTaskState> slurmStates(const std::string& outDir) {
+  std::string slurmDir = outDir + "/slurm";
+  std::vector<int64_t> jobs = recordedArrayJobs(slurmDir);
+  if (jobs.empty()) return {};
+  Expected<std::vector<SlurmTaskState>> states = querySlurmStates(jobs, slurmDir);
+  if (!states) {
+    std::cerr << "ember sweep: warning: " << states.error().message() << "\n";
+    return {};
+  }
+  return latestTaskStates(*states);
+}
+
+/// --resume: submits every point that is not ok and not still queued or
+/// running on Slurm as one array job (task id = point index).
+int resubmitOnSlurm(const SweepArgs& args, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
+  Expected<std::string> script = writeSlurmScript(args, spec, points);
+  if (!script) return fail(script.error());
+  std::map<size_t, SlurmTaskState> states = slurmStates(args.outDir);
+  std::vector<size_t> submit;
+  size_t active = 0;
+  for (const SweepPoint& p : points) {
+    if (pointFinishedOk(pointFiles(args.outDir, p))) continue;
+    auto it = states.find(p.index);
+    if (it != states.end() && it->second.active()) {
+      ++active;
+      continue;
+    }
+    submit.push_back(p.index);
+  }
+  std::string summary = "ember sweep: " + std::to_string(points.size()) + " points, " +
+                        std::to_string(points.size() - submit.size() - active) + " ok, " +
+                        std::to_string(active) + " still queued or running on Slurm";
+  if (submit.empty()) {
+    std::cout << summary << ", nothing to submit\n";
+    return kExitSuccess;
+  }
+  std::string slurmDir = fs::absolute(args.outDir).lexically_normal().string() + "/slurm";
+  Expected<int64_t> job = submitSlurmArray(*script, submit, slurmDir);
+  if (!job) return fail(job.error());
+  if (Error e = recordArrayJob(slurmDir, *job)) return fail(e);
+  std::cout << summary << ", submitted " << submit.size() << " as array job " << *job
+            << " (--array=" << arrayIndexList(submit) << ")\nthen collect with: ember sweep " << args.spec
+            << " -o " << args.outDir << " --report-only\n";
+  return kExitSuccess;
+}
+
 struct Row {
-  const SweepPoint* point;
+  const SweepPoint* point = nullptr;
   Json json;  ///< point.json (null when the point has not run)
   bool ok = false;
+  std::string status, error;              ///< point.json's, or the Slurm task's when it ended badly
+  const SlurmTaskState* slurm = nullptr;  ///< the point's latest Slurm array task
   std::optional<double> metric(const std::string& name) const {
     const Json* m = json.find("metrics");
     return m ? m->numberAt(name) : std::nullopt;
   }
 };
+
+/// A point whose Slurm task ended without COMPLETED (cancelled, timed out,
+/// failed, out of memory) is failed with that state, even when the task never
+/// got to write point.json.
+void applySlurmState(Row& row) {
+  const SlurmTaskState& task = *row.slurm;
+  if (row.ok || task.active() || task.state == "COMPLETED") return;
+  row.status = "failed";
+  row.error =
+      "Slurm " + task.state + " (job " + task.job() + ")" + (row.error.empty() ? "" : ": " + row.error);
+}
 
 std::string cell(std::optional<double> v) { return v ? shortNumber(*v) : ""; }
 
@@ -305,16 +353,24 @@ std::string csvNumber(std::optional<double> v) {
 /// results.csv, the plots and report.html from every point's JSON. Returns
 /// the Pareto-front summary lines.
 Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                                               const std::string& outDir) {
+                                               const std::string& outDir,
+                                               const std::map<size_t, SlurmTaskState>& slurm) {
   std::vector<Row> rows;
   for (const SweepPoint& p : points) {
-    Row row{&p, Json()};
+    Row row;
+    row.point = &p;
     PointFiles files = pointFiles(outDir, p);
     if (fs::exists(files.json)) {
       Expected<Json> json = readJsonFile(files.json);
       if (json) row.json = json.take();
     }
     row.ok = row.json.stringAt("status") == "ok";
+    row.status = row.json.isNull() ? "not run" : row.json.stringAt("status", "?");
+    row.error = row.json.stringAt("error");
+    if (auto it = slurm.find(p.index); it != slurm.end()) {
+      row.slurm = &it->second;
+      applySlurmState(row);
+    }
     rows.push_back(std::move(row));
   }
   // Pareto front per model, over latency and energy.
@@ -323,7 +379,7 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
   Page page;
   page.title = "Ember co-design sweep: " + spec.name;
   size_t ok = 0, failed = 0, pending = 0;
-  for (const Row& r : rows) (r.ok ? ok : r.json.isNull() ? pending : failed)++;
+  for (const Row& r : rows) (r.ok ? ok : r.status == "not run" ? pending : failed)++;
   page.paragraphs.push_back(
       std::to_string(points.size()) + " points (" + std::to_string(spec.models.size()) + " model(s) × " +
       std::to_string(points.size() / std::max<size_t>(1, spec.models.size())) + " config(s)), backend " +
@@ -429,19 +485,20 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
   for (const Axis& a : spec.axes) csv += "," + csvField(a.name);
   csv += ",status,error";
   for (const std::string& c : metricColumns()) csv += "," + c;
-  csv += ",wall_seconds,pareto\n";
+  csv += ",wall_seconds,pareto,slurm_job,slurm_state\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const SweepPoint& p = *r.point;
-    std::string status = r.json.isNull() ? "not run" : r.json.stringAt("status", "?");
-    std::string error = r.json.stringAt("error");
+    const std::string& status = r.status;
+    const std::string& error = r.error;
     csv += std::to_string(p.index) + "," + p.id + "," + csvField(spec.models[p.model].name) + "," +
            csvField(p.label);
     for (size_t a = 0; a < spec.axes.size(); ++a)
       csv += "," + csvField(spec.axes[a].values[p.axisValues[a]].label);
     csv += "," + status + "," + csvField(error);
     for (const std::string& c : metricColumns()) csv += "," + csvNumber(r.metric(c));
-    csv += "," + csvNumber(r.json.numberAt("wall_seconds")) + "," + (front[i] ? "1" : "0") + "\n";
+    csv += "," + csvNumber(r.json.numberAt("wall_seconds")) + "," + (front[i] ? "1" : "0") + "," +
+           (r.slurm ? r.slurm->job() + "," + r.slurm->state : ",") + "\n";
     all.rows.push_back({p.id, spec.models[p.model].name, p.label, status, cell(r.metric("cycles")),
                         cell(r.metric("latency_us")),
                         r.metric("mac_utilization") ? cell(*r.metric("mac_utilization") * 100) + "%" : "",
@@ -458,12 +515,23 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
   return summary;
 }
 
+void addSlurmOptions(OptionParser& parser, SweepArgs& args) {
+  parser.addFlag("--resume", &args.resume,
+                 "submit the points not ok (failed, cancelled, never run) as a Slurm array with sbatch");
+  parser.addString("--partition", "NAME", &args.sbatch.partition, "Slurm partition (#SBATCH --partition)");
+  parser.addString(
+      "--time", "LIMIT", &args.sbatch.time,
+      "Slurm time limit per array task, e.g. 30 or 1:00:00 (default: the point timeout + 5 min)");
+  parser.addString("--mem", "SIZE", &args.sbatch.mem, "Slurm memory per array task, e.g. 4G (#SBATCH --mem)");
+  parser.addString("--account", "NAME", &args.sbatch.account, "Slurm account (#SBATCH --account)");
+}
+
 }  // namespace
 
 int sweepCommand(const std::vector<std::string>& argv) {
   SweepArgs args;
   OptionParser parser(
-      "ember sweep", "SPEC.yaml -o DIR [-j N] [--emit-slurm]",
+      "ember sweep", "SPEC.yaml -o DIR [-j N] [--emit-slurm | --resume] [--partition P --time T --mem M]",
       "Runs a hardware design-space sweep (docs/codesign.md): every combination of the spec's axes, for\n"
       "every model, compiled and simulated in its own process. Writes DIR/results.csv, DIR/points/<id>/\n"
       "(config.yaml, point.json, stats.json, log.txt, report.html), DIR/plots/*.svg and DIR/report.html.\n"
@@ -481,6 +549,7 @@ int sweepCommand(const std::vector<std::string>& argv) {
                  "write DIR/sweep.slurm (a Slurm job array) instead of running");
   parser.addString("--point", "INDEX|ID", &args.point, "run only this point (one Slurm array task)");
   parser.addFlag("--report-only", &args.reportOnly, "run nothing; rebuild results.csv and report.html");
+  addSlurmOptions(parser, args);
   if (auto status = parser.parse(argv)) return *status;
   if (args.outDir.empty()) return parser.usageError("missing -o DIR");
 
@@ -522,6 +591,7 @@ int sweepCommand(const std::vector<std::string>& argv) {
     if (Error e = emitSlurm(args, spec, points)) return fail(e);
     return kExitSuccess;
   }
+  if (args.resume) return resubmitOnSlurm(args, spec, points);
 
   std::vector<size_t> pending;
   if (!args.point.empty()) {
@@ -599,7 +669,8 @@ int sweepCommand(const std::vector<std::string>& argv) {
     return failedPoints ? kExitFailure : kExitSuccess;
   }
 
-  Expected<std::vector<std::string>> summary = writeReport(spec, points, args.outDir);
+  Expected<std::vector<std::string>> summary =
+      writeReport(spec, points, args.outDir, slurmStates(args.outDir));
   if (!summary) return fail(summary.error());
   size_t failedTotal = 0;
   for (const SweepPoint& p : points)
