@@ -11,7 +11,7 @@ namespace ember::cli {
 
 int compileCommand(const std::vector<std::string>& args) {
   PipelineArgs pipeline;
-  std::string outputPath, reportPath;
+  std::string outputPath, headerPath, reportPath;
   std::vector<std::string> bindings;
   bool quiet = false;
 
@@ -23,6 +23,9 @@ int compileCommand(const std::vector<std::string>& args) {
                    "write the compiled artefact (npu: the bundle 'ember sim' runs;\n"
                    "a model with several npu partitions writes OUT, OUT.2, ...)");
   parser.addAlias("-o", "--output");
+  parser.addString("--header", "FILE", &headerPath,
+                   "with -o on the cpu backend: write the AOT bundle's C header to FILE\n"
+                   "(default: OUT with the extension .h)");
   parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
   parser.addList("--bind", "NAME=FILE.npy", &bindings,
                  "compile for this value of model input NAME: it becomes a constant\n"
@@ -35,6 +38,11 @@ int compileCommand(const std::vector<std::string>& args) {
   Expected<std::unique_ptr<Backend>> backend = pipeline.createBackend();
   if (!backend) return fail(backend.error());
   std::string backendName = (*backend)->name();
+  if (!headerPath.empty()) {
+    if (outputPath.empty()) return fail(makeError("--header needs -o OUT"));
+    if (Error e = (*backend)->setOption("header", headerPath))
+      return fail(e.withContext("--header (backend '" + backendName + "')"));
+  }
 
   Expected<std::map<std::string, Tensor>> bound = readNamedInputs(bindings);
   if (!bound) return fail(bound.error().withContext("--bind"));
