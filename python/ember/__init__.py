@@ -354,7 +354,7 @@ class SweepResults(list):
             return None
 
 
-_TEXT_COLUMNS = {"id", "model", "config", "status", "error"}
+_TEXT_COLUMNS = {"id", "model", "config", "status", "error", "slurm_job", "slurm_state"}
 
 
 def _cell(column: str, text: str) -> Any:

@@ -138,7 +138,8 @@ int runCommand(const std::vector<std::string>& args) {
     printValueDependentWarnings(std::cout, function);
     printReport(std::cout, backendName, model->report, median, repeat, deviceReport);
     // Partitioned models: how the tensors between partitions travelled (docs/backend-guide.md, "Device model").
-    if (const RunStatistics* stats = lastRunStatistics(*model->function))
+    const RunStatistics* stats = lastRunStatistics(*model->function);
+    if (stats && stats->partitions > 1)
       std::cout << "transfers:    " << stats->hostTransfers << " through the host (" << stats->hostTransferBytes
                 << " B), " << stats->deviceHandoffs << " kept on a device, between " << stats->partitions
                 << " partitions\n";
