@@ -21,6 +21,7 @@ namespace ember::npu_backend {
 struct LayerInfo {
   std::string shape, tiles;
   uint64_t estimatedCycles = 0;
+  bool fusedResidualAdd = false;  ///< the conv also ran the add it was offered
 };
 
 class CompileContext {

@@ -1,10 +1,13 @@
 #include "Compiler.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "CompileContext.h"
 #include "IsaLimits.h"
 #include "Lowering.h"
+#include "ResidualFusion.h"
 #include "ember/npu/ProgramCheck.h"
 
 namespace ember::npu_backend {
@@ -89,10 +92,12 @@ bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
 
 namespace {
 
-Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& inst) {
+Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& inst,
+                                     const ResidualAddCandidate* fusion) {
   switch (inst.kind) {
     case OpKind::QuantizedConv:
-      return lowerConv(ctx, inst);
+      return fusion ? lowerConv(ctx, inst, &ctx.ir().instructions()[fusion->add], fusion->overwritesInput)
+                    : lowerConv(ctx, inst);
     case OpKind::QuantizedMatMul:
       return lowerMatMul(ctx, inst);
     case OpKind::QuantizedAvgPool:
@@ -159,12 +164,19 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
   CompileContext ctx(ir, config);
   ctx.program().setVectorQueue(config.vectorQueue == npu::VectorQueue::Separate);
   CompiledProgram result;
-  for (const Instruction& inst : ir.instructions()) {
+  const std::map<size_t, ResidualAddCandidate> fusion = residualAddCandidates(ctx);
+  std::set<size_t> fusedAdds;  // adds already run in their conv's epilogue
+  const auto& instructions = ir.instructions();
+  for (size_t index = 0; index < instructions.size(); ++index) {
+    const Instruction& inst = instructions[index];
     if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;
+    if (fusedAdds.count(index)) continue;
     ctx.program().beginLayer(inst.name.empty() ? "layer" + std::to_string(result.layers.size()) : inst.name);
     ctx.sram().beginLayer();
-    auto info = lowerInstruction(ctx, inst);
+    const auto candidate = fusion.find(index);
+    auto info = lowerInstruction(ctx, inst, candidate != fusion.end() ? &candidate->second : nullptr);
     if (!info) return info.error();
+    if (info->fusedResidualAdd) fusedAdds.insert(candidate->second.add);
     const auto [first, last] = ctx.program().endLayer();
     ctx.sram().endLayer(first, last);
     LayerReport layer;

@@ -135,21 +135,25 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   const ConvTiling& t = *tiling;
   const ConvSramNeeds needs = sramNeeds(g, tiles, t, cfg);
   if (!t.vectorQueue) ctx.program().keepVectorsOnComputeQueue();
+  if (g.residualAdd) ctx.program().vectorReadsLoadedSlots(int(kResidualSlots));
 
   // DRAM: the weight slabs and the folded bias.
   std::vector<int64_t> slabOffsets;
   const std::vector<int8_t> packed = packWeights(job, tiles, slabOffsets);
   const uint64_t weightsAddr = ctx.addWeights(packed.data(), packed.size());
   const uint64_t biasAddr = ctx.addWeights(job.bias.data(), job.bias.size() * 4);
+  const uint64_t residualParamsAddr =
+      g.residualAdd ? ctx.addWeights(job.residualParams.data(), job.residualParams.size()) : 0;
 
   // SRAM: input slots in banks 0 and 1, weights in bank 2, outputs in bank 3
   // when they fit there (fewer bank conflicts between the DMA and the engine);
   // otherwise packed densely (the search checked the total).
   SramAllocator& sram = ctx.sram();
-  std::vector<uint64_t> inSlots, wSlots, outSlots, accTiles;
+  std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, accTiles;
   std::optional<uint64_t> biasAcc;
+  uint64_t residualParams = 0;
   auto allocate = [&](bool bankHints) {
-    inSlots.clear(), wSlots.clear(), outSlots.clear();
+    inSlots.clear(), wSlots.clear(), outSlots.clear(), residualSlots.clear();
     bool ok = true;
     auto take = [&](std::vector<uint64_t>& slots, const std::string& role, int64_t count, int64_t bytes,
                     int bank, int bankStep = 1) {
@@ -167,6 +171,12 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
     const bool outputsShareBank = t.vectorQueue && cfg.scratchpadBanks <= 4;
     take(outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
+    if (g.residualAdd) {  // beside the weights: the engine reads those only while preloading
+      take(residualSlots, "residual", kResidualSlots, needs.residualTileBytes, 2, 0);
+      std::vector<uint64_t> params;
+      take(params, "residual_params", 1, int64_t(npu::isa::kEAddParamBytes), int(cfg.scratchpadBanks) - 1);
+      if (ok) residualParams = params[0];
+    }
     accTiles.clear();
     for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
       // With the vector queue, tile i in bank i (ping-pong between banks).
@@ -234,6 +244,14 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
       bias.y = 1;
       bias.sramStride = g.o;
       step.loads.push_back(makeLoad(bias));
+    }
+    if (s == 0 && g.residualAdd) {
+      Dma params;
+      params.dram = residualParamsAddr;
+      params.sram = residualParams;
+      params.x = int64_t(job.residualParams.size());
+      params.sramStride = params.x;
+      step.loads.push_back(makeLoad(params));
     }
     if (bandIndex != curBand) {
       const int slot = inLoads++ % int(inSlots.size());
@@ -417,27 +435,41 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
           }
       }
     }
-    // Store the band's rows of this block.
-    Dma st;
-    st.sram = outSlot;
-    st.dram = job.output + uint64_t(((band.image * g.oh + band.oy0) * g.ow) * g.o + blockC0);
-    if (blockWidth == g.o && g.ow * g.o <= limits::kDmaRowElements) {
-      st.x = g.ow * g.o;
-      st.y = b;
-      st.dramYStride = g.ow * g.o;
-      st.sramStride = g.ow * g.o;
-    } else {
-      st.x = blockWidth;
-      st.y = g.ow;
-      st.z = b;
-      st.sramStride = blockWidth;
-      st.dramYStride = g.o;
-      st.dramZStride = g.ow * g.o;
+    // The band's rows of this block in an NHWC tensor shaped like the output.
+    auto tileDma = [&](uint64_t tensor, uint64_t slot) {
+      Dma d;
+      d.sram = slot;
+      d.dram = tensor + uint64_t(((band.image * g.oh + band.oy0) * g.ow) * g.o + blockC0);
+      if (blockWidth == g.o && g.ow * g.o <= limits::kDmaRowElements) {
+        d.x = g.ow * g.o;
+        d.y = b;
+        d.dramYStride = g.ow * g.o;
+        d.sramStride = g.ow * g.o;
+      } else {
+        d.x = blockWidth;
+        d.y = g.ow;
+        d.z = b;
+        d.sramStride = blockWidth;
+        d.dramYStride = g.o;
+        d.dramZStride = g.ow * g.o;
+      }
+      return d;
+    };
+    if (g.residualAdd) {
+      // The add's other operand, then the add in place on the requantized
+      // tile: the same eadd (and rounding) as the QuantizedAdd layer.
+      const uint64_t residualSlot = residualSlots[s % residualSlots.size()];
+      step.loads.push_back(makeLoad(tileDma(job.residual, residualSlot)));
+      const uint64_t a = job.convIsLhs ? outSlot : residualSlot,
+                     bOperand = job.convIsLhs ? residualSlot : outSlot;
+      step.computes.push_back(makeEAdd(a, blockWidth, bOperand, blockWidth, outSlot, blockWidth, b * g.ow,
+                                       blockWidth, residualParams));
     }
-    step.stores.push_back(makeStore(st));
+    step.stores.push_back(makeStore(tileDma(job.output, outSlot)));
     ctx.program().addStep(std::move(step));
   }
-  const std::string shape = describe(g) + (job.inPixelBytes ? " (strided 1x1, input gathered by DMA)" : "");
+  const std::string shape = describe(g) + (job.inPixelBytes ? " (strided 1x1, input gathered by DMA)" : "") +
+                            (g.residualAdd ? " + residual add" : "");
   return LayerInfo{shape, t.str(), t.estimatedCycles};
 }
 
@@ -475,7 +507,8 @@ const T* constantData(const CompileContext& ctx, const Instruction& inst, size_t
 
 }  // namespace
 
-Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst) {
+Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, const Instruction* fusedAdd,
+                              bool addOverwritesInput) {
   const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
   const Type& filterType = operandValue(ctx, inst, 2).type;
   EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "filter"));
@@ -511,7 +544,22 @@ Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst) {
     job.inPixelBytes = g.sw * g.c;
     g = gatheredGeometry(g);
   }
-  return emitConvJob(ctx, job);
+  if (fusedAdd) {
+    // Only when a tiling with the two residual tiles still fits the SRAMs.
+    ConvGeometry fused = g;
+    fused.residualAdd = true;
+    fused.singleBand = addOverwritesInput;
+    if (fitConv(fused, makeNTiles(fused, ctx.config().rows, ctx.config().cols), ctx.cost())) {
+      g = fused;
+      job.convIsLhs = fusedAdd->operands[1].value == inst.operands[0].value;
+      job.residual = ctx.addressOf(fusedAdd->operands[job.convIsLhs ? 2 : 1].value);
+      job.residualParams = addParams(ctx, *fusedAdd);
+      job.output = ctx.addressOf(fusedAdd->operands[0].value);
+    }
+  }
+  auto info = emitConvJob(ctx, job);
+  if (info) info->fusedResidualAdd = g.residualAdd;
+  return info;
 }
 
 Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst) {

@@ -413,6 +413,16 @@ std::vector<uint8_t> eaddParams(FixedPointMultiplier a, FixedPointMultiplier b, 
 
 }  // namespace
 
+std::vector<uint8_t> addParams(const CompileContext& ctx, const Instruction& add) {
+  const Type &out = operandValue(ctx, add, 0).type, &lhs = operandValue(ctx, add, 1).type,
+             &rhs = operandValue(ctx, add, 2).type;
+  const auto m = quant::addMultipliers(lhs.scale, rhs.scale, out.scale);
+  const quant::QuantRange range = quant::activationRange(quant::int8Range(), out.scale, out.offset,
+                                                         float(add.attrs.getFloat("clip_min", -INFINITY)),
+                                                         float(add.attrs.getFloat("clip_max", INFINITY)));
+  return eaddParams(m.a, m.b, m.out, lhs.offset, rhs.offset, out.offset, range.lo, range.hi);
+}
+
 Expected<LayerInfo> lowerAdd(CompileContext& ctx, const Instruction& inst) {
   const Type &out = operandValue(ctx, inst, 0).type, &lhs = operandValue(ctx, inst, 1).type,
              &rhs = operandValue(ctx, inst, 2).type;
@@ -420,11 +430,7 @@ Expected<LayerInfo> lowerAdd(CompileContext& ctx, const Instruction& inst) {
   AddOperand ea, eb;
   if (!addLayout(out.dims, lhs.dims, rhs.dims, rows, cols, ea, eb))
     return layerError(inst, "this broadcast form is not supported");
-  const auto m = quant::addMultipliers(lhs.scale, rhs.scale, out.scale);
-  const quant::QuantRange range = quant::activationRange(quant::int8Range(), out.scale, out.offset,
-                                                         float(inst.attrs.getFloat("clip_min", -INFINITY)),
-                                                         float(inst.attrs.getFloat("clip_max", INFINITY)));
-  const auto params = eaddParams(m.a, m.b, m.out, lhs.offset, rhs.offset, out.offset, range.lo, range.hi);
+  const auto params = addParams(ctx, inst);
   auto info = emitEAdd(ctx, inst, ctx.addressOf(inst.operands[1].value), ea.row,
                        ctx.addressOf(inst.operands[2].value), eb.row, ctx.addressOf(inst.operands[0].value),
                        rows, cols, params);

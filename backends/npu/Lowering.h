@@ -34,6 +34,13 @@ struct ConvJob {
   /// Per output position (average pooling), or empty.
   std::function<quant::FixedPointMultiplier(int64_t, int64_t)> positionMultiplier;
   int32_t outZero = 0, lo = -128, hi = 127;
+  /// A QuantizedAdd fused into the epilogue (g.residualAdd): every output tile
+  /// loads the add's other operand from `residual` (NHWC like the output) and
+  /// one eadd with the add's `residualParams` combines it in place with the
+  /// requantized tile; `output` is then the add's result.
+  uint64_t residual = 0;
+  bool convIsLhs = true;  ///< the conv's result is the add's first operand
+  std::vector<uint8_t> residualParams;
 };
 
 Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job);
@@ -55,11 +62,16 @@ ConvGeometry gatheredGeometry(ConvGeometry g);
 /// A QuantizedMatMul [.., K] x [K, N] as a 1x1 conv of K channels over the lhs rows.
 ConvGeometry matMulGeometry(const Type& lhs, const Type& rhs);
 
-Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst);
+/// `fusedAdd`: a QuantizedAdd whose operand is this conv's result, to run in
+/// its epilogue (ResidualFusion.h says when that is allowed).
+Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst,
+                              const Instruction* fusedAdd = nullptr, bool addOverwritesInput = false);
 Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerAvgPool(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerAdd(CompileContext& ctx, const Instruction& inst);
+/// The eadd parameter record of a QuantizedAdd (multipliers, zero points, clip).
+std::vector<uint8_t> addParams(const CompileContext& ctx, const Instruction& add);
 Expected<LayerInfo> lowerLookup(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerRequantize(CompileContext& ctx, const Instruction& inst);
 /// Copy, Transpose, Slice, Concat: DMA through the scratchpad.

@@ -21,6 +21,7 @@ void ProgramBuilder::beginLayer(const std::string& name) {
   layers_.push_back(unique);
   tag_ = uint16_t(layers_.size());
   layerSeparate_ = separate_;
+  layerVectorLoadSlots_ = 0;
 }
 
 void ProgramBuilder::emit(Instruction in) {
@@ -127,19 +128,23 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
   // Side tokens (vector->load) only when a load overwrites an accumulator
   // tile a requant of step s-2 reads (bias by DMA): otherwise the loads would
   // wait for the vector queue for nothing.
+  // A fused residual add's operand slots are read by the vector queue too,
+  // in a rotation of `layerVectorLoadSlots_` (three: a load then waits for
+  // the epilogue of three steps before, not two, so the loads stay ahead).
   bool accumulatorLoads = false;
   for (int s = kDepth; s < numSteps; ++s)
     for (const Instruction& in : steps_[size_t(s)].loads)
       accumulatorLoads =
           accumulatorLoads || (in.opcode == npu::isa::Opcode::Load &&
                                in[npu::isa::Field::Mem] == int64_t(npu::isa::Memory::Accumulator));
+  const int sideLag = accumulatorLoads ? kDepth : layerVectorLoadSlots_;
+  const bool sideTokens = sideLag > 0;
   auto emitLoads = [&](int s) {
     std::vector<Instruction>& loads = steps_[size_t(s)].loads;
     if (loads.empty()) loads.push_back(makeSync(Queue::Load));
-    if (s >= kDepth) {
-      loads.front().deps.popNext = true;              // input and weight slots freed by the gemms of s-2
-      loads.front().deps.popSide = accumulatorLoads;  // accumulator tile freed by the vector queue at s-2
-    }
+    if (s >= kDepth) loads.front().deps.popNext = true;  // input and weight slots freed by the gemms of s-2
+    // Accumulator tile (or residual slot) freed by the vector queue at s-sideLag.
+    if (sideTokens && s >= sideLag) loads.front().deps.popSide = true;
     loads.back().deps.pushNext = true;
     for (const Instruction& in : loads) emit(in);
   };
@@ -158,7 +163,7 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     if (s >= kDepth) step.vectors.front().deps.popNext = true;
     step.vectors.back().deps.pushPrev = true;
     step.vectors.back().deps.pushNext = true;
-    step.vectors.back().deps.pushSide = accumulatorLoads;
+    step.vectors.back().deps.pushSide = sideTokens;
     for (const Instruction& in : step.vectors) emit(in);
     if (step.stores.empty()) step.stores.push_back(makeSync(Queue::Store));
     step.stores.front().deps.popSide = true;
@@ -182,7 +187,8 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     emit(sync);
   }
   pendingLoadPops_ = inFlight + 1;  // leftover slot credits + the compute barrier
-  pendingLoadSidePops_ = (accumulatorLoads ? inFlight : 0) + 1;  // leftover tile credits + the vector barrier
+  // Leftover tile credits + the vector barrier.
+  pendingLoadSidePops_ = (sideTokens ? std::min(numSteps, sideLag) : 0) + 1;
 }
 
 void ProgramBuilder::finish() {

@@ -43,6 +43,10 @@ class ProgramBuilder {
   /// The current layer keeps its vector instructions on the compute queue
   /// (its tiling chose one accumulator tile).
   void keepVectorsOnComputeQueue() { layerSeparate_ = false; }
+  /// The current layer's vector instructions read scratchpad slots its loads
+  /// fill, `slots` of them in rotation (a fused residual add's operand), so a
+  /// load that overwrites one waits for the vector queue `slots` steps before.
+  void vectorReadsLoadedSlots(int slots) { layerVectorLoadSlots_ = slots; }
   /// Starts a layer; its instructions carry the new layer tag.
   void beginLayer(const std::string& name);
   void addStep(Step step) { steps_.push_back(std::move(step)); }
@@ -70,6 +74,7 @@ class ProgramBuilder {
   int pendingLoadPops_ = 0;      ///< compute->load tokens the load queue has not popped yet
   int pendingLoadSidePops_ = 0;  ///< vector->load tokens the load queue has not popped yet
   bool separate_ = false, layerSeparate_ = false;
+  int layerVectorLoadSlots_ = 0;  ///< 0: the vector queue reads no loaded scratchpad slot
 };
 
 }  // namespace ember::npu_backend

@@ -15,7 +15,7 @@ int64_t ConvGeometry::padH() const { return std::max(pt + h + pb, (oh - 1) * sh 
 std::string ConvGeometry::key() const {
   std::ostringstream os;
   for (int64_t v : {n, h, w, c, oh, ow, o, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group}) os << v << ',';
-  os << perChannelRequant << perPositionRequant;
+  os << perChannelRequant << perPositionRequant << residualAdd << singleBand;
   return os.str();
 }
 
@@ -148,6 +148,7 @@ ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, 
   s.accSlots = t.biasByDma || t.vectorQueue ? 2 : 1;
   s.tilePerBank = t.vectorQueue && c.accumulatorBanks >= 2;
   s.biasEntries = t.biasByDma ? 0 : g.o;
+  s.residualTileBytes = g.residualAdd ? s.outTileBytes : 0;
   return s;
 }
 
@@ -156,7 +157,9 @@ namespace {
 bool fits(const ConvSramNeeds& s, const npu::NpuConfig& c) {
   const int64_t spad = s.inputSlots * int64_t(alignUp(uint64_t(s.bandBytes), 64)) +
                        s.weightSlots * int64_t(alignUp(uint64_t(s.blockWeightBytes), 64)) +
-                       2 * int64_t(alignUp(uint64_t(s.outTileBytes), 64));
+                       2 * int64_t(alignUp(uint64_t(s.outTileBytes), 64)) +
+                       kResidualSlots * int64_t(alignUp(uint64_t(s.residualTileBytes), 64)) +
+                       (s.residualTileBytes > 0 ? int64_t(alignUp(npu::isa::kEAddParamBytes, 64)) : 0);
   const int64_t acc = s.accSlots * int64_t(alignUp(uint64_t(s.accEntries), 16)) +
                       int64_t(alignUp(uint64_t(s.biasEntries), 16));
   // Ping-pong tiles in different accumulator banks: each tile within one bank.
@@ -222,6 +225,7 @@ ComputeSplit computeCycles(const ConvGeometry& g, const CostModel& cost,
     cycles += uint64_t(groups) * cost.requant(bandRows * g.ow, colsPerGroup);
   else
     cycles += uint64_t(bandRows * groups) * cost.requant(g.ow, colsPerGroup);
+  if (g.residualAdd) cycles += cost.eadd(bandRows * g.ow, width);  // in place on the output tile
   split.vector = cycles;
   return split;
 }
@@ -302,6 +306,12 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
     const uint64_t fullStore = cost.store(width, g.ow, t.bandRows),
                    lastStore = cost.store(width, g.ow, lastBandRows);
     total.store += uint64_t(fullBands) * fullStore + uint64_t(lastBands) * lastStore;
+    if (g.residualAdd) {  // the add's other operand, loaded like the output tile is stored
+      total.load += uint64_t(fullBands) * cost.load(width, g.ow, t.bandRows) +
+                    uint64_t(lastBands) * cost.load(width, g.ow, lastBandRows);
+      total.dram += uint64_t(fullBands) * cost.dramCycles(t.bandRows * g.ow, width) +
+                    uint64_t(lastBands) * cost.dramCycles(lastBandRows * g.ow, width);
+    }
     total.dram += uint64_t(fullBands) * cost.dramCycles(t.bandRows * g.ow, width) +
                   uint64_t(lastBands) * cost.dramCycles(lastBandRows * g.ow, width);
     // Weights: once per block (block-outer, or a single block), else every step.
@@ -389,6 +399,7 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
                 if (kParts > 1 && (g.n * ceilDiv(g.oh, bandRows) > 1 || perBlock > 1 || biasByDma ||
                                    order != LoopOrder::BandOuter || int64_t(tiles[0].steps.size()) < kParts))
                   continue;
+                if (g.singleBand && g.n * ceilDiv(g.oh, bandRows) > 1) continue;
                 ConvTiling t{bandRows, perBlock, multiRow, order, biasByDma, kParts, 0, vectorQueue};
                 auto cycles = evaluate(g, tiles, agg, cost, t);
                 if (!cycles) continue;

@@ -20,6 +20,12 @@ struct ConvGeometry {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0, group = 1;
   bool perChannelRequant = false;   ///< requant runs per channel group (cost only)
   bool perPositionRequant = false;  ///< requant runs per output position (average pooling)
+  /// A residual add fused into the epilogue: each output tile also loads the
+  /// add's other operand and runs one eadd (two more scratchpad tiles).
+  bool residualAdd = false;
+  /// The whole input is one band, loaded before any output tile is stored
+  /// (a fused add's result may then overwrite the conv's input).
+  bool singleBand = false;
 
   int64_t cg() const { return c / group; }
   int64_t og() const { return o / group; }
@@ -34,6 +40,11 @@ struct ConvGeometry {
   int64_t virtualWidth() const { return sh * padW() / sw; }
   std::string key() const;
 };
+
+/// Scratchpad slots of a fused residual add's operand, in rotation: one more
+/// than the other resources, so its loads run three steps ahead of the
+/// epilogue that reads them (ProgramBuilder::vectorReadsLoadedSlots).
+inline constexpr int64_t kResidualSlots = 3;
 
 /// One gemm's slice of the reduction: `k` consecutive input bytes at `offset`
 /// from the output pixel's first tap (ky row, byte within the padded row).
@@ -90,6 +101,7 @@ struct ConvTiling {
 struct ConvSramNeeds {
   int64_t bandBytes, inputSlots, blockWeightBytes, weightSlots, outTileBytes, accEntries, accSlots,
       biasEntries;
+  int64_t residualTileBytes;  ///< per slot (kResidualSlots), 0 without a fused residual add
   bool tilePerBank;  ///< each accumulator tile within one bank (vector queue, accumulator.banks >= 2)
 };
 ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, const ConvTiling& t,

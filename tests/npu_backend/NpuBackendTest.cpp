@@ -379,6 +379,84 @@ Builder smallNetwork() {
 
 TEST(NpuNetwork, SmallResidualCnn) { expectBitExact(smallNetwork()); }
 
+// ---- A residual add fused into the conv epilogue (compiler.fuse_residual_add) ------------
+
+struct ResidualCase {
+  const char* name;
+  int64_t h, w, c, o, k, stride;
+  bool convIsLhs, perChannel, convAlsoOutput;
+};
+
+/// conv(x) + shortcut (or shortcut + conv(x)), ReLU after the add like ResNet.
+Builder residualBuilder(const ResidualCase& p) {
+  return [p](Function& f) -> Error {
+    Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, {1, p.h, p.w, p.c}, 0.05f, -3));
+    const int64_t pad = p.k / 2, oh = (p.h + 2 * pad - p.k) / p.stride + 1,
+                  ow = (p.w + 2 * pad - p.k) / p.stride + 1;
+    Node* shortcut = f.createPlaceholder("shortcut", Type(ElemKind::Int8Q, {1, oh, ow, p.o}, 0.07f, 11));
+    Attributes attrs{{"strides", std::vector<int64_t>{p.stride, p.stride}},
+                     {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                     {"dilations", std::vector<int64_t>{1, 1}},
+                     {"group", int64_t(1)},
+                     {"kind", std::string("i8q")},
+                     {"scale", 0.09},
+                     {"offset", int64_t(5)}};
+    EMBER_ASSIGN_OR_RETURN(
+        Node * conv, f.create(OpKind::QuantizedConv, "conv",
+                              {x, constantI8(f, "w", {p.o, p.k, p.k, p.c}, 31), constantBias(f, "b", p.o, 32),
+                               constantScales(f, "s", p.o, p.perChannel)},
+                              attrs));
+    Attributes add{
+        {"kind", std::string("i8q")}, {"scale", 0.11}, {"offset", int64_t(-128)}, {"clip_min", 0.0}};
+    std::vector<NodeValue> operands{conv, shortcut};
+    if (!p.convIsLhs) std::swap(operands[0], operands[1]);
+    EMBER_ASSIGN_OR_RETURN(Node * sum, f.create(OpKind::QuantizedAdd, "add", operands, add));
+    f.addOutput("y", sum);
+    if (p.convAlsoOutput) f.addOutput("t", conv);
+    return Error::success();
+  };
+}
+
+// The fused layer (one layer: the conv with "+ residual add") against the
+// reference's separate QuantizedAdd, bit for bit, on both v3 configs; a conv
+// whose result is also a model output keeps the separate add.
+TEST(NpuResidualFusion, ConvPlusAddBitExact) {
+  const std::string dir = EMBER_NPU_CONFIG_DIR;
+  for (const ResidualCase& p :
+       {ResidualCase{"pointwise_lhs", 14, 14, 64, 256, 1, 1, true, false, false},
+        ResidualCase{"pointwise_rhs_per_channel", 14, 14, 64, 96, 1, 1, false, true, false},
+        ResidualCase{"k3_lhs", 12, 12, 32, 48, 3, 1, true, false, false},
+        ResidualCase{"k3_stride2_rhs", 15, 15, 24, 40, 3, 2, false, false, false},
+        ResidualCase{"pointwise_stride2_gathered", 16, 16, 32, 64, 1, 2, true, true, false},
+        ResidualCase{"deep_wide", 7, 7, 512, 2048, 1, 1, true, false, false},
+        ResidualCase{"conv_also_an_output", 10, 10, 16, 32, 3, 1, true, false, true}}) {
+    for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
+      SCOPED_TRACE(std::string(p.name) + " on " + cfg);
+      RunResult npu;
+      expectBitExact(residualBuilder(p), dir + "/" + cfg, {}, &npu);
+      if (p.convAlsoOutput) {
+        ASSERT_EQ(npu.report.layers.size(), 2u);
+        EXPECT_EQ(npu.report.layers[1].op, "QuantizedAdd");
+      } else {
+        ASSERT_EQ(npu.report.layers.size(), 1u);
+        EXPECT_NE(npu.report.layers[0].shape.find("+ residual add"), std::string::npos)
+            << npu.report.layers[0].shape;
+      }
+    }
+  }
+}
+
+// The small network's add reads conv2's input (conv1's result) as its other
+// operand, and may be planned in place on it: still bit-exact. The default
+// config keeps the add as its own layer.
+TEST(NpuResidualFusion, SmallNetworkAndDefaultConfig) {
+  const std::string dir = EMBER_NPU_CONFIG_DIR;
+  RunResult fused, plain;
+  expectBitExact(smallNetwork(), dir + "/npu-16x16-v3.yaml", {}, &fused);
+  expectBitExact(smallNetwork(), "", {}, &plain);
+  EXPECT_EQ(plain.report.layers.size(), 5u);
+}
+
 TEST(NpuNetwork, DeterministicCyclesAndReport) {
   RunResult a = compileAndRun(smallNetwork(), "npu");
   RunResult b = compileAndRun(smallNetwork(), "npu");

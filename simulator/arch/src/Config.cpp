@@ -80,6 +80,8 @@ const std::vector<KeySpec>& keys() {
       {"energy_pj.vector_op", RealKey{nullptr, &EnergyTable::vectorOpPj, 0, 1e6}},
       {"energy_pj.instruction", RealKey{nullptr, &EnergyTable::instructionPj, 0, 1e6}},
       {"energy_pj.static_per_cycle", RealKey{nullptr, &EnergyTable::staticPjPerCycle, 0, 1e9}},
+      {"compiler.fuse_residual_add",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.fuseResidualAdd = i == 1; }}},
       {"simulation.quantum_cycles", IntKey{&NpuConfig::quantumCycles, 1, 1000000000}},
   };
   return kKeys;

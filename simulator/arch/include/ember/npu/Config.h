@@ -67,6 +67,10 @@ struct NpuConfig {
   int64_t storeQueueDepth = 32;
   int64_t vectorQueueDepth = 32;
   EnergyTable energy;
+  // Compiler (not hardware): a program compiled either way runs on the same NPU.
+  /// Fuse a residual add into the epilogue of the conv that produces one of
+  /// its operands (docs/npu/compiler.md, "Residual add in the conv epilogue").
+  bool fuseResidualAdd = false;
   // Simulation (not hardware): how far a DMA may run ahead of SystemC time.
   int64_t quantumCycles = 1000;
 
