@@ -8,11 +8,13 @@
 #include "Compiler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <optional>
 
 #include "ember/Kernels.h"
+#include "ember/QuantMath.h"
 
 namespace ember::cpu {
 namespace {
@@ -538,6 +540,8 @@ class Compiler {
         addStep(std::move(step));
         return true;
       }
+      case OpKind::QuantizedConv:
+        return lowerInt8Conv(inst);
       case OpKind::Transpose: {
         const Type& it = type(ins[0]);
         auto step = std::make_unique<TransposeStep>();
@@ -553,6 +557,72 @@ class Compiler {
       default:
         return false;
     }
+  }
+
+  /// QuantizedConv, group 1, with constant filter, bias and scales, 8-bit
+  /// input and output, the output not overlapping the input.
+  bool lowerInt8Conv(const Instruction& inst) {
+    if (std::getenv("EMBER_CPU_NO_INT8")) return false;
+    const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
+    std::optional<Address> filter = constantAddress(inst.operands[2].value);
+    std::optional<Address> bias = constantAddress(inst.operands[3].value);
+    std::optional<Address> scales = constantAddress(inst.operands[4].value);
+    if (!filter || !bias || !scales || inst.attrs.getInt("group") != 1) return false;
+    const Type &it = type(in), &ot = type(out), &ft = type(inst.operands[2].value);
+    auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
+    if (!is8(it.kind) || !is8(ot.kind) || ft.kind != ElemKind::Int8Q) return false;
+    if (type(inst.operands[3].value).kind != ElemKind::Int32Q ||
+        type(inst.operands[4].value).kind != ElemKind::F32)
+      return false;
+    if (range(in).overlaps(range(out))) return false;
+    const auto& strides = inst.attrs.getInts("strides");
+    const auto& pads = inst.attrs.getInts("pads");
+    const auto& dil = inst.attrs.getInts("dilations");
+    auto step = std::make_unique<Int8ConvStep>();
+    Int8ConvCall& s = step->shape;
+    s.n = it.dims[0];
+    s.h = it.dims[1];
+    s.w = it.dims[2];
+    s.c = it.dims[3];
+    s.oh = ot.dims[1];
+    s.ow = ot.dims[2];
+    s.o = ot.dims[3];
+    s.kh = ft.dims[1];
+    s.kw = ft.dims[2];
+    s.sh = strides[0];
+    s.sw = strides[1];
+    s.pt = pads[0];
+    s.pl = pads[1];
+    s.dh = dil[0];
+    s.dw = dil[1];
+    s.inputSigned = it.kind == ElemKind::Int8Q;
+    s.zu = s.inputSigned ? it.offset + 128 : it.offset;
+    s.outputSigned = ot.kind == ElemKind::Int8Q;
+    s.outputZero = ot.offset;
+    const quant::QuantRange full = s.outputSigned ? quant::int8Range() : quant::uint8Range();
+    const quant::QuantRange r =
+        quant::activationRange(full, ot.scale, ot.offset, float(inst.attrs.getFloat("clip_min", -INFINITY)),
+                               float(inst.attrs.getFloat("clip_max", INFINITY)));
+    s.lo = r.lo;
+    s.hi = r.hi;
+    step->input = address(in);
+    step->output = address(out);
+    const int64_t k = s.kh * s.kw * s.c;
+    PackEntry pack;
+    pack.kind = PackEntry::Kind::Int8Conv;
+    pack.src = *filter;
+    pack.bias = *bias;
+    pack.scales = *scales;
+    pack.k = k;
+    pack.n = s.o;
+    pack.inScale = it.scale;
+    pack.outScale = ot.scale;
+    pack.zu = s.zu;
+    pack.dst = reservePacked((int8ConvWeightBytes(k, s.o) + 3) / 4);
+    step->weights = Address{kPacked, pack.dst};
+    program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
   }
 
   Error addReference(const Instruction& inst) {

@@ -13,13 +13,16 @@ namespace ember::cpu {
 
 /// Weight packing (per compiled function, from its own constants).
 struct PackEntry {
-  enum class Kind { GemmB, Depthwise } kind = Kind::GemmB;
+  enum class Kind { GemmB, Depthwise, Int8Conv } kind = Kind::GemmB;
   Address src;       ///< in the constants region
   uint64_t dst = 0;  ///< byte offset in the packed region
   int64_t k = 0, n = 0, groups = 1;
   bool transposed = true;
   size_t groupFloats = 0;
   int64_t taps = 0, channels = 0;  ///< Depthwise
+  Address bias, scales;            ///< Int8Conv: bias i32 [n], filter scales f32 [n]
+  float inScale = 1, outScale = 1;
+  int32_t zu = 0;
 };
 
 /// What compile() produces and the JIT cache shares between identical IRs.

@@ -11,7 +11,7 @@
 namespace ember::cpu {
 namespace {
 
-enum class StepTag : uint8_t { Gemm = 1, MatMul, Depthwise, Pool, Reduce, Transpose, Reference };
+enum class StepTag : uint8_t { Gemm = 1, MatMul, Depthwise, Pool, Reduce, Transpose, Reference, Int8Conv };
 
 class ByteWriter {
  public:
@@ -213,6 +213,12 @@ Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
     w.pod(s->elemSize);
     w.vec(s->dims);
     w.vec(s->perm);
+  } else if (const auto* s = dynamic_cast<const Int8ConvStep*>(&step)) {
+    w.pod(StepTag::Int8Conv);
+    w.pod(s->shape);
+    w.pod(s->input);
+    w.pod(s->output);
+    w.pod(s->weights);
   } else if (const auto* s = dynamic_cast<const ReferenceStep*>(&step)) {
     w.pod(StepTag::Reference);
     w.pod(int32_t(s->kind));
@@ -295,6 +301,15 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
       s->elemSize = r.pod<size_t>();
       s->dims = r.vec<int64_t>();
       s->perm = r.vec<int64_t>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Int8Conv: {
+      auto s = std::make_unique<Int8ConvStep>();
+      s->shape = r.pod<Int8ConvCall>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
+      s->weights = r.pod<Address>();
       step = std::move(s);
       break;
     }

@@ -11,6 +11,7 @@
 
 #include "CpuKernels.h"
 #include "Jit.h"
+#include "KernelInt8.h"
 #include "ThreadPool.h"
 #include "ember/Attributes.h"
 #include "ember/Error.h"
@@ -156,6 +157,21 @@ class TransposeStep final : public Step {
   std::vector<int64_t> dims, perm;
   void run(uint8_t** regions, RunContext& context) const override {
     transpose(at<uint8_t>(regions, input), at<uint8_t>(regions, output), elemSize, dims, perm, *context.pool);
+  }
+};
+
+/// QuantizedConv (group 1, constant filter, bias and scales): the int8 GEMM
+/// with its requantizing epilogue (KernelInt8.h); `weights` is the packed block.
+class Int8ConvStep final : public Step {
+ public:
+  Int8ConvCall shape;
+  Address input, output, weights;
+  void run(uint8_t** regions, RunContext& context) const override {
+    Int8ConvCall call = shape;
+    call.input = at<uint8_t>(regions, input);
+    call.output = at<uint8_t>(regions, output);
+    call.weights = at<uint8_t>(regions, weights);
+    int8Conv(call, *context.pool);
   }
 };
 

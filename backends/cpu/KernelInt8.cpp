@@ -1,0 +1,144 @@
+// The int8 convolution (KernelInt8.h): packing, im2col into u8 rows, the
+// micro-kernel (AVX-512 VNNI from KernelInt8Vnni.cpp when the CPU has it,
+// else the portable loop here) and the requantizing epilogue.
+#include "KernelInt8.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "ThreadPool.h"
+#include "ember/QuantMath.h"
+
+namespace ember::cpu {
+
+// KernelInt8Vnni.cpp: 6 rows x 32 columns of int32 over kp (multiple of 4) bytes.
+void int8TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c);
+bool hostHasVnni();
+
+namespace {
+
+constexpr int64_t kRows = 6;            // micro-tile rows
+constexpr int64_t kBlockRows = 6 * 16;  // rows im2col'd at once per work item
+
+bool useVnni() {
+  static const bool vnni = hostHasVnni() && !std::getenv("EMBER_CPU_NO_VNNI");
+  return vnni;
+}
+
+/// Portable tile: the same arithmetic as the VNNI one, in wrapping uint32.
+void int8TilePortable(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c) {
+  uint32_t acc[kRows][kInt8PanelCols] = {};
+  for (int64_t k4 = 0; k4 < kp / 4; ++k4) {
+    const int8_t* panel = b + k4 * 4 * kInt8PanelCols;
+    for (int64_t r = 0; r < kRows; ++r) {
+      const uint8_t* row = a + r * lda + k4 * 4;
+      for (int64_t j = 0; j < kInt8PanelCols; ++j) {
+        const int8_t* w = panel + j * 4;
+        acc[r][j] += uint32_t(int32_t(row[0]) * w[0] + int32_t(row[1]) * w[1] + int32_t(row[2]) * w[2] +
+                              int32_t(row[3]) * w[3]);
+      }
+    }
+  }
+  for (int64_t r = 0; r < kRows; ++r)
+    for (int64_t j = 0; j < kInt8PanelCols; ++j) c[r * kInt8PanelCols + j] = int32_t(acc[r][j]);
+}
+
+}  // namespace
+
+const char* int8KernelName() { return useVnni() ? "avx512-vnni" : "portable"; }
+
+size_t int8ConvWeightBytes(int64_t k, int64_t n) {
+  return size_t(int8PaddedK(k) * int8PaddedN(n)) + 3 * sizeof(int32_t) * size_t(int8PaddedN(n));
+}
+
+Int8ConvWeights int8ConvWeightsAt(const uint8_t* block, int64_t k, int64_t n) {
+  Int8ConvWeights w;
+  const int64_t np = int8PaddedN(n);
+  w.b = reinterpret_cast<const int8_t*>(block);
+  const auto* tail = reinterpret_cast<const int32_t*>(block + int8PaddedK(k) * np);
+  w.correction = tail;
+  w.multiplier = tail + np;
+  w.shift = tail + 2 * np;
+  return w;
+}
+
+void packInt8Conv(const int8_t* filter, const int32_t* bias, const float* filterScales, float inScale,
+                  float outScale, int32_t zu, int64_t k, int64_t n, uint8_t* block) {
+  const int64_t kp = int8PaddedK(k), np = int8PaddedN(n);
+  auto* b = reinterpret_cast<int8_t*>(block);
+  std::memset(block, 0, int8ConvWeightBytes(k, n));
+  // Panel p, group k4: 32 columns x 4 taps.
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int64_t p = j / kInt8PanelCols, col = j % kInt8PanelCols;
+      b[p * kp * kInt8PanelCols + (kk / 4) * 4 * kInt8PanelCols + col * 4 + kk % 4] = filter[j * k + kk];
+    }
+  auto* tail = reinterpret_cast<int32_t*>(block + kp * np);
+  for (int64_t j = 0; j < n; ++j) {
+    uint32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += uint32_t(int32_t(filter[j * k + kk]));
+    tail[j] = int32_t(uint32_t(bias[j]) - uint32_t(zu) * sum);
+    const quant::FixedPointMultiplier m = quant::outputMultiplier(inScale, filterScales[j], outScale);
+    tail[np + j] = m.multiplier;
+    tail[2 * np + j] = m.shift;
+  }
+}
+
+void int8Conv(const Int8ConvCall& call, ThreadPool& pool) {
+  const int64_t k = call.kh * call.kw * call.c, kp = int8PaddedK(k), np = int8PaddedN(call.o);
+  const int64_t m = call.n * call.oh * call.ow;
+  const Int8ConvWeights weights = int8ConvWeightsAt(call.weights, k, call.o);
+  const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
+  const bool vnni = useVnni();
+  const uint8_t flip = call.inputSigned ? 0x80 : 0;
+  pool.parallelFor(blocks, [&](int64_t block, int) {
+    thread_local std::vector<uint8_t> a;
+    thread_local std::vector<int32_t> tile;
+    a.assign(size_t(kBlockRows * kp), 0);
+    tile.resize(size_t(kRows * kInt8PanelCols));
+    const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
+    // im2col: each row's window as u8 codes, padding taps hold zu.
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t pixel = row0 + r;
+      const int64_t img = pixel / (call.oh * call.ow), rem = pixel % (call.oh * call.ow);
+      const int64_t oy = rem / call.ow, ox = rem % call.ow;
+      uint8_t* dst = a.data() + r * kp;
+      for (int64_t ky = 0; ky < call.kh; ++ky) {
+        const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
+        for (int64_t kx = 0; kx < call.kw; ++kx, dst += call.c) {
+          const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
+          if (iy < 0 || iy >= call.h || ix < 0 || ix >= call.w) {
+            std::memset(dst, call.zu, size_t(call.c));
+            continue;
+          }
+          const uint8_t* src = call.input + ((img * call.h + iy) * call.w + ix) * call.c;
+          for (int64_t ch = 0; ch < call.c; ++ch) dst[ch] = src[ch] ^ flip;
+        }
+      }
+    }
+    for (int64_t p = 0; p < np / kInt8PanelCols; ++p) {
+      const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
+      const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);
+      for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+        if (vnni)
+          int8TileVnni(a.data() + r0 * kp, kp, panel, kp, tile.data());
+        else
+          int8TilePortable(a.data() + r0 * kp, kp, panel, kp, tile.data());
+        for (int64_t r = 0; r < std::min(kRows, rows - r0); ++r) {
+          uint8_t* out = call.output + (row0 + r0 + r) * call.o + col0;
+          const int32_t* acc = tile.data() + r * kInt8PanelCols;
+          for (int64_t j = 0; j < cols; ++j) {
+            const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(weights.correction[col0 + j]));
+            const quant::FixedPointMultiplier mult{weights.multiplier[col0 + j], weights.shift[col0 + j]};
+            const int32_t q = quant::requantize(total, mult, call.outputZero, call.lo, call.hi);
+            out[j] = uint8_t(call.outputSigned ? uint8_t(int8_t(q)) : uint8_t(q));
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,56 @@
+// The cpu backend's int8 convolution (QuantizedConv, group 1, NHWC), bit-exact
+// with ember::quant (QuantMath.h): an int32 GEMM of the input's codes as u8
+// against the filter's s8 taps, then requantization in the epilogue.
+//
+// Exactness: with u = the input code as u8 (i8 codes + 128) and zu the zero
+// point in the same domain, the reference's acc = bias + sum over in-bounds
+// taps (q - z) w equals bias - zu * sum(w) + sum over all taps u w, when the
+// padding taps hold zu. Sums wrap modulo 2^32 like the spec's int32.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember::cpu {
+
+class ThreadPool;
+
+/// Columns of one packed panel; K is padded to a multiple of 4.
+inline constexpr int64_t kInt8PanelCols = 32;
+inline int64_t int8PaddedK(int64_t k) { return (k + 3) / 4 * 4; }
+inline int64_t int8PaddedN(int64_t n) { return (n + kInt8PanelCols - 1) / kInt8PanelCols * kInt8PanelCols; }
+
+/// The packed filter and its per-channel epilogue constants, laid out in one
+/// block: B panels (int8PaddedK x int8PaddedN bytes), then int32 correction,
+/// multiplier and shift per output channel (int8PaddedN each).
+struct Int8ConvWeights {
+  const int8_t* b = nullptr;
+  const int32_t* correction = nullptr;  ///< bias[o] - zu * sum(w[o])
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+};
+size_t int8ConvWeightBytes(int64_t k, int64_t n);
+Int8ConvWeights int8ConvWeightsAt(const uint8_t* block, int64_t k, int64_t n);
+
+/// Packs filter [N, K] (s8), bias [N] and the requantization multipliers
+/// (in_scale * filter_scales[o] / out_scale) into `block`.
+void packInt8Conv(const int8_t* filter, const int32_t* bias, const float* filterScales, float inScale,
+                  float outScale, int32_t zu, int64_t k, int64_t n, uint8_t* block);
+
+struct Int8ConvCall {
+  const uint8_t* input = nullptr;  ///< NHWC codes (i8 or u8)
+  uint8_t* output = nullptr;       ///< NHWC codes (i8 or u8)
+  const uint8_t* weights = nullptr;
+  int64_t n = 0, h = 0, w = 0, c = 0, oh = 0, ow = 0, kh = 0, kw = 0, o = 0;
+  int64_t sh = 1, sw = 1, pt = 0, pl = 0, dh = 1, dw = 1;
+  int32_t inputSigned = 0;  ///< i8 input codes (converted to u8 by + 128)
+  int32_t zu = 0;           ///< the input zero point as u8
+  int32_t outputZero = 0, lo = 0, hi = 0;
+  int32_t outputSigned = 0;
+};
+void int8Conv(const Int8ConvCall& call, ThreadPool& pool);
+
+/// Which int8 micro-kernel runs here: "avx512-vnni" or "portable".
+const char* int8KernelName();
+
+}  // namespace ember::cpu
