@@ -34,7 +34,7 @@ import torchvision
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
 import zoo_models  # noqa: E402  (the zoo's model definitions)
 
-GENERATOR_VERSION = "gen_models v2"
+GENERATOR_VERSION = "gen_models v3"  # v3: bert_encoder, vit_encoder, gpt_block
 ZOO_GENERATOR_VERSION = "gen_models zoo v1"
 
 
@@ -64,6 +64,77 @@ def make_transformer_encoder():
     return model, (1, 16, 64), 14
 
 
+class BertEncoder(torch.nn.Module):
+    """BERT-style: token embeddings of int64 ids (Gather), learned positions, LayerNorm, two
+    post-norm GELU encoder layers."""
+
+    def __init__(self, vocab: int = 101, width: int = 64, context: int = 16):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(vocab, width)
+        self.positions = torch.nn.Parameter(torch.randn(1, context, width) * 0.5)
+        self.ln = torch.nn.LayerNorm(width)
+        layer = torch.nn.TransformerEncoderLayer(width, 4, 2 * width, activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def forward(self, ids):
+        return self.encoder(self.ln(self.tokens(ids) + self.positions))
+
+
+def make_bert_encoder():
+    torch.manual_seed(6501)
+    ids = torch.randint(0, 101, (1, 16), generator=torch.Generator().manual_seed(6502))
+    return BertEncoder(), ids, 14
+
+
+class VitEncoder(torch.nn.Module):
+    """ViT-style: a patch-embedding convolution, a class token and learned positions, a pre-norm
+    GELU encoder layer, a final LayerNorm and a per-token classifier."""
+
+    def __init__(self, width: int = 64, patch: int = 8, image: int = 32, classes: int = 10):
+        super().__init__()
+        self.patches = torch.nn.Conv2d(3, width, patch, stride=patch)
+        self.cls = torch.nn.Parameter(torch.randn(1, 1, width) * 0.5)
+        self.positions = torch.nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, width) * 0.5)
+        layer = torch.nn.TransformerEncoderLayer(width, 4, 2 * width, activation="gelu", batch_first=True,
+                                                 norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.ln = torch.nn.LayerNorm(width)
+        self.head = torch.nn.Linear(width, classes)
+
+    def forward(self, x):
+        tokens = self.patches(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), tokens], dim=1) + self.positions
+        return self.head(self.ln(self.encoder(x)))
+
+
+def make_vit_encoder():
+    torch.manual_seed(6601)
+    return VitEncoder(), (1, 3, 32, 32), 14
+
+
+class GptBlock(torch.nn.Module):
+    """GPT-style: one pre-norm block with causal self-attention (an additive -inf mask) and a
+    tanh-GELU MLP, then the final LayerNorm."""
+
+    def __init__(self, width: int = 64, context: int = 16):
+        super().__init__()
+        self.ln1, self.ln2, self.ln = (torch.nn.LayerNorm(width) for _ in range(3))
+        self.attn = torch.nn.MultiheadAttention(width, 4, batch_first=True)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(approximate="tanh"),
+                                       torch.nn.Linear(4 * width, width))
+        self.register_buffer("mask", torch.triu(torch.full((context, context), float("-inf")), diagonal=1))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=self.mask, need_weights=False)[0]
+        return self.ln(x + self.mlp(self.ln2(x)))
+
+
+def make_gpt_block():
+    torch.manual_seed(6701)
+    return GptBlock(), (1, 16, 64), 14
+
+
 def make_densenet121():
     # At 128x128 the stem's output is 64 channels at 64x64 (C = H = W): the NCHW and NHWC shapes
     # coincide, which a rewrite deciding from shapes instead of permutations gets wrong.
@@ -86,6 +157,9 @@ MODELS = {
     "resnet18": make_resnet18,
     "mobilenet_v2": make_mobilenet_v2,
     "transformer_encoder": make_transformer_encoder,
+    "bert_encoder": make_bert_encoder,
+    "vit_encoder": make_vit_encoder,
+    "gpt_block": make_gpt_block,
     "densenet121_128": make_densenet121,
     "conv1x1_8to8_8x8": make_conv1x1(8, 881),
     "conv1x1_16to8_8x8": make_conv1x1(16, 1681),
@@ -104,7 +178,11 @@ def export_model(out_dir: str, name: str, factory) -> None:
     model, input_shape, opset = factory()
     model.eval()
     generator = torch.Generator().manual_seed(hash_name(name))
-    example = torch.randn(*input_shape, generator=generator, dtype=torch.float32)
+    # A factory gives an input shape (standard normal values) or the example itself (token ids).
+    if isinstance(input_shape, torch.Tensor):
+        example = input_shape
+    else:
+        example = torch.randn(*input_shape, generator=generator, dtype=torch.float32)
 
     # With gradients enabled and parameters requiring them, PyTorch takes the same (non-fused)
     # path that the exporter traces, so the golden matches the exported graph's semantics.
@@ -122,11 +200,11 @@ def export_model(out_dir: str, name: str, factory) -> None:
         output_names=["output"],
         do_constant_folding=True,
     )
-    np.save(input_path, example.numpy().astype(np.float32))
+    np.save(input_path, example.numpy() if example.dtype == torch.int64 else example.numpy().astype(np.float32))
     np.save(output_path, golden.numpy().astype(np.float32))
     os.replace(tmp_path, onnx_path)
     print(
-        f"gen_models: {name}: {os.path.getsize(onnx_path) / 1e6:.2f} MB, input {list(input_shape)}, "
+        f"gen_models: {name}: {os.path.getsize(onnx_path) / 1e6:.2f} MB, input {list(example.shape)}, "
         f"output {list(golden.shape)}, max|output| {float(golden.abs().max()):.4g}"
     )
 

@@ -15,6 +15,7 @@
 
 #include "EinsumEquation.h"
 #include "ember/Graph.h"
+#include "ember/QuantMath.h"
 
 namespace ember {
 namespace {
@@ -1253,6 +1254,66 @@ static Result inferLookup(Types in, const Attributes&) {
   if (!(kQuant8Kinds & bit(in[1].kind)) || in[1].dims != Dims{256})
     return makeError("Lookup: table must be i8q or u8q with 256 entries, got ", in[1].str());
   return single(in[1].withDims(in[0].dims));
+}
+
+// Integer-only transformer ops (QuantMath.h): an 8-bit input, the output
+// quantization from attributes.
+static Error expectQuant8Input(OpKind op, const Type& input) {
+  if (!(kQuant8Kinds & bit(input.kind)) || input.rank() == 0)
+    return makeError(opName(op), ": input must be i8q or u8q of rank >= 1, got ", input.str());
+  return Error::success();
+}
+static Result inferQuantizedSoftmax(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedSoftmax;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
+  EMBER_RETURN_IF_ERROR(expectQuant8Input(op, in[0]));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "mask", in[1], kBoolKinds));
+  auto b = broadcastDims(in[1].dims, in[0].dims);
+  if (!b || *b != in[0].dims)
+    return makeError("QuantizedSoftmax: mask ", in[1].str(), " does not broadcast to ", dimsStr(in[0].dims));
+  AttrReader reader(op, attrs);
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  (void)a;  // any axis: the kernel walks rows along it
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, in[0].dims));
+  return single(std::move(t));
+}
+static Result inferQuantizedLayerNorm(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedLayerNorm;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectQuant8Input(op, in[0]));
+  AttrReader reader(op, attrs);
+  double epsilon = reader.real("epsilon");
+  int64_t axis = reader.integer("axis");
+  EMBER_RETURN_IF_ERROR(reader.error());
+  if (!(epsilon >= 0) || !std::isfinite(epsilon))
+    return makeError("QuantizedLayerNorm: epsilon must be finite and >= 0, got ", epsilon);
+  EMBER_ASSIGN_OR_RETURN(size_t a, normalizeAxis(op, axis, in[0].rank()));
+  Dims normalized(in[0].dims.begin() + ptrdiff_t(a), in[0].dims.end());
+  int64_t count = 1;
+  for (int64_t d : normalized) count *= d;
+  if (count > quant::kLayerNormMaxCount)
+    return makeError("QuantizedLayerNorm: normalizes ", count, " elements, more than the integer form's ",
+                     quant::kLayerNormMaxCount);
+  for (size_t i = 1; i < 3; ++i) {
+    const char* name = i == 1 ? "gamma" : "beta";
+    EMBER_RETURN_IF_ERROR(expectKind(op, name, in[i], bit(ElemKind::F32)));
+    auto b = broadcastDims(in[i].dims, normalized);
+    if (!b || *b != normalized)
+      return makeError("QuantizedLayerNorm: ", name, " ", in[i].str(), " does not broadcast to ",
+                       dimsStr(normalized));
+  }
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, in[0].dims));
+  return single(std::move(t));
+}
+static Result inferQuantizedGelu(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::QuantizedGelu;
+  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
+  if (!(kQuant8Kinds & bit(in[0].kind)))
+    return makeError("QuantizedGelu: input must be i8q or u8q, got ", in[0].str());
+  EMBER_ASSIGN_OR_RETURN(Type t, quantizedResult(op, attrs, kQuant8Kinds, in[0].dims));
+  return single(std::move(t));
 }
 
 // Value-dependent output shapes: every result has its static upper bound,

@@ -21,6 +21,7 @@ enum class Family {
   GatherScatter,
   Resize,
   Quantized,
+  QuantizedTransformer,  // integer-only Softmax, LayerNorm, GELU (QuantizedTransformer.cpp)
   ValueDependent,
   OnnxQuantization,
   Random
@@ -72,6 +73,10 @@ Family familyOf(OpKind kind) {
     case OpKind::QuantizedAvgPool:
     case OpKind::Lookup:
       return Family::Quantized;
+    case OpKind::QuantizedSoftmax:
+    case OpKind::QuantizedLayerNorm:
+    case OpKind::QuantizedGelu:
+      return Family::QuantizedTransformer;
     case OpKind::NonZero:
     case OpKind::Unique:
     case OpKind::NonMaxSuppression:
@@ -183,6 +188,9 @@ KindSet supportedKinds(OpKind kind) {
     case OpKind::QuantizedAdd:
     case OpKind::QuantizedAvgPool:
     case OpKind::Lookup:
+    case OpKind::QuantizedSoftmax:
+    case OpKind::QuantizedLayerNorm:
+    case OpKind::QuantizedGelu:
       return kQuant8;
     default:
       return familyOf(kind) == Family::None ? 0 : kFloat;
@@ -268,6 +276,8 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       return kernels::runResize(kind, attrs, inputs, outputs);
     case Family::Quantized:
       return kernels::runQuantized(kind, attrs, inputs, outputs);
+    case Family::QuantizedTransformer:
+      return kernels::runQuantizedTransformer(kind, attrs, inputs, outputs);
     case Family::ValueDependent:
       return kernels::runValueDependent(kind, attrs, inputs, outputs);
     case Family::OnnxQuantization:

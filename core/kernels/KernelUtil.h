@@ -31,6 +31,7 @@ Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 /// GridSample (GridSample.cpp), reached through the Resize family.
 Error gridSample(const Attributes& attrs, Inputs in, Outputs out);
 Error runQuantized(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
+Error runQuantizedTransformer(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runValueDependent(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 Error runOnnxQuantization(OpKind kind, const Attributes& attrs, Inputs in, Outputs out);
 /// RoiAlign (RoiAlign.cpp), reached through the Resize family.

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "TransformerPatterns.h"
 #include "ember/Kernels.h"
 #include "ember/Pass.h"
 #include "ember/QuantMath.h"
@@ -192,6 +193,14 @@ class Quantizer {
   Outcome convertAvgPool(Node* node);
   Outcome convertDataMovement(Node* node);
   Outcome convertConcat(Node* node);
+  // Integer-only transformer ops (TransformerPatterns.h, QuantMath.h).
+  Outcome convertPattern(const TransformerPattern& p);
+  Outcome convertSoftmax(Node* last, NodeValue scores, int64_t axis, const Tensor& keep);
+  Outcome convertLayerNorm(Node* last, NodeValue x, int64_t axis, double epsilon, NodeValue gamma,
+                           NodeValue beta);
+  Outcome convertGelu(Node* last, NodeValue x);
+  /// Checks that the backend supports `q`, then makes it the quantized form of `last`.
+  Outcome adopt(Node* last, Node* q);
   /// Creates a quantized node; an Error is a bug in the conversion.
   Expected<Node*> create(OpKind kind, const std::string& name, std::vector<NodeValue> inputs,
                          Attributes attrs) {
@@ -205,6 +214,8 @@ class Quantizer {
   std::map<Key, NodeValue> twin_;  ///< f32 value -> its quantized form
   std::unordered_map<const Node*, std::vector<Use>> uses_;
   std::unordered_set<const Node*> outputs_, handled_;
+  std::vector<TransformerPattern> patterns_;
+  std::unordered_map<const Node*, size_t> patternOf_;  ///< node -> its pattern, until the pattern is tried
 };
 
 Expected<NodeValue> Quantizer::quantized(NodeValue v) {
@@ -576,6 +587,74 @@ Quantizer::Outcome Quantizer::convertConcat(Node* node) {
   return std::string();
 }
 
+Quantizer::Outcome Quantizer::adopt(Node* last, Node* q) {
+  if (!backend_.supports(NodeInfo::of(*q))) {
+    std::string why = unsupported(q);
+    f_.erase(q);
+    return why;
+  }
+  EMBER_RETURN_IF_ERROR(commit(last, last, q));
+  return std::string();
+}
+
+Quantizer::Outcome Quantizer::convertSoftmax(Node* last, NodeValue scores, int64_t axis, const Tensor& keep) {
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(last->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(scores));
+  const std::string& name = last->name();
+  EMBER_ASSIGN_OR_RETURN(Node * q,
+                         create(OpKind::QuantizedSoftmax, name + ".q", {qin, constant(name + ".mask", keep)},
+                                withOutput(Attributes{{"axis", axis}}, *out)));
+  return adopt(last, q);
+}
+
+Quantizer::Outcome Quantizer::convertLayerNorm(Node* last, NodeValue x, int64_t axis, double epsilon,
+                                               NodeValue gamma, NodeValue beta) {
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(last->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(x));
+  EMBER_ASSIGN_OR_RETURN(Node * q,
+                         create(OpKind::QuantizedLayerNorm, last->name() + ".q", {qin, gamma, beta},
+                                withOutput(Attributes{{"epsilon", epsilon}, {"axis", axis}}, *out)));
+  return adopt(last, q);
+}
+
+Quantizer::Outcome Quantizer::convertGelu(Node* last, NodeValue x) {
+  EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(last->result()));
+  EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(x));
+  EMBER_ASSIGN_OR_RETURN(Node * q,
+                         create(OpKind::QuantizedGelu, last->name() + ".q", {qin}, withOutput({}, *out)));
+  return adopt(last, q);
+}
+
+/// A matched subgraph becomes one integer op; its other nodes die with it.
+Quantizer::Outcome Quantizer::convertPattern(const TransformerPattern& p) {
+  const std::string& name = p.last->name();
+  Outcome outcome = std::string();
+  switch (p.kind) {
+    case TransformerPattern::Kind::LayerNorm: {
+      const Dims& dims = p.input.type().dims;
+      const Dims normalized(dims.begin() + p.axis, dims.end());
+      Tensor gamma(Type(ElemKind::F32, normalized)), beta(Type(ElemKind::F32, normalized));
+      std::copy(p.gamma.begin(), p.gamma.end(), gamma.as<float>());
+      std::copy(p.beta.begin(), p.beta.end(), beta.as<float>());
+      outcome =
+          convertLayerNorm(p.last, p.input, p.axis, p.epsilon, constant(name + ".gamma", std::move(gamma)),
+                           constant(name + ".beta", std::move(beta)));
+      break;
+    }
+    case TransformerPattern::Kind::Gelu:
+      outcome = convertGelu(p.last, p.input);
+      break;
+    case TransformerPattern::Kind::MaskedSoftmax: {
+      Tensor keep(Type(ElemKind::Bool, p.maskDims));
+      for (size_t i = 0; i < p.keep.size(); ++i) keep.as<bool>()[i] = p.keep[i];
+      outcome = convertSoftmax(p.last, p.input, p.axis, keep);
+      break;
+    }
+  }
+  if (outcome && outcome->empty()) handled_.insert(p.nodes.begin(), p.nodes.end());
+  return outcome;
+}
+
 Quantizer::Outcome Quantizer::convert(Node* node) {
   if (node->numResults() != 1) return std::string("no integer form (several results)");
   switch (node->kind()) {
@@ -601,6 +680,20 @@ Quantizer::Outcome Quantizer::convert(Node* node) {
       return convertDataMovement(node);
     case OpKind::Concat:
       return convertConcat(node);
+    case OpKind::Softmax: {
+      Tensor keepAll(Type(ElemKind::Bool, {}));
+      keepAll.as<bool>()[0] = true;
+      return convertSoftmax(node, node->input(0), node->attrs().getInt("axis"), keepAll);
+    }
+    case OpKind::LayerNorm:
+      if (!isF32Constant(node->input(1)) || !isF32Constant(node->input(2)))
+        return std::string("LayerNorm's scale or bias is not a constant");
+      return convertLayerNorm(node, node->input(0), node->attrs().getInt("axis"),
+                              node->attrs().getFloat("epsilon"), node->input(1), node->input(2));
+    case OpKind::Gelu:
+      // i-GELU; a backend without it gets the lookup table.
+      if (auto r = convertGelu(node, node->input(0)); !r || r->empty()) return r;
+      return convertLookup(node);
     default:
       if (isLookupCandidate(node->kind())) return convertLookup(node);
       return std::string("no integer form (stays float by design)");
@@ -631,9 +724,23 @@ Error Quantizer::run() {
                     backend_.supports(NodeInfo{OpKind::Dequantize, {probeQ}, {probe}, {false}, {}});
   uses_ = f_.computeUses();
   for (const auto& [name, v] : f_.outputs()) outputs_.insert(v.node);
+  patterns_ = findTransformerPatterns(f_, uses_, outputs_);
+  for (size_t i = 0; i < patterns_.size(); ++i)
+    for (const Node* n : patterns_[i].nodes) patternOf_[n] = i;
   for (Node* node : order) {
     if (node->info().category == OpCategory::Storage || handled_.count(node)) continue;
     if (node->numResults() == 0 || node->resultType().kind != ElemKind::F32) continue;
+    if (auto it = patternOf_.find(node); canConvert && it != patternOf_.end()) {
+      // The first node of a pattern converts all of it; when that fails, its
+      // nodes are converted one by one as any other.
+      const TransformerPattern& p = patterns_[it->second];
+      for (const Node* n : p.nodes) patternOf_.erase(n);
+      Outcome outcome = convertPattern(p);
+      if (!outcome)
+        return outcome.error().withContext("quantizing the " + p.describe() + " ending at '" +
+                                           p.last->name() + "'");
+      if (outcome->empty()) continue;
+    }
     Outcome outcome = canConvert
                           ? convert(node)
                           : Outcome("backend '" + backend_.name() + "' does not support Quantize/Dequantize");

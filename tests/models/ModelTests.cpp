@@ -118,8 +118,9 @@ TEST_P(ModelTest, MatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelTest,
-                         testing::Values("resnet18", "mobilenet_v2", "transformer_encoder", "densenet121_128",
-                                         "conv1x1_8to8_8x8", "conv1x1_16to8_8x8"),
+                         testing::Values("resnet18", "mobilenet_v2", "transformer_encoder", "bert_encoder",
+                                         "vit_encoder", "gpt_block", "densenet121_128", "conv1x1_8to8_8x8",
+                                         "conv1x1_16to8_8x8"),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
