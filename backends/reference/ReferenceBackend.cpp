@@ -94,7 +94,7 @@ class ReferenceBackend final : public Backend {
 
   bool supports(const NodeInfo& info) const override {
     if (opInfo(info.kind).category != OpCategory::Primitive) return false;
-    return kernelSupports(info.kind, info.inputTypes, info.resultTypes);
+    return kernelSupports(info.kind, info.inputTypes, info.resultTypes, info.attributes);
   }
 
   Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
@@ -102,7 +102,7 @@ class ReferenceBackend final : public Backend {
       if (opInfo(inst.kind).category != OpCategory::Primitive) continue;
       std::vector<Type> ins, outs;
       for (const Operand& op : inst.operands) (op.access == Access::In ? ins : outs).push_back(ir.value(op.value).type);
-      if (!kernelSupports(inst.kind, ins, outs))
+      if (!kernelSupports(inst.kind, ins, outs, inst.attrs))
         return makeError("reference: no kernel for instruction '", inst.name, "' (", opName(inst.kind), ")");
     }
     return std::unique_ptr<CompiledFunction>(new ReferenceFunction(ir));

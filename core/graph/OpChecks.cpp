@@ -1,4 +1,5 @@
 #include "ember/Graph.h"
+#include "ember/VendorOp.h"
 
 namespace ember {
 
@@ -26,6 +27,9 @@ const char* attrKindName(AttrKind kind) {
 }  // namespace
 
 Error checkOperandsAndAttributes(const OpInfo& info, size_t numOperands, const Attributes& attrs) {
+  // The generic VendorOp record defers to the registered op's declaration.
+  if (info.kind == OpKind::VendorOp && info.name == opName(OpKind::VendorOp))
+    return checkVendorOpOperandsAndAttributes(numOperands, attrs);
   size_t declared = info.operandNames.size();
   if (info.variadic ? numOperands < declared : numOperands != declared)
     return makeError("expects ", info.variadic ? "at least " : "", declared, " operand(s), got ", numOperands);

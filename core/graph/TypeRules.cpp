@@ -16,6 +16,7 @@
 #include "EinsumEquation.h"
 #include "ember/Graph.h"
 #include "ember/QuantMath.h"
+#include "ember/VendorOp.h"
 
 namespace ember {
 namespace {
@@ -1498,6 +1499,9 @@ static Result inferRandom(Types in, const Attributes& attrs) {
   if (bernoulli) EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], floats));
   return single(Type(*kind, in[0].dims));
 }
+
+// A registered vendor op's own rule (core/graph/VendorOps.cpp).
+static Result inferVendorOp(Types in, const Attributes& attrs) { return inferVendorOpResultTypes(in, attrs); }
 
 // ---- Dispatch --------------------------------------------------------------------
 // Generated from Ops.def after every rule is defined: an op kind without an

@@ -1,9 +1,11 @@
 // runKernel and kernelSupports: checks a call against the op's type rule and
 // the element kinds each kernel implements, then dispatches to a family.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/VendorOp.h"
 
 namespace ember {
 namespace {
@@ -24,7 +26,8 @@ enum class Family {
   QuantizedTransformer,  // integer-only Softmax, LayerNorm, GELU (QuantizedTransformer.cpp)
   ValueDependent,
   OnnxQuantization,
-  Random
+  Random,
+  Vendor  // a registered vendor op: its def's reference kernel (ember/VendorOp.h)
 };
 
 Family familyOf(OpKind kind) {
@@ -88,6 +91,8 @@ Family familyOf(OpKind kind) {
       return Family::OnnxQuantization;
     case OpKind::Random:
       return Family::Random;
+    case OpKind::VendorOp:
+      return Family::Vendor;
     default:
       // Every other primitive is elementwise (Ops.def groups them so).
       return opInfo(kind).category == OpCategory::Primitive ? Family::Elementwise : Family::None;
@@ -219,7 +224,8 @@ std::string typesStr(std::span<const Type> types) {
 }  // namespace
 
 bool kernelSupports(OpKind kind, std::span<const Type> inputTypes, std::span<const Type> resultTypes) {
-  if (size_t(kind) >= kNumOpKinds || familyOf(kind) == Family::None) return false;
+  // Which vendor op, and so whether it runs, is in the attributes (the overload below).
+  if (size_t(kind) >= kNumOpKinds || familyOf(kind) == Family::None || kind == OpKind::VendorOp) return false;
   const OpInfo& info = opInfo(kind);
   size_t operands = info.operandNames.size();
   bool countsOk = info.variadic ? inputTypes.size() >= operands : inputTypes.size() == operands;
@@ -227,9 +233,18 @@ bool kernelSupports(OpKind kind, std::span<const Type> inputTypes, std::span<con
   return kindsSupported(kind, inputTypes, resultTypes);
 }
 
+bool kernelSupports(OpKind kind, std::span<const Type> inputTypes, std::span<const Type> resultTypes,
+                    const Attributes& attrs) {
+  if (kind != OpKind::VendorOp) return kernelSupports(kind, inputTypes, resultTypes);
+  // A registered vendor op's reference kernel runs whatever its type rule accepts.
+  auto expected = inferResultTypes(kind, inputTypes, attrs);
+  return expected && std::equal(expected->begin(), expected->end(), resultTypes.begin(), resultTypes.end());
+}
+
 Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTensorRef> inputs,
                 std::span<const TensorRef> outputs) {
   if (size_t(kind) >= kNumOpKinds) return makeError("runKernel: unknown op kind ", unsigned(kind));
+  if (kind == OpKind::VendorOp) return runVendorOpKernel(attrs, inputs, outputs);
   Family family = familyOf(kind);
   if (family == Family::None) return makeError(opName(kind), ": has no reference kernel (not a primitive)");
 
@@ -284,6 +299,7 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
       return kernels::runOnnxQuantization(kind, attrs, inputs, outputs);
     case Family::Random:
       return kernels::randomValues(attrs, inputs, outputs);
+    case Family::Vendor:  // dispatched above
     case Family::None:
       break;
   }

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "ember/Runtime.h"
+#include "ember/VendorOp.h"
 
 namespace ember {
 
@@ -26,6 +27,9 @@ Error BackendRegistry::add(const EmberBackendPlugin* plugin, std::string origin)
       if (r.plugin == plugin) return Error::success();  // registering twice is harmless
       return makeError(origin, ": backend '", plugin->name, "' is already provided by ", r.origin);
     }
+  if (plugin->vendorOps)
+    EMBER_RETURN_IF_ERROR(
+        VendorOpRegistry::global().add(plugin->name, plugin->vendorOps()).withContext(origin));
   plugins_.push_back({plugin, std::move(origin)});
   return Error::success();
 }

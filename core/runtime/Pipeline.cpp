@@ -7,6 +7,7 @@
 #include "Partitioner.h"
 #include "ember/Pass.h"
 #include "ember/Runtime.h"
+#include "ember/VendorOp.h"
 
 namespace ember {
 
@@ -146,6 +147,7 @@ Error optimizeAndLower(Function& function, const Backend& backend, const Compile
   pm.add(createConstantFoldingPass());
   pm.add(createCommonSubexpressionEliminationPass());
   pm.add(createDeadCodeEliminationPass());
+  pm.add(createVendorOpRewritePass(backend.name()));  // the target's vendor ops (ember/VendorOp.h)
   EMBER_RETURN_IF_ERROR(pm.run(function));
   EMBER_RETURN_IF_ERROR(backend.transformPostLowering(function).withContext("transformPostLowering"));
   EMBER_RETURN_IF_ERROR(function.verify());
@@ -208,6 +210,8 @@ void addToReport(CompileReport& report, const IRFunction& ir, const CompiledFunc
   report.memory.activationLowerBoundBytes += plan.activationLowerBoundBytes;
   report.memory.alignment = plan.alignment;
   report.numInstructions += ir.instructions().size();
+  for (const Instruction& inst : ir.instructions())
+    if (inst.kind == OpKind::VendorOp) ++report.vendorOps[vendorOpName(inst.attrs)];
   if (const DeviceReport* device = compiled.deviceReport()) report.device.merge(*device);
 }
 

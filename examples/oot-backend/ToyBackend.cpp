@@ -1,6 +1,7 @@
 // "toy": an out-of-tree Ember backend for a toy accelerator. It implements
-// only the lowered primitive set (it asks for every high-level node to be
-// lowered, the default), has no int8 unit (quantized ops are unsupported),
+// the lowered primitive set (it asks for every high-level node to be
+// lowered, the default) plus one vendor op, a fused Conv+bias+ReLU
+// (ToyVendorOps.cpp), has no int8 unit (quantized ops are unsupported),
 // and runs the planned instruction IR on the host: its own vectorised kernels
 // where they apply (ToyKernels.cpp), Ember's reference kernels elsewhere.
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "ToyKernels.h"
+#include "ToyVendorOps.h"
 #include "ember/Backend.h"
 #include "ember/Kernels.h"
 #include "ember/Plugin.h"
@@ -85,7 +87,9 @@ class ToyFunction final : public CompiledFunction {
         else
           outs.push_back(ref);
       }
-      if (step.fast) {
+      if (inst.kind == OpKind::VendorOp) {
+        runConvBiasRelu(inst.attrs, ins, outs[0]);  // compile() accepted only toy.ConvBiasRelu
+      } else if (step.fast) {
         runFastKernel(inst.kind, inst.attrs, ins, outs);
       } else if (Error e = runKernel(inst.kind, inst.attrs, ins, outs)) {
         return e.withContext("toy: instruction '" + inst.name + "' (" + std::string(opName(inst.kind)) + ")");
@@ -131,6 +135,7 @@ class ToyBackend final : public Backend {
   // Primitives only (so every high-level node is lowered), no quantized
   // types (the toy has no int8 unit), and only what a kernel exists for.
   bool supports(const NodeInfo& info) const override {
+    if (info.kind == OpKind::VendorOp) return isConvBiasRelu(info);  // the toy's own vendor op
     if (opInfo(info.kind).category != OpCategory::Primitive) return false;
     for (const Type& t : info.inputTypes)
       if (isQuantizedType(t)) return false;
@@ -158,5 +163,6 @@ class ToyBackend final : public Backend {
 }  // namespace
 }  // namespace toy
 
-EMBER_DEFINE_BACKEND_PLUGIN("toy", "toy accelerator: lowered primitives, vectorised f32 paths, no int8",
-                            toy::ToyBackend)
+EMBER_DEFINE_BACKEND_PLUGIN_WITH_VENDOR_OPS(
+    "toy", "toy accelerator: lowered primitives, fused Conv+bias+ReLU, no int8", toy::ToyBackend,
+    toy::vendorOps)

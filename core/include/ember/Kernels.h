@@ -21,5 +21,10 @@ Error runKernel(OpKind kind, const Attributes& attrs, std::span<const ConstTenso
 
 /// Whether runKernel implements `kind` for these input and result types.
 bool kernelSupports(OpKind kind, std::span<const Type> inputTypes, std::span<const Type> resultTypes);
+/// The same, with the node's attributes: a VendorOp is supported when its
+/// registered op (ember/VendorOp.h) accepts these types; the overload without
+/// attributes cannot tell which vendor op is meant and says no.
+bool kernelSupports(OpKind kind, std::span<const Type> inputTypes, std::span<const Type> resultTypes,
+                    const Attributes& attrs);
 
 }  // namespace ember

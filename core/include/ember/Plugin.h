@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ember/Backend.h"
+#include "ember/VendorOp.h"
 
 /// Bumped whenever the Backend interface or this descriptor changes.
 /// 5: the device model (Device::runAsync, keepsTensors, name; DeviceTensor).
@@ -20,6 +21,9 @@ struct EmberBackendPlugin {
   const char* name;             ///< backend name, as in --backend NAME
   const char* summary;          ///< one line for `ember backends`
   ember::Backend* (*create)();  ///< new backend; the caller owns it
+  /// The vendor ops the backend registers (ember/VendorOp.h), read once when
+  /// the plugin is registered; null: none. Since ABI 5.
+  std::vector<ember::VendorOpDef> (*vendorOps)() = nullptr;
 };
 typedef const EmberBackendPlugin* (*EmberBackendPluginEntry)();
 }
@@ -30,4 +34,13 @@ typedef const EmberBackendPlugin* (*EmberBackendPluginEntry)();
     static const EmberBackendPlugin plugin{EMBER_PLUGIN_ABI_VERSION, NAME, SUMMARY,                    \
                                            []() -> ember::Backend* { return new CLASS(); }};           \
     return &plugin;                                                                                    \
+  }
+
+/// The same, for a backend that registers vendor ops: VENDOR_OPS is a function
+/// `std::vector<ember::VendorOpDef> f()` (docs/backend-guide.md, "Fused and vendor ops").
+#define EMBER_DEFINE_BACKEND_PLUGIN_WITH_VENDOR_OPS(NAME, SUMMARY, CLASS, VENDOR_OPS)                     \
+  extern "C" __attribute__((visibility("default"))) const EmberBackendPlugin* ember_backend_plugin() {    \
+    static const EmberBackendPlugin plugin{EMBER_PLUGIN_ABI_VERSION, NAME, SUMMARY,                       \
+                                           []() -> ember::Backend* { return new CLASS(); }, &VENDOR_OPS}; \
+    return &plugin;                                                                                       \
   }

@@ -95,6 +95,8 @@ struct CompileReport {
   DeviceReport device;
   /// The optional pass executions that ran, in order (see passLimit).
   std::vector<std::string> passesRun;
+  /// Instructions of each registered vendor op (ember/VendorOp.h), over every partition.
+  std::map<std::string, uint64_t> vendorOps;
 };
 
 /// What the runtime counted in a partitioned model's last run

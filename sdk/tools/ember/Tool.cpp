@@ -300,6 +300,9 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   for (const std::string& p : report.partitions) json.value(p);
   json.endArray();
   json.key("instructions").value(uint64_t(report.numInstructions));
+  json.key("vendor_ops").beginObject();
+  for (const auto& [op, count] : report.vendorOps) json.key(op).value(count);
+  json.endObject();
   if (notes) {
     json.key("bound_inputs").beginArray();
     for (const auto& [name, value] : notes->boundInputs) {
