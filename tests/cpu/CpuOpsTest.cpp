@@ -206,6 +206,43 @@ Case unaryCase(OpKind kind, Dims in) {
               }};
 }
 
+/// QuantizedConv on a quantized input (`kind` i8q or u8q with zero point
+/// `zero`), random s8 filter, i32 bias and per-channel scales, `clip` fusing
+/// ReLU: the int8 kernel (KernelInt8.h) against the reference, bit for bit.
+Case int8ConvCase(const std::string& kind, int32_t zero, int64_t n, int64_t h, int64_t c, int64_t o,
+                  int64_t k, int64_t stride, int64_t pad, int64_t dilation, bool relu,
+                  const std::string& outKind = "i8q") {
+  std::string name = "int8conv_" + kind + "_z" + std::to_string(zero < 0 ? -zero : zero) + "_" +
+                     std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(c) + "_o" +
+                     std::to_string(o) + "_k" + std::to_string(k) + "_s" + std::to_string(stride) + "_p" +
+                     std::to_string(pad) + "_d" + std::to_string(dilation) + (relu ? "_relu" : "") + "_" +
+                     outKind;
+  return Case{name, [=](Function& f) {
+                NodeValue x = input(f, "x", {n, h, h, c});
+                NodeValue q = op(f, OpKind::Quantize, {x},
+                                 {{"kind", kind}, {"scale", 1.0 / 100}, {"offset", int64_t(zero)}});
+                std::mt19937_64 rng(21);
+                Tensor wt(Type(ElemKind::Int8Q, {o, k, k, c}, 0.02f, 0));
+                for (int64_t i = 0; i < wt.type().numElements(); ++i)
+                  wt.as<int8_t>()[i] = int8_t(rng() % 256);
+                Tensor bias(Type(ElemKind::Int32Q, {o}, 0.0002f, 0));
+                for (int64_t i = 0; i < o; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
+                Tensor scales(Type(ElemKind::F32, {o}));
+                for (int64_t i = 0; i < o; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
+                Attributes attrs = convAttrs(stride, pad, dilation, 1);
+                attrs.set("kind", outKind);
+                attrs.set("scale", 0.5);
+                attrs.set("offset", int64_t(outKind == "u8q" ? 3 : -5));
+                if (relu) attrs.set("clip_min", 0.0);
+                NodeValue y = op(f, OpKind::QuantizedConv,
+                                 {q, f.createConstant("w", std::move(wt))->result(),
+                                  f.createConstant("b", std::move(bias))->result(),
+                                  f.createConstant("s", std::move(scales))->result()},
+                                 attrs);
+                f.addOutput("y", y);
+              }};
+}
+
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   // Convolutions: pointwise, 3x3, strided, 7x7 stem, dilated, grouped,
@@ -247,6 +284,16 @@ std::vector<Case> allCases() {
   cases.push_back(matMulCase({8, 64}, {64, 40}, true, "relu"));
   cases.push_back(matMulCase({2, 64}, {64, 40}, true, "relu"));
   cases.push_back(matMulCase({3, 100}, {100, 1000}, true, "bias"));
+  // int8 convolutions (bit-exact): signed and unsigned inputs with zero
+  // points, padding (taps at the zero point), strides, dilation, K not a
+  // multiple of 4, O not a multiple of 32, M not a multiple of the tile.
+  cases.push_back(int8ConvCase("i8q", -3, 1, 9, 16, 32, 3, 1, 1, 1, false));
+  cases.push_back(int8ConvCase("u8q", 128, 1, 9, 16, 32, 3, 1, 1, 1, true));
+  cases.push_back(int8ConvCase("u8q", 7, 2, 7, 5, 19, 3, 2, 1, 1, false, "u8q"));
+  cases.push_back(int8ConvCase("i8q", 100, 1, 12, 3, 40, 7, 2, 3, 1, true));
+  cases.push_back(int8ConvCase("i8q", 0, 1, 8, 64, 70, 1, 1, 0, 1, false));
+  cases.push_back(int8ConvCase("i8q", -128, 1, 10, 9, 33, 3, 1, 2, 2, true, "u8q"));
+  cases.push_back(int8ConvCase("u8q", 0, 1, 6, 300, 8, 3, 1, 1, 1, false));
   // Pools.
   cases.push_back(poolCase(OpKind::MaxPool, {1, 12, 12, 16}, 3, 2, 1, 0, 0));
   cases.push_back(poolCase(OpKind::MaxPool, {2, 7, 9, 5}, 2, 2, 0, 1, 0));
