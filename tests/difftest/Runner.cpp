@@ -216,6 +216,7 @@ class CaseChecker {
         if (run) compareAll(check, run->outputs, reference, tolerance);
       }
     if (int8 && wants("int8-npu")) checkInt8();
+    if (int8 && wants("int8-cpu")) checkInt8Cpu();
     return failures_;
   }
 
@@ -226,6 +227,7 @@ class CaseChecker {
     if (check == "reference" || check == "passes") return true;  // the passes' baseline
     if (check == "cpu") return options_.backends.count("cpu") > 0;
     if (check == "int8-npu") return options_.backends.count("npu") > 0;
+    if (check == "int8-cpu") return options_.backends.count("cpu") > 0;
     return true;
   }
 
@@ -290,6 +292,36 @@ class CaseChecker {
       if (got.type().str() != want.type().str() || got.sizeInBytes() != want.sizeInBytes() ||
           std::memcmp(got.data(), want.data(), want.sizeInBytes()) != 0)
         fail(check, name, "npu differs from the reference int8 run: " + compare(got, want, 0));
+    }
+  }
+
+  /// The same int8 model (quantized for the cpu backend) on cpu and on the
+  /// reference: the cpu's int8 kernels must match bit for bit. Outputs of f32
+  /// ops the quantizer left in f32 (a final Gemm, say) are the cpu's f32
+  /// kernels, which round differently: f32 outputs get the oracle's tolerance.
+  void checkInt8Cpu() {
+    const std::string check = "int8-cpu";
+    auto profile = calibrate();
+    if (!profile) return error(check, "calibration error: " + profile.error().message());
+    ember::CompileOptions options;
+    options.beforeLowering = [&](ember::Function& f, const ember::Backend& backend) {
+      return ember::quantizeFunction(f, *profile, backend);
+    };
+    ++tally_.checksRun[check];
+    auto cpu = compileAndRun(c_, "cpu", options, "", options_.fault);
+    if (!cpu) return error(check, "cpu int8 error: " + cpu.error().message());
+    auto reference = compileAndRun(c_, "reference", options, "", options_.fault);
+    if (!reference) return error(check, "reference int8 error: " + reference.error().message());
+    for (const auto& [name, want] : reference->outputs) {
+      const ember::Tensor& got = cpu->outputs.at(name);
+      if (want.type().kind == ember::ElemKind::F32 && got.type() == want.type()) {
+        std::string what = compare(got, want, kOracleTolerance);
+        if (!what.empty()) fail(check, name, "cpu differs from the reference int8 run: " + what);
+        continue;
+      }
+      if (got.type().str() != want.type().str() || got.sizeInBytes() != want.sizeInBytes() ||
+          std::memcmp(got.data(), want.data(), want.sizeInBytes()) != 0)
+        fail(check, name, "cpu differs from the reference int8 run: " + compare(got, want, 0));
     }
   }
 
