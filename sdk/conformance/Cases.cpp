@@ -981,6 +981,44 @@ void randomCases(Suite& s) {
     });
 }
 
+/// The integer-only transformer ops (QuantMath.h, docs/quantization.md 2.11).
+void transformerQuantizedCases(Suite& s) {
+  constexpr ElemKind I8 = ElemKind::Int8Q, U8 = ElemKind::UInt8Q;
+  struct SoftmaxSpec {
+    std::string name;
+    Dims input, mask;
+    int64_t axis;
+    ElemKind kind;
+  };
+  for (const SoftmaxSpec& c : {SoftmaxSpec{"2x3x16/last", {2, 3, 16}, {}, -1, I8},
+                               SoftmaxSpec{"4x16x16/causal_mask", {4, 16, 16}, {16, 16}, 2, I8},
+                               SoftmaxSpec{"3x9x5/axis1", {3, 9, 5}, {}, 1, U8}})
+    s.add(OpKind::QuantizedSoftmax, kindStr(c.kind) + "/" + c.name, [=](CaseBuilder& b) {
+      NodeValue input = b.input(q(c.kind, c.input, 0.06f, c.kind == U8 ? 128 : -3), Fill::Raw);
+      NodeValue mask = b.weight(Type(ElemKind::Bool, c.mask), Fill::Bool);
+      return b.node(OpKind::QuantizedSoftmax, {input, mask},
+                    {{"axis", c.axis},
+                     {"kind", kindStr(c.kind)},
+                     {"scale", 1.0 / 255},
+                     {"offset", int64_t(c.kind == U8 ? 0 : -128)}});
+    });
+  for (ElemKind kind : {I8, U8})
+    s.add(OpKind::QuantizedLayerNorm, kindStr(kind) + "/2x5x32", [=](CaseBuilder& b) {
+      NodeValue input = b.input(q(kind, {2, 5, 32}, 0.04f, kind == U8 ? 120 : 5), Fill::Raw);
+      NodeValue gamma = b.weight(floats(b, {32}, 0.5, 1.5));
+      NodeValue beta = b.weight(floats(b, {32}, -0.3, 0.3));
+      return b.node(OpKind::QuantizedLayerNorm, {input, gamma, beta},
+                    {{"epsilon", 1e-5},
+                     {"axis", int64_t(2)},
+                     {"kind", kindStr(kind)},
+                     {"scale", 0.03},
+                     {"offset", int64_t(kind == U8 ? 128 : 0)}});
+    });
+  for (ElemKind kind : {I8, U8})
+    s.unary(OpKind::QuantizedGelu, q(kind, {3, 7, 11}, 0.05f, kind == U8 ? 128 : 0), Fill::Raw,
+            {{"kind", kindStr(kind)}, {"scale", 0.03}, {"offset", int64_t(kind == U8 ? 6 : -122)}});
+}
+
 }  // namespace
 
 std::vector<CaseSpec> allCases() {
@@ -1000,6 +1038,7 @@ std::vector<CaseSpec> allCases() {
   onnxQuantizationCases(s);
   roiAlignCases(s);
   randomCases(s);
+  transformerQuantizedCases(s);
   return std::move(s.cases);
 }
 

@@ -1034,6 +1034,29 @@ class Spatial3d(Op):
         return e.node("AveragePool", [x], count_include_pad=r["cip"], **attrs)
 
 
+class MaskedSoftmax(Op):
+    """Softmax over the last axis behind an additive causal mask (-inf above the diagonal, as
+    attention's), which int8 quantization turns into QuantizedSoftmax with a mask."""
+    name = "masked_softmax"
+    ranks = range(2, 7)
+
+    def draw(self, g, a):
+        return [], {"shift": int(g.rng.integers(0, 3))}
+
+    def infer(self, p, ins):
+        s = ins[0].shape
+        rows, cols = s[-2], s[-1]
+        mask = np.where(np.arange(cols)[None, :] > np.arange(rows)[:, None] + p["shift"], -np.inf, 0.0)
+        return Val(s), dict(p), {"mask": mask.astype(np.float32)}
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        return tf.softmax(x + w["mask"], -1)
+
+    def onnx(self, r, w, e, x):
+        return e.node("Softmax", [e.node("Add", [x, e.init(w["mask"])])], axis=-1)
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
-            Spatial3d()]
+            Spatial3d(), MaskedSoftmax()]

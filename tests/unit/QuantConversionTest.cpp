@@ -212,9 +212,9 @@ TEST(QuantConversionTest, ConvertsAndTracksFloat) {
     EXPECT_EQ(kinds[OpKind::QuantizedAdd], 1);
     EXPECT_EQ(kinds[OpKind::Lookup], 1);
     EXPECT_EQ(kinds[OpKind::QuantizedAvgPool], 1);
-    EXPECT_EQ(kinds[OpKind::Softmax], 1);  // stays float
-    ASSERT_EQ(report.floatNodes.size(), 1u);
-    EXPECT_EQ(report.floatNodes[0].name, "softmax");
+    EXPECT_EQ(kinds[OpKind::Softmax], 0);  // integer-only (docs/quantization.md 2.11)
+    EXPECT_EQ(kinds[OpKind::QuantizedSoftmax], 1);
+    EXPECT_TRUE(report.floatNodes.empty()) << report.floatNodes[0].name;
     for (const auto& [name, v] : q.outputs()) EXPECT_EQ(v.type().kind, ElemKind::F32) << name;
 
     Tensor input = randomTensor(Type(ElemKind::F32, {1, 6, 6, 3}), 999);
