@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target (docs/testing.md, "Fuzzing").
 # Usage: scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
-#   TARGET: onnx_importer npy config bundle isa_decoder assembler
+#   TARGET: onnx_importer npy config bundle isa_decoder assembler npy_writer
+#           sweep_spec quant_profile
 # Builds fuzz_TARGET with the `fuzz` preset (clang, ASan+UBSan) in
 # $EMBER_FUZZ_BUILD_DIR (default build/fuzz), fuzzes one process at nice 19
 # from a working copy of the seed corpus plus the regression inputs, and
@@ -9,7 +10,7 @@
 # belong in tests/fuzz/regressions/TARGET/ once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets="onnx_importer npy config bundle isa_decoder assembler"
+targets="onnx_importer npy config bundle isa_decoder assembler npy_writer sweep_spec quant_profile"
 if [ $# -lt 2 ] || ! [[ " $targets " == *" $1 "* ]] || ! [[ "$2" =~ ^[0-9]+$ ]]; then
   echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]   (TARGET: $targets)" >&2
   exit 2

@@ -346,12 +346,14 @@ std::string serializeNpy(const Tensor& tensor) {
   if (format.storedAs == type.kind) {
     if (count > 0) out.append(static_cast<const char*>(tensor.data()), tensor.sizeInBytes());
   } else {
-    // BF16 widened to f32.
+    // BF16 widened to f32 exactly: its bits become the f32's upper half (a
+    // detour through double would quiet signalling NaNs).
     out.reserve(out.size() + size_t(count) * 4);
+    const auto* halves = static_cast<const uint16_t*>(tensor.data());
     for (int64_t i = 0; i < count; ++i) {
-      float f = float(tensor.elementAsDouble(i));
+      const uint32_t wide = uint32_t(halves[i]) << 16;
       char raw[4];
-      std::memcpy(raw, &f, 4);
+      std::memcpy(raw, &wide, 4);
       out.append(raw, 4);
     }
   }

@@ -117,6 +117,11 @@ uint64_t fnv1a(std::string_view text) {
 Expected<SweepSpec> loadSweepSpec(const std::string& path,
                                   const std::map<std::string, std::string>& overrides) {
   EMBER_ASSIGN_OR_RETURN(std::string text, readTextFile(path));
+  return parseSweepSpec(text, path, overrides);
+}
+
+Expected<SweepSpec> parseSweepSpec(const std::string& text, const std::string& path,
+                                   const std::map<std::string, std::string>& overrides) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -164,7 +169,9 @@ Expected<SweepSpec> loadSweepSpec(const std::string& path,
   if (spec.timeoutSeconds <= 0) return makeError(path, ": key 'timeout_seconds': must be positive");
   if (const YAML::Node base = root["base_config"]) {
     EMBER_ASSIGN_OR_RETURN(spec.baseConfigPath, pathAt(base, "base_config"));
-    EMBER_ASSIGN_OR_RETURN(spec.baseConfigText, readTextFile(spec.baseConfigPath));
+    Expected<std::string> baseText = readTextFile(spec.baseConfigPath);
+    if (!baseText) return baseText.error().withContext(path + ": base_config");
+    spec.baseConfigText = baseText.take();
     Expected<npu::NpuConfig> parsed = npu::parseConfig(spec.baseConfigText, spec.baseConfigPath);
     if (!parsed) return parsed.error().withContext(path + ": base_config");
   }
@@ -226,11 +233,16 @@ Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
   if (!base.IsMap()) base = YAML::Node(YAML::NodeType::Map);
   const std::string baseName = base["name"] && base["name"].IsScalar() ? base["name"].Scalar() : "npu-16x16";
 
+  // Stop multiplying past the limit: 64 axes of two values wrapped size_t to 0.
+  constexpr size_t kMaxPoints = 100000;
   size_t combinations = 1;
-  for (const Axis& axis : spec.axes) combinations *= axis.values.size();
-  if (combinations * spec.models.size() > 100000)
-    return makeError(spec.path, ": the sweep has ", combinations * spec.models.size(),
-                     " points (limit 100000)");
+  for (const Axis& axis : spec.axes)
+    if ((combinations *= axis.values.size()) > kMaxPoints) break;
+  if (combinations > kMaxPoints || combinations * spec.models.size() > kMaxPoints)
+    return makeError(spec.path, ": the sweep has more than ", kMaxPoints, " points (",
+                     combinations > kMaxPoints ? std::string("its axes alone")
+                                               : std::to_string(combinations * spec.models.size()),
+                     ")");
 
   std::vector<SweepPoint> points;
   std::vector<size_t> choice(spec.axes.size(), 0);

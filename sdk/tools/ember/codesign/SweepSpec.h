@@ -64,6 +64,11 @@ struct SweepPoint {
 Expected<SweepSpec> loadSweepSpec(const std::string& path,
                                   const std::map<std::string, std::string>& variables);
 
+/// The same from the spec's text; `path` names it in errors and anchors its
+/// relative paths (the sweep_spec fuzz target reads no file).
+Expected<SweepSpec> parseSweepSpec(const std::string& text, const std::string& path,
+                                   const std::map<std::string, std::string>& variables);
+
 /// Every config combination (the first axis varies slowest) times every model.
 /// Each point's config is validated with npu::parseConfig: a bad axis key or
 /// value is an error naming the axis and the key.
