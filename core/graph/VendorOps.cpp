@@ -33,6 +33,10 @@ Error checkDef(const std::string& backend, const VendorOpDef& def) {
   for (const AttrSpec& spec : def.attributes)
     if (spec.name == kVendorOpAttr)
       return makeError("vendor op '", def.name, "' declares the reserved attribute '", kVendorOpAttr, "'");
+  for (const VendorOpExample& example : def.examples)
+    if (!example.constantOperands.empty() && example.constantOperands.size() != example.operandTypes.size())
+      return makeError("vendor op '", def.name, "': example '", example.name,
+                       "' gives constantOperands for some operands only");
   for (const VendorPattern& pattern : def.patterns)
     if (!pattern.matchAndRewrite)
       return makeError("vendor op '", def.name, "': pattern '", pattern.name, "' is empty");
@@ -89,6 +93,12 @@ std::vector<const VendorOpDef*> VendorOpRegistry::ofBackend(std::string_view bac
   std::vector<const VendorOpDef*> defs;
   for (const auto& entry : entries_)
     if (entry->backend == backend) defs.push_back(&entry->def);
+  return defs;
+}
+
+std::vector<const VendorOpDef*> VendorOpRegistry::all() const {
+  std::vector<const VendorOpDef*> defs;
+  for (const auto& entry : entries_) defs.push_back(&entry->def);
   return defs;
 }
 

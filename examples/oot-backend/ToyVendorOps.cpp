@@ -104,6 +104,29 @@ Expected<bool> fuseConvAddRelu(VendorRewriter& rewriter, Node& relu) {
   return false;
 }
 
+// ---- Conformance cases ------------------------------------------------------------
+
+/// input [1,H,W,C], filter [O,K,K,C/group] and bias [O] (both constant).
+VendorOpExample convExample(std::string name, Dims input, int64_t outChannels, int64_t kernel, int64_t stride,
+                            int64_t pad, int64_t dilation, int64_t group) {
+  const Dims filter = {outChannels, kernel, kernel, input[3] / group};
+  return {std::move(name),
+          {Type(ElemKind::F32, std::move(input)), Type(ElemKind::F32, filter),
+           Type(ElemKind::F32, {outChannels})},
+          {false, true, true},
+          Attributes{{"strides", std::vector<int64_t>{stride, stride}},
+                     {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                     {"dilations", std::vector<int64_t>{dilation, dilation}},
+                     {"group", group}}};
+}
+
+std::vector<VendorOpExample> convBiasReluExamples() {
+  return {convExample("f32/3x3/pad1", {1, 8, 8, 4}, 6, 3, 1, 1, 1, 1),
+          convExample("f32/3x3/stride2", {2, 9, 9, 3}, 5, 3, 2, 1, 1, 1),
+          convExample("f32/1x1/group2", {1, 5, 5, 4}, 6, 1, 1, 0, 1, 2),
+          convExample("f32/3x3/dilation2", {1, 9, 9, 2}, 3, 3, 1, 2, 2, 1)};
+}
+
 }  // namespace
 
 std::vector<VendorOpDef> vendorOps() {
@@ -117,6 +140,7 @@ std::vector<VendorOpDef> vendorOps() {
   convBiasRelu.typeRule = convBiasReluType;
   convBiasRelu.referenceKernel = convBiasReluReference;
   convBiasRelu.patterns = {{"conv-relu", fuseConvRelu}, {"conv-add-relu", fuseConvAddRelu}};
+  convBiasRelu.examples = convBiasReluExamples();
   return {convBiasRelu};
 }
 

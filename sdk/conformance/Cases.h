@@ -62,5 +62,7 @@ struct CaseSpec {
 
 /// Every case of the operator suite.
 std::vector<CaseSpec> allCases();
+/// The cases of the registered vendor ops' examples (VendorCases.cpp).
+std::vector<CaseSpec> vendorOpCases();
 
 }  // namespace ember::conformance

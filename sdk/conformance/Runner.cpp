@@ -288,6 +288,7 @@ const char* categoryName(OpCategory c) {
 std::vector<std::string> listCases(uint64_t) {
   std::vector<std::string> names;
   for (const CaseSpec& spec : allCases()) names.push_back(spec.name);
+  for (const CaseSpec& spec : vendorOpCases()) names.push_back(spec.name);
   return names;
 }
 
@@ -330,6 +331,7 @@ Expected<Report> runConformance(const BackendFactory& backendFactory, const Back
   // without cases, so that missing coverage is visible.
   std::map<std::string, size_t> index;
   std::vector<CaseSpec> cases = allCases();
+  for (CaseSpec& spec : vendorOpCases()) cases.push_back(std::move(spec));
   std::set<OpKind> covered;
   for (const CaseSpec& spec : cases) covered.insert(spec.op);
   for (size_t k = 0; k < kNumOpKinds; ++k) {

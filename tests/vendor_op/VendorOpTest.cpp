@@ -21,6 +21,7 @@
 #include <random>
 #include <set>
 
+#include "Conformance.h"
 #include "backends/BuiltinBackends.h"
 #include "ember/Importer.h"
 #include "ember/Npy.h"
@@ -266,6 +267,19 @@ TEST_F(VendorOpTest, TheLoaderRefusesBadRegistrations) {
   // Nothing of a refused plugin is registered, not even its valid ops.
   EXPECT_EQ(VendorOpRegistry::global().find("dup.Once"), nullptr);
   EXPECT_EQ(VendorOpRegistry::global().ownerOf(kConvBiasRelu), "toy");
+}
+
+TEST_F(VendorOpTest, ConformanceComparesTheToysKernelWithItsRegisteredReference) {
+  auto factory = [](const std::string& name) -> conformance::BackendFactory {
+    return [name] { return BackendRegistry::global().create(name); };
+  };
+  conformance::Options options;
+  options.filter = std::string(kConvBiasRelu) + "/";
+  auto report = conformance::runConformance(factory("toy"), factory("reference"), options);
+  ASSERT_TRUE(report) << report.error().message();
+  EXPECT_EQ(report->passed, 4);  // the toy's four examples (ToyVendorOps.cpp)
+  EXPECT_EQ(report->failed, 0);
+  EXPECT_EQ(report->unsupported, 0);
 }
 
 // ---- ResNet-18 ------------------------------------------------------------------

@@ -56,6 +56,16 @@ struct VendorPattern {
   VendorPatternFn matchAndRewrite;
 };
 
+/// A conformance case of a vendor op: `ember conformance` builds the op on
+/// seeded random operands of these types (constant operands as weights) and
+/// compares the backend's result with the reference kernel's.
+struct VendorOpExample {
+  std::string name;  ///< e.g. "3x3/pad1"
+  std::vector<Type> operandTypes;
+  std::vector<bool> constantOperands;  ///< one per operand; empty: none constant
+  Attributes attrs;                    ///< the op's own attributes
+};
+
 /// One registered op.
 struct VendorOpDef {
   std::string name;                       ///< namespaced: "acme.ConvBiasRelu"
@@ -63,7 +73,8 @@ struct VendorOpDef {
   std::vector<AttrSpec> attributes;       ///< besides `vendor_op`
   VendorTypeRule typeRule;
   VendorKernel referenceKernel;
-  std::vector<VendorPattern> patterns;  ///< rewrites that create this op (may be empty)
+  std::vector<VendorPattern> patterns;    ///< rewrites that create this op (may be empty)
+  std::vector<VendorOpExample> examples;  ///< its conformance cases (may be empty)
 };
 
 /// What a pattern rewrites the graph with. The compiler implements it, so
@@ -102,6 +113,8 @@ class VendorOpRegistry {
   std::string ownerOf(std::string_view name) const;
   /// The ops `backend` registered, in registration order.
   std::vector<const VendorOpDef*> ofBackend(std::string_view backend) const;
+  /// Every registered op, in registration order.
+  std::vector<const VendorOpDef*> all() const;
   /// Every registered name, for messages ("none" when empty).
   std::string namesList() const;
 
