@@ -34,6 +34,8 @@ class NpuBackend final : public Backend {
     return makeSimulatedFunction(program.take(), config_);
   }
 
+  std::unique_ptr<Device> createDevice() const override { return makeNpuDevice(config_); }
+
  private:
   npu::NpuConfig config_;
 };

@@ -101,7 +101,24 @@ class NpuFunction final : public CompiledFunction {
   std::optional<npu::SimStats> lastStats_;
 };
 
+/// Loads and runs like the host device; what it adds is the NPU's DRAM as
+/// the memory limit. runAsync stays the default (synchronous): the simulator
+/// reads per-thread state of the caller (its cancellation check,
+/// npu::ScopedCancellation), so a run must stay on the caller's thread.
+class NpuDevice final : public Device {
+ public:
+  explicit NpuDevice(uint64_t dramBytes) : dramBytes_(dramBytes) {}
+  uint64_t memoryLimitBytes() const override { return dramBytes_; }
+
+ private:
+  uint64_t dramBytes_;
+};
+
 }  // namespace
+
+std::unique_ptr<Device> makeNpuDevice(const npu::NpuConfig& config) {
+  return std::make_unique<NpuDevice>(uint64_t(config.dramBytes));
+}
 
 std::unique_ptr<CompiledFunction> makeSimulatedFunction(CompiledProgram program, npu::NpuConfig config) {
   return std::make_unique<NpuFunction>(std::move(program), std::move(config));

@@ -13,4 +13,8 @@ namespace ember::npu_backend {
 
 std::unique_ptr<CompiledFunction> makeSimulatedFunction(CompiledProgram program, npu::NpuConfig config);
 
+/// The NPU as a Device: the partitions loaded on it share its DRAM (config
+/// key dram.size_mib), which the runtime checks at load. Runs synchronously.
+std::unique_ptr<Device> makeNpuDevice(const npu::NpuConfig& config);
+
 }  // namespace ember::npu_backend

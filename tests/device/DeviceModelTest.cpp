@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "BoardBackend.h"
 #include "backends/BuiltinBackends.h"
@@ -302,6 +305,25 @@ TEST_F(DeviceModel, TheDefaultAsyncRunIsSynchronousAndCarriesTheError) {
   EXPECT_NE(e.message().find("'missing' is not loaded"), std::string::npos);
   EXPECT_FALSE(device.keepsTensors());
   EXPECT_EQ(device.name(), "");
+}
+
+TEST_F(DeviceModel, TheNpuDeviceHasItsConfigsDramAsMemory) {
+  auto npu = BackendRegistry::global().create("npu");
+  ASSERT_TRUE(npu) << npu.error().message();
+  EXPECT_EQ((*npu)->createDevice()->memoryLimitBytes(), uint64_t(1) << 30);  // the default config's 1 GiB
+  // The shipped config with dram.size_mib 2.
+  std::ifstream in(std::string(NPU_CONFIG_DIR) + "/npu-16x16.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const size_t at = yaml.find("size_mib: 1024");
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, 14, "size_mib: 2");
+  const std::string path = (std::filesystem::temp_directory_path() / "ember_device_test_npu.yaml").string();
+  std::ofstream(path) << yaml;
+  ASSERT_FALSE((*npu)->setOption("config", path));
+  EXPECT_EQ((*npu)->createDevice()->memoryLimitBytes(), uint64_t(2) << 20);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
