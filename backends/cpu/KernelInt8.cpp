@@ -16,6 +16,9 @@ namespace ember::cpu {
 // KernelInt8Vnni.cpp: 6 rows x 32 columns of int32 over kp (multiple of 4) bytes.
 void int8TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c);
 bool hostHasVnni();
+void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
+                          const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi,
+                          uint8_t* out);
 
 namespace {
 
@@ -129,6 +132,11 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool) {
         for (int64_t r = 0; r < std::min(kRows, rows - r0); ++r) {
           uint8_t* out = call.output + (row0 + r0 + r) * call.o + col0;
           const int32_t* acc = tile.data() + r * kInt8PanelCols;
+          if (vnni) {
+            int8RequantizeAvx512(acc, weights.correction + col0, weights.multiplier + col0,
+                                 weights.shift + col0, cols, call.outputZero, call.lo, call.hi, out);
+            continue;
+          }
           for (int64_t j = 0; j < cols; ++j) {
             const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(weights.correction[col0 + j]));
             const quant::FixedPointMultiplier mult{weights.multiplier[col0 + j], weights.shift[col0 + j]};

@@ -50,6 +50,14 @@ struct Int8ConvCall {
 };
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool);
 
+/// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the
+/// requantizing epilogue of n columns (acc + correction, then
+/// quant::requantize with per-column multiplier and shift) as 8-bit codes.
+bool hostHasVnni();
+void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
+                          const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi,
+                          uint8_t* out);
+
 /// Which int8 micro-kernel runs here: "avx512-vnni" or "portable".
 const char* int8KernelName();
 
