@@ -8,6 +8,7 @@
 #   --hours H  stop starting new stages after H hours (default: no limit);
 #              the fuzz stage also stops early then, and resumes next time
 #   EMBER_FUZZ_EXECS  executions per fuzz target (default 10000000)
+#   EMBER_FUZZ_TURN   seconds per fuzz target per turn (default 600)
 #   EMBER_TSAN_TESTS  ctest -R regex of the suites run under TSan
 #   EMBER_RTL_RANDOM  the rtl_random binary (default: build/default's)
 # A target that fails to build is reported by ctest as not run (a failure);
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 hours=""
@@ -91,22 +92,40 @@ stage_rtl() {
 }
 
 # Every libFuzzer target up to EMBER_FUZZ_EXECS executions in all, counted
-# across resumed runs in $out/fuzz-TARGET.execs.
+# across resumed runs in $out/fuzz-TARGET.execs. Targets take turns of
+# EMBER_FUZZ_TURN seconds (default 600), so a short night reaches every one.
 stage_fuzz() {
-  local goal=${EMBER_FUZZ_EXECS:-10000000} failed=0 target done runs
-  for target in onnx_importer npy config bundle isa_decoder assembler npy_writer sweep_spec quant_profile; do
-    done=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
-    while [ "$done" -lt "$goal" ] && ! out_of_time; do
-      runs=$((goal - done < 2000000 ? goal - done : 2000000))
+  local goal=${EMBER_FUZZ_EXECS:-10000000} turn=${EMBER_FUZZ_TURN:-600} failed=0 target done runs seconds
+  local targets=(onnx_importer npy config bundle isa_decoder assembler npy_writer sweep_spec quant_profile)
+  local pending=("${targets[@]}") next
+  # Build every target first, so that turns are spent fuzzing.
+  [ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+  build_all --preset fuzz
+  while [ ${#pending[@]} -gt 0 ] && ! out_of_time; do
+    next=()
+    for target in "${pending[@]}"; do
+      done=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
+      [ "$done" -lt "$goal" ] || continue
+      out_of_time && { next+=("$target"); continue; }
+      runs=$((goal - done))
+      seconds=$turn
+      # Never run past the deadline.
+      [ -n "$deadline" ] && [ $((deadline - $(date +%s))) -lt "$seconds" ] && seconds=$((deadline - $(date +%s)))
+      [ "$seconds" -gt 0 ] || { next+=("$target"); continue; }
       local log=$out/fuzz-$target.log
-      if ! scripts/fuzz.sh "$target" 36000 -runs="$runs" >"$log" 2>&1; then
-        record "fuzz $target: FINDING after $done executions ($log)"
+      if ! scripts/fuzz.sh "$target" "$seconds" -runs="$runs" >"$log" 2>&1; then
+        record "fuzz $target: FINDING or build failure after $done executions ($log)"
         failed=1
-        break
+        continue
       fi
       done=$((done + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)))
       echo "$done" >"$out/fuzz-$target.execs"
+      [ "$done" -lt "$goal" ] && next+=("$target")
     done
+    pending=("${next[@]+"${next[@]}"}")
+  done
+  for target in "${targets[@]}"; do
+    done=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
     record "fuzz $target: $done of $goal executions"
     [ "$done" -ge "$goal" ] || failed=1
   done
