@@ -70,6 +70,7 @@ class SlurmCluster:
 
     def start(self):
         if os.path.exists(self.root):
+            self._stop_leftovers()
             shutil.rmtree(self.root)
         for d in ("munge", "state", "spool", "log"):
             os.makedirs(self.path(d), mode=0o700)
@@ -171,6 +172,23 @@ class SlurmCluster:
             raise SlurmError("%s failed (exit %d): %s" % (" ".join(argv), result.returncode,
                                                           (result.stderr or result.stdout).strip()))
         return result
+
+    def _stop_leftovers(self):
+        """Ends daemons of an earlier run in this directory that was killed before its stop():
+        only a process whose command line is that daemon with this cluster's files."""
+        for pid_file in (self.path("slurmd.pid"), self.path("slurmctld.pid"), self.path("munge", "munged.pid")):
+            pid = _read_pid(pid_file)
+            if pid is None:
+                continue
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    argv = f.read().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            daemon = os.path.basename(pid_file).split(".")[0]
+            if os.path.basename(argv[0]) == daemon and any(self.root in arg for arg in argv):
+                self._pid_files = [pid_file]
+                self.stop()
 
     def stop(self):
         """Ends the daemons this cluster started (slurmd first), by their pid files."""
