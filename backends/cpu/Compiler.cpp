@@ -542,6 +542,8 @@ class Compiler {
       }
       case OpKind::QuantizedConv:
         return lowerInt8Conv(inst);
+      case OpKind::QuantizedAdd:
+        return lowerInt8Add(inst);
       case OpKind::Transpose: {
         const Type& it = type(ins[0]);
         auto step = std::make_unique<TransposeStep>();
@@ -621,6 +623,41 @@ class Compiler {
     pack.dst = reservePacked((int8ConvWeightBytes(k, s.o) + 3) / 4);
     step->weights = Address{kPacked, pack.dst};
     program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// QuantizedAdd of same-shape 8-bit operands (in place allowed: each
+  /// element reads its own inputs before it is written).
+  bool lowerInt8Add(const Instruction& inst) {
+    if (std::getenv("EMBER_CPU_NO_INT8")) return false;
+    const ValueId out = inst.operands[0].value, a = inst.operands[1].value, b = inst.operands[2].value;
+    const Type &ot = type(out), &at = type(a), &bt = type(b);
+    auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
+    if (!is8(ot.kind) || !is8(at.kind) || !is8(bt.kind) || at.dims != ot.dims || bt.dims != ot.dims)
+      return false;
+    for (ValueId in : {a, b}) {
+      Range r = range(in), o = range(out);
+      if (r.overlaps(o) && !(r == o)) return false;  // partial overlap: not element-wise safe
+    }
+    auto step = std::make_unique<Int8AddStep>();
+    step->lhs = address(a);
+    step->rhs = address(b);
+    step->output = address(out);
+    step->count = ot.numElements();
+    const quant::AddMultipliers m = quant::addMultipliers(at.scale, bt.scale, ot.scale);
+    const quant::QuantRange full = ot.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
+    const quant::QuantRange r =
+        quant::activationRange(full, ot.scale, ot.offset, float(inst.attrs.getFloat("clip_min", -INFINITY)),
+                               float(inst.attrs.getFloat("clip_max", INFINITY)));
+    auto code = [](ElemKind kind, int byte) {
+      return kind == ElemKind::Int8Q ? int32_t(int8_t(byte)) : byte;
+    };
+    step->table.resize(65536);
+    for (int x = 0; x < 256; ++x)
+      for (int y = 0; y < 256; ++y)
+        step->table[size_t(x) * 256 + size_t(y)] = uint8_t(quant::addQuantized(
+            code(at.kind, x), at.offset, code(bt.kind, y), bt.offset, m, ot.offset, r.lo, r.hi));
     addStep(std::move(step));
     return true;
   }

@@ -11,7 +11,17 @@
 namespace ember::cpu {
 namespace {
 
-enum class StepTag : uint8_t { Gemm = 1, MatMul, Depthwise, Pool, Reduce, Transpose, Reference, Int8Conv };
+enum class StepTag : uint8_t {
+  Gemm = 1,
+  MatMul,
+  Depthwise,
+  Pool,
+  Reduce,
+  Transpose,
+  Reference,
+  Int8Conv,
+  Int8Add
+};
 
 class ByteWriter {
  public:
@@ -219,6 +229,13 @@ Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
     w.pod(s->input);
     w.pod(s->output);
     w.pod(s->weights);
+  } else if (const auto* s = dynamic_cast<const Int8AddStep*>(&step)) {
+    w.pod(StepTag::Int8Add);
+    w.pod(s->lhs);
+    w.pod(s->rhs);
+    w.pod(s->output);
+    w.pod(s->count);
+    w.vec(s->table);
   } else if (const auto* s = dynamic_cast<const ReferenceStep*>(&step)) {
     w.pod(StepTag::Reference);
     w.pod(int32_t(s->kind));
@@ -310,6 +327,17 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
       s->input = r.pod<Address>();
       s->output = r.pod<Address>();
       s->weights = r.pod<Address>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Int8Add: {
+      auto s = std::make_unique<Int8AddStep>();
+      s->lhs = r.pod<Address>();
+      s->rhs = r.pod<Address>();
+      s->output = r.pod<Address>();
+      s->count = r.pod<int64_t>();
+      s->table = r.vec<uint8_t>();
+      if (s->table.size() != 65536) return makeError("cpu AOT: malformed QuantizedAdd table");
       step = std::move(s);
       break;
     }

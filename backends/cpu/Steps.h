@@ -175,6 +175,17 @@ class Int8ConvStep final : public Step {
   }
 };
 
+/// QuantizedAdd of two same-shape 8-bit tensors: the output code of every
+/// pair of input bytes is quant::addQuantized's, tabulated at compile time
+/// (table[a * 256 + b]), so a run is one lookup per element.
+class Int8AddStep final : public Step {
+ public:
+  Address lhs, rhs, output;
+  int64_t count = 0;
+  std::vector<uint8_t> table;  ///< 65536 entries
+  void run(uint8_t** regions, RunContext& context) const override;
+};
+
 /// Any other primitive: the reference kernel.
 class ReferenceStep final : public Step {
  public:

@@ -243,6 +243,25 @@ Case int8ConvCase(const std::string& kind, int32_t zero, int64_t n, int64_t h, i
               }};
 }
 
+/// QuantizedAdd of two quantized inputs (kinds, scales and zero points of
+/// their own) into `outKind`, optionally with ReLU: the cpu's table against
+/// the reference, bit for bit.
+Case int8AddCase(const std::string& aKind, int32_t aZero, const std::string& bKind, int32_t bZero,
+                 const std::string& outKind, bool relu) {
+  std::string name = "int8add_" + aKind + "_" + bKind + "_" + outKind + (relu ? "_relu" : "") + "_z" +
+                     std::to_string(aZero + 128) + "_" + std::to_string(bZero + 128);
+  return Case{name, [=](Function& f) {
+                NodeValue a = op(f, OpKind::Quantize, {input(f, "a", {2, 9, 9, 13})},
+                                 {{"kind", aKind}, {"scale", 1.0 / 90}, {"offset", int64_t(aZero)}});
+                NodeValue b = op(f, OpKind::Quantize, {input(f, "b", {2, 9, 9, 13})},
+                                 {{"kind", bKind}, {"scale", 1.0 / 70}, {"offset", int64_t(bZero)}});
+                Attributes attrs{
+                    {"kind", outKind}, {"scale", 1.0 / 50}, {"offset", int64_t(outKind == "u8q" ? 9 : -2)}};
+                if (relu) attrs.set("clip_min", 0.0);
+                f.addOutput("y", op(f, OpKind::QuantizedAdd, {a, b}, attrs));
+              }};
+}
+
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   // Convolutions: pointwise, 3x3, strided, 7x7 stem, dilated, grouped,
@@ -294,6 +313,9 @@ std::vector<Case> allCases() {
   cases.push_back(int8ConvCase("i8q", 0, 1, 8, 64, 70, 1, 1, 0, 1, false));
   cases.push_back(int8ConvCase("i8q", -128, 1, 10, 9, 33, 3, 1, 2, 2, true, "u8q"));
   cases.push_back(int8ConvCase("u8q", 0, 1, 6, 300, 8, 3, 1, 1, 1, false));
+  cases.push_back(int8AddCase("i8q", -3, "i8q", 10, "i8q", false));
+  cases.push_back(int8AddCase("u8q", 128, "i8q", 0, "u8q", true));
+  cases.push_back(int8AddCase("u8q", 5, "u8q", 200, "i8q", true));
   // Pools.
   cases.push_back(poolCase(OpKind::MaxPool, {1, 12, 12, 16}, 3, 2, 1, 0, 0));
   cases.push_back(poolCase(OpKind::MaxPool, {2, 7, 9, 5}, 2, 2, 0, 1, 0));
