@@ -5,12 +5,17 @@
       writes SAMPLES (default 4) image-like f32 inputs [SAMPLES,3,224,224]:
       smooth random colour fields plus texture, normalised like ImageNet inputs
       (mean 0, std about 1 per channel), from a fixed seed.
-  npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS MODEL.onnx
-      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}{,-v2,-q,-v2q,-v3}/
+  npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS MODEL.onnx [TESTMODELS_DIR]
+      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}{,-v2,-q,-v2q,-v3u,-v3}/
       {compile,run,sim}.json and writes BENCH_DIR/summary.json: per config the cycles,
       mac_utilization (the simulator's count: every MAC the array performs, junk rows
       included) and useful_mac_utilization (the network's MACs, counted from the ONNX
-      model's Conv and Gemm/MatMul shapes, / (cycles x R x C)).
+      model's Conv and Gemm/MatMul shapes, / (cycles x R x C)); then the batch-4 runs
+      (BENCH_DIR/{16x16,64x64}-v3-b4/run.json, MODEL's resnet50_b4.onnx sibling) and
+      ResNet-18 and MobileNetV2 (BENCH_DIR/NET-CONFIG/run.json, TESTMODELS_DIR/NET.onnx)
+      under "other_models".
+  npu_resnet50_bench.py batch MODEL.onnx OUT.onnx N
+      writes MODEL with the batch dimension of its input and output set to N.
 """
 import json
 import os
@@ -62,10 +67,41 @@ def network_macs(model_path):
     return macs
 
 
-def report(bench_dir, ort_seconds, fma_gflops, model_path):
+def batch_model(model_path, out_path, batch):
+    """The model with its input's and output's leading dimension set to `batch` (torchvision's
+    ResNet flattens with Flatten, so nothing else holds the batch)."""
+    import onnx
+    model = onnx.load(model_path)
+    for v in list(model.graph.input) + list(model.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_value = batch
+    onnx.save(model, out_path)
+
+
+def other_rows(bench_dir, testmodels_dir, batch4_model):
+    """Batch 4 on the v3 configs, then ResNet-18 and MobileNetV2, as table rows."""
+    rows = []
+    if os.path.exists(batch4_model):
+        macs = network_macs(batch4_model)
+        for name, size in (("16x16-v3", 16), ("64x64-v3", 64)):
+            path = os.path.join(bench_dir, name + "-b4", "run.json")
+            if os.path.exists(path):
+                rows.append(("resnet50 batch 4", "npu-" + name, size, macs, load(path)))
+    for net in ("resnet18", "mobilenet_v2"):
+        model = os.path.join(testmodels_dir, net + ".onnx")
+        if not os.path.exists(model):
+            continue
+        macs = network_macs(model)
+        for name, size in (("16x16", 16), ("16x16-v3", 16), ("64x64", 64), ("64x64-v3", 64)):
+            path = os.path.join(bench_dir, f"{net}-{name}", "run.json")
+            if os.path.exists(path):
+                rows.append((net, "npu-" + name, size, macs, load(path)))
+    return rows
+
+
+def report(bench_dir, ort_seconds, fma_gflops, model_path, testmodels_dir=""):
     useful = network_macs(model_path)
     configs = {name + suffix: (size, size) for name, size in (("16x16", 16), ("64x64", 64))
-               for suffix in ("", "-v2", "-q", "-v2q", "-v3")}
+               for suffix in ("", "-v2", "-q", "-v2q", "-v3u", "-v3")}
     rows = {}
     for name in configs:
         d = os.path.join(bench_dir, name)
@@ -95,16 +131,30 @@ def report(bench_dir, ort_seconds, fma_gflops, model_path):
         print(f"| npu-{name} | {run['cycles']} | {latency[name] * 1e3:.2f} ms @ {clock:g} GHz "
               f"| {100 * run['mac_utilization']:.1f}% | {100 * useful_util:.1f}% | {run['macs'] / 1e9:.2f} G | {dram:.1f} "
               f"| {comp['compile_seconds']:.2f} | {sim['host_seconds']:.2f} | {len(run.get('fallback_nodes', []))} |")
+    extra = other_rows(bench_dir, testmodels_dir, os.path.join(os.path.dirname(model_path), "resnet50_b4.onnx"))
+    if extra:
+        print("\n| model | config | cycles | MAC utilisation | useful-MAC utilisation | compile s | host simulation s |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    summary["other_models"] = []
+    for model, config, size, macs, run in extra:
+        useful_util = macs / (run["cycles"] * size * size)
+        summary["other_models"].append({"model": model, "config": config, "network_macs": macs, "cycles": run["cycles"],
+                                        "useful_mac_utilization": useful_util,
+                                        "compile_seconds": run.get("compile_seconds", 0),
+                                        "host_seconds": run.get("host_seconds", 0)})
+        print(f"| {model} | {config} | {run['cycles']} | {100 * run['mac_utilization']:.1f}% | {100 * useful_util:.1f}% "
+              f"| {run.get('compile_seconds', 0):.2f} | {run.get('host_seconds', 0):.2f} |")
     with open(os.path.join(bench_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    for suffix in ("", "-v2", "-q", "-v2q", "-v3"):
+    for suffix in ("", "-v2", "-q", "-v2q", "-v3u", "-v3"):
         speedup = latency["16x16" + suffix] / latency["64x64" + suffix]
         print(f"\nspeed-up of npu-64x64{suffix} over npu-16x16{suffix}: {speedup:.2f}x (cycles, same clock)")
     print("\nthe switch sweep (cycles saved against the config without the feature):")
     for size in ("16x16", "64x64"):
         for base, feature, label in (("", "-v2", "two weight buffers"), ("-q", "-v2q", "two weight buffers"),
                                      ("", "-q", "the vector queue"), ("-v2", "-v2q", "the vector queue"),
-                                     ("-v2q", "-v3", "the bias as initial value")):
+                                     ("-v2q", "-v3u", "the bias as initial value"),
+                                     ("-v3u", "-v3", "the residual add in the conv epilogue")):
             before = rows[size + base]["run"]["cycles"]
             saved = before - rows[size + feature]["run"]["cycles"]
             print(f"{label} on npu-{size}{base} -> npu-{size}{feature}: {saved} cycles saved "
@@ -134,8 +184,11 @@ def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "calibration":
         calibration(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 4)
         return 0
-    if len(sys.argv) == 6 and sys.argv[1] == "report":
-        report(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5])
+    if len(sys.argv) in (6, 7) and sys.argv[1] == "report":
+        report(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6] if len(sys.argv) == 7 else "")
+        return 0
+    if len(sys.argv) == 5 and sys.argv[1] == "batch":
+        batch_model(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return 0
     print(__doc__)
     return 2

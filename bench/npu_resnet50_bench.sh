@@ -3,7 +3,13 @@
 # over the two switches: one or two weight buffers (-v2, ISA v2) and the vector
 # unit on the compute queue or on its own queue (-q, -v2q: vector.queue
 # separate with accumulator.banks 2, ISA v3), and -v3: -v2q with the bias as the
-# gemms' initial accumulator value (matrix_engine.bias_init).
+# gemms' initial accumulator value (matrix_engine.bias_init) and the residual
+# adds run in the convs' epilogues (compiler.fuse_residual_add); -v3u is -v3
+# with the adds unfused, so the sweep shows what the fusion buys. Then batch 4
+# on the v3 configs (the model with its batch dimension set to 4, calibrated
+# on the same four images), and ResNet-18 and MobileNetV2 (scripts/gen_models.py's
+# test models, 224x224, when BUILD_DIR/testdata/models holds them) on
+# npu-16x16, npu-64x64 and the v3 configs.
 # Prints whole-network cycles, MAC utilisation (the simulator's count) and
 # useful-MAC utilisation (the network's MACs / (cycles x R x C), also written
 # to BUILD_DIR/bench/npu_resnet50/summary.json), the 64x64 speed-up, compile
@@ -46,9 +52,11 @@ mkdir -p "$out/configs"
 for size in 16x16 64x64; do
   sed 's/^  weight_buffers: 2 .*/  weight_buffers: 1/; s/^name: npu-\(.*\)-v2q/name: npu-\1-q/' \
     "$configs/npu-$size-v2q.yaml" >"$out/configs/npu-$size-q.yaml"
+  sed 's/^  fuse_residual_add: true .*/  fuse_residual_add: false/; s/^name: npu-\(.*\)-v3/name: npu-\1-v3u/' \
+    "$configs/npu-$size-v3.yaml" >"$out/configs/npu-$size-v3u.yaml"
 done
 
-for size in 16x16 16x16-v2 16x16-q 16x16-v2q 16x16-v3 64x64 64x64-v2 64x64-q 64x64-v2q 64x64-v3; do
+for size in 16x16 16x16-v2 16x16-q 16x16-v2q 16x16-v3u 16x16-v3 64x64 64x64-v2 64x64-q 64x64-v2q 64x64-v3u 64x64-v3; do
   cfg=$configs/npu-$size.yaml
   [ -f "$cfg" ] || cfg=$out/configs/npu-$size.yaml
   dir=$out/$size
@@ -65,6 +73,34 @@ for size in 16x16 16x16-v2 16x16-q 16x16-v2q 16x16-v3 64x64 64x64-v2 64x64-q 64x
   "$ember" sim "$dir/resnet50.bundle" --config "$cfg" --random-inputs --check --stats "$dir/sim.json" --quiet
 done
 
+# Batch 4: the same network and images, the batch as the leading dimension.
+model4=$models/resnet50_b4.onnx
+[ -f "$model4" ] || /usr/bin/python3 "$here/npu_resnet50_bench.py" batch "$model" "$model4" 4
+[ -f "$out/profile_b4.yaml" ] ||
+  "$ember" quantize "$model4" --calibrate "$out/calibration.npy" -o "$out/profile_b4.yaml" >&2
+for size in 16x16-v3 64x64-v3; do
+  dir=$out/$size-b4
+  mkdir -p "$dir"
+  echo "== npu-$size, batch 4: run" >&2
+  "$ember" run "$model4" --backend npu --config "$configs/npu-$size.yaml" --quantize "$out/profile_b4.yaml" \
+    --random-inputs --report-json "$dir/run.json" --quiet
+done
+
+# ResNet-18 and MobileNetV2 (the test models at 224x224), calibrated on their test input.
+testmodels=$build/testdata/models
+for net in resnet18 mobilenet_v2; do
+  [ -f "$testmodels/$net.onnx" ] || continue
+  [ -f "$out/profile_$net.yaml" ] ||
+    "$ember" quantize "$testmodels/$net.onnx" --calibrate "$testmodels/$net.input.npy" -o "$out/profile_$net.yaml" >&2
+  for size in 16x16 16x16-v3 64x64 64x64-v3; do
+    dir=$out/$net-$size
+    mkdir -p "$dir"
+    echo "== $net on npu-$size: run" >&2
+    "$ember" run "$testmodels/$net.onnx" --backend npu --config "$configs/npu-$size.yaml" \
+      --quantize "$out/profile_$net.yaml" --random-inputs --report-json "$dir/run.json" --quiet
+  done
+done
+
 ort=0
 if command -v node >/dev/null; then
   # ONNX Runtime as scripts/install-deps.sh installs it (nothing downloads here).
@@ -76,7 +112,7 @@ if command -v node >/dev/null; then
 fi
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-/usr/bin/python3 "$here/npu_resnet50_bench.py" report "$out" "$ort" "$fma_gflops" "$model"
+/usr/bin/python3 "$here/npu_resnet50_bench.py" report "$out" "$ort" "$fma_gflops" "$model" "$testmodels"
 echo
 # Ember's per-layer cycles against SCALE-Sim's weight-stationary formula (docs/npu/compiler.md).
 /usr/bin/python3 "$here/scalesim_compare.py" "$model" "$out" "$out/scalesim"

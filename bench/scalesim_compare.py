@@ -97,11 +97,13 @@ def write_scalesim_inputs(layers, out_dir):
 
 
 def ember_runs(bench_dir):
-    """{config name: run.json} for every npu-16x16* / npu-64x64* directory of the bench."""
+    """{config name: run.json} for every npu-16x16* / npu-64x64* directory of the bench (batch 1:
+    the -b4 runs are another workload)."""
     runs = {}
     for name in sorted(os.listdir(bench_dir)):
         path = os.path.join(bench_dir, name, "run.json")
-        if (name.startswith("16x16") or name.startswith("64x64")) and os.path.isfile(path):
+        batch1 = not name.endswith("-b4")
+        if (name.startswith("16x16") or name.startswith("64x64")) and batch1 and os.path.isfile(path):
             with open(path) as f:
                 run = json.load(f)
             if "cycles" in run:

@@ -152,7 +152,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, accTiles;
   std::optional<uint64_t> biasAcc;
   uint64_t residualParams = 0;
-  auto allocate = [&](bool bankHints) {
+  auto allocate = [&](bool bankHints, bool accumulatorBankHints) {
     inSlots.clear(), wSlots.clear(), outSlots.clear(), residualSlots.clear();
     bool ok = true;
     auto take = [&](std::vector<uint64_t>& slots, const std::string& role, int64_t count, int64_t bytes,
@@ -180,7 +180,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     accTiles.clear();
     for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
       // With the vector queue, tile i in bank i (ping-pong between banks).
-      const bool bankPerTile = t.vectorQueue && bankHints;
+      const bool bankPerTile = t.vectorQueue && accumulatorBankHints;
       auto a = sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries),
                                      bankPerTile ? int(i) : -1);
       if (a) accTiles.push_back(*a);
@@ -189,9 +189,15 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     if (!t.biasByDma) biasAcc = sram.allocAccumulator(job.name + ".bias", uint64_t(needs.biasEntries));
     return ok && (t.biasByDma || biasAcc);
   };
-  if (!allocate(true)) {
+  // Tiles one per accumulator bank can leave no contiguous room for the bias
+  // row: then the accumulator is packed densely, the scratchpad still by bank.
+  if (!allocate(true, true)) {
     sram.rollbackLayer();
-    if (!allocate(false)) return layerError("SRAM allocation failed for the chosen tiling (", t.str(), ")");
+    if (!allocate(true, false)) {
+      sram.rollbackLayer();
+      if (!allocate(false, false))
+        return layerError("SRAM allocation failed for the chosen tiling (", t.str(), ")");
+    }
   }
 
   // The step sequence.
