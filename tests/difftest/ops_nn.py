@@ -1057,6 +1057,34 @@ class MaskedSoftmax(Op):
         return e.node("Softmax", [e.node("Add", [x, e.init(w["mask"])])], axis=-1)
 
 
+class ResidualConv(Op):
+    """x + Conv(x) (same padding, stride 1, as many channels out as in), maybe then Relu: ResNet's
+    identity block, which int8 quantization turns into QuantizedConv + QuantizedAdd (the npu's
+    v3 configs run the add in the conv's epilogue, docs/npu/compiler.md)."""
+    name = "residual_conv"
+    ranks = (4,)
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "k": int(g.rng.choice([1, 3])), "conv_first": int(g.rng.random() < 0.5),
+                    "relu": int(g.rng.random() < 0.7)}
+
+    def infer(self, p, ins):
+        c, k = ins[0].shape[1], p["k"]
+        w = {"f": normal(p, (c, c, k, k), 1 / math.sqrt(c * k * k)), "b": normal(p, (c,), 0.1, salt=1)}
+        return Val(ins[0].shape), dict(p), w
+
+    def torch(self, r, w, x):
+        torch, tf = _t()
+        y = tf.conv2d(x, w["f"], w["b"], 1, r["k"] // 2)
+        s = y + x if r["conv_first"] else x + y
+        return torch.relu(s) if r["relu"] else s
+
+    def onnx(self, r, w, e, x):
+        conv = e.node("Conv", [x, e.init(w["f"]), e.init(w["b"])], pads=[r["k"] // 2] * 4, strides=[1, 1])
+        s = e.node("Add", [conv, x] if r["conv_first"] else [x, conv])
+        return e.node("Relu", [s]) if r["relu"] else s
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
-            Spatial3d(), MaskedSoftmax()]
+            Spatial3d(), MaskedSoftmax(), ResidualConv()]
