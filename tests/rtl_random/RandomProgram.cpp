@@ -206,7 +206,7 @@ class Generator {
         break;
       case Mutation::OutOfBoundsStore: {
         Line& l = program[spadStore[victim]];
-        l.text = replaceField(l.text, "sram", c_.scratchpadBytes - 8);
+        l.text = replaceField(l.text, "sram", c_.scratchpadBytes);  // even one byte is past the end
         break;
       }
       case Mutation::WrongReuseShape: {

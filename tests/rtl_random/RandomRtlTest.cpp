@@ -38,7 +38,7 @@ TEST(RandomRtl, ProgramsUseEveryOpcode) {
 TEST(RandomRtl, IllegalProgramsAreRefusedByTheirChecker) {
   const NpuConfig config = shipped("npu-16x16.yaml");
   for (int m = 1; m < kNumMutations; ++m)
-    for (uint64_t seed = 1; seed <= 40; ++seed) {
+    for (uint64_t seed = 1; seed <= 200; ++seed) {
       const Verdict v = checkIllegalProgram(config, seed, Mutation(m));
       EXPECT_TRUE(v.ok) << v.message;
     }
