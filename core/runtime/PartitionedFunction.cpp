@@ -4,6 +4,8 @@
 // partition to a later one on the same device without a host copy.
 #include "PartitionedFunction.h"
 
+#include <mutex>
+
 namespace ember {
 
 PartitionedFunction::PartitionedFunction(std::vector<Stage> stages, std::vector<DeviceSlot> devices,
@@ -29,7 +31,11 @@ PartitionedFunction::PartitionedFunction(std::vector<Stage> stages, std::vector<
 }
 
 PartitionedFunction::~PartitionedFunction() {
-  std::set<std::string> ids = loadedIds_;
+  std::set<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ids = loadedIds_;
+  }
   for (const std::string& id : ids) (void)unload(id);
 }
 
@@ -38,6 +44,11 @@ std::string PartitionedFunction::stageId(const std::string& id, size_t stage) co
 }
 
 Error PartitionedFunction::load(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return loadLocked(id);
+}
+
+Error PartitionedFunction::loadLocked(const std::string& id) {
   if (loadedIds_.count(id)) return makeError("device: function '", id, "' is already loaded");
   for (size_t s = 0; s < stages_.size(); ++s) {
     const Stage& stage = stages_[s];
@@ -67,6 +78,7 @@ Error PartitionedFunction::load(const std::string& id) {
 }
 
 Error PartitionedFunction::unload(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!loadedIds_.erase(id)) return makeError("device: function '", id, "' is not loaded");
   Error first = Error::success();
   for (size_t s = 0; s < stages_.size(); ++s) {
@@ -102,7 +114,10 @@ Error ensureOnHost(Value& value, const std::string& name) {
 }  // namespace
 
 Error PartitionedFunction::run(const std::string& id, ExecutionContext& context) {
-  if (!loadedIds_.count(id)) return makeError("device: function '", id, "' is not loaded");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!loadedIds_.count(id)) return makeError("device: function '", id, "' is not loaded");
+  }
   RunStatistics stats;
   stats.partitions = stages_.size();
   std::map<std::string, Value> values;
@@ -192,13 +207,17 @@ Error PartitionedFunction::run(const std::string& id, ExecutionContext& context)
     EMBER_RETURN_IF_ERROR(ensureOnHost(it->second, name));
     context.setOutput(name, *it->second.host);
   }
+  std::lock_guard<std::mutex> lock(mutex_);
   lastRun_ = stats;
   return Error::success();
 }
 
 Error PartitionedFunction::execute(ExecutionContext& context) {
   static const std::string kId = "execute";
-  if (!loadedIds_.count(kId)) EMBER_RETURN_IF_ERROR(load(kId));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!loadedIds_.count(kId)) EMBER_RETURN_IF_ERROR(loadLocked(kId));
+  }
   return run(kId, context);
 }
 

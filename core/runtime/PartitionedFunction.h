@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,6 +59,7 @@ class PartitionedFunction : public CompiledFunction {
  private:
   Error writeEach(const std::string& path, Error (CompiledFunction::*write)(const std::string&) const) const;
   std::string stageId(const std::string& id, size_t stage) const;
+  Error loadLocked(const std::string& id);
 
   std::vector<std::unique_ptr<Backend>> backends_;  // destroyed last
   std::vector<Stage> stages_;
@@ -68,6 +70,9 @@ class PartitionedFunction : public CompiledFunction {
   /// stage is asked to keep on its device (a later stage there reads them).
   std::map<std::string, size_t> producer_;
   std::vector<std::set<std::string>> keepOnDevice_;
+  /// Guards the loaded ids and bytes and lastRun_: the function may be run
+  /// from several threads, as a compiled function could be before.
+  std::mutex mutex_;
   std::vector<uint64_t> loadedBytes_;  ///< per device
   std::set<std::string> loadedIds_;
   RunStatistics lastRun_;
