@@ -256,6 +256,12 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
   std::vector<PartitionedFunction::Stage> stages;
   for (Partition& partition : plan->partitions) {
     const Backend& backend = *backends[partition.backendIndex];
+    // The target's vendor ops were rewritten before partitioning; a fallback
+    // backend's are rewritten in its own partitions.
+    if (partition.backendIndex != 0) {
+      auto rewritten = createVendorOpRewritePass(backend.name())->run(*partition.function);
+      if (!rewritten) return rewritten.error().withContext("partition on '" + backend.name() + "'");
+    }
     auto compiled = compileLowered(*partition.function, backend, options, gate);
     if (!compiled) return compiled.error().withContext("partition on '" + backend.name() + "'");
     PartitionedFunction::Stage stage;

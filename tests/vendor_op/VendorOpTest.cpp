@@ -183,6 +183,57 @@ TEST_F(VendorOpTest, OnlyTheRegisteringBackendGetsItsVendorOps) {
   EXPECT_TRUE(runAgainstReference(Shape::ConvRelu, "reference").vendorOps.empty());
 }
 
+/// Runs only Add, on the reference backend's kernels: with the toy as its
+/// fallback, the Conv and the Relu form a toy partition.
+class AddsOnlyBackend final : public Backend {
+ public:
+  AddsOnlyBackend() : reference_(BackendRegistry::global().create("reference").take()) {}
+  std::string name() const override { return "adds_only"; }
+  bool supports(const NodeInfo& info) const override {
+    return info.kind == OpKind::Add && reference_->supports(info);
+  }
+  Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
+    return reference_->compile(ir);
+  }
+
+ private:
+  std::unique_ptr<Backend> reference_;
+};
+
+TEST_F(VendorOpTest, AFallbackPluginsPartitionsGetItsVendorOps) {
+  static const EmberBackendPlugin addsOnly{EMBER_PLUGIN_ABI_VERSION, "adds_only",
+                                           "Add only (tests/vendor_op)",
+                                           []() -> Backend* { return new AddsOnlyBackend(); }};
+  Error added = BackendRegistry::global().add(&addsOnly);
+  ASSERT_FALSE(added) << added.message();
+  // x -> Conv -> Relu -> Add(c) -> y: the Add runs on adds_only, the rest on the toy.
+  auto build = [](Module& module) -> Function& {
+    Function& f = buildConvGraph(module, Shape::ConvRelu);
+    NodeValue relu = f.outputs()[0].second;
+    Node* c = f.createConstant("c", randomTensor({4}, 4));
+    f.outputs()[0].second = (*f.create(OpKind::Add, "shift", {relu, c}))->result();
+    return f;
+  };
+  Module mine, oracle;
+  Function& f = build(mine);
+  const auto inputs = inputsFor(f);
+  auto backend = BackendRegistry::global().create("adds_only");
+  ASSERT_TRUE(backend) << backend.error().message();
+  CompileOptions options;
+  options.fallbackBackends = {"toy"};
+  auto model = compileFunction(f, backend.take(), options);
+  ASSERT_TRUE(model) << model.error().message();
+  EXPECT_EQ(model->report.partitions.size(), 2u);
+  EXPECT_EQ(model->report.vendorOps, (std::map<std::string, uint64_t>{{kConvBiasRelu, 1}}));
+  ExecutionContext context;
+  for (const auto& [name, tensor] : inputs) context.setInput(name, tensor);
+  Error ran = model->function->execute(context);
+  ASSERT_FALSE(ran) << ran.message();
+  auto expected = compileAndRunOn(build(oracle), "reference", inputs);
+  ASSERT_TRUE(expected) << expected.error().message();
+  EXPECT_LE(relativeError(*context.output("y"), expected->outputs.at("y")), 1e-5);
+}
+
 /// x -> toy.ConvBiasRelu(x, w, b) -> "y", built directly.
 Function& buildVendorOpGraph(Module& module) {
   Function& f = module.createFunction("main");
