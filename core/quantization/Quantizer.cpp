@@ -609,6 +609,15 @@ Quantizer::Outcome Quantizer::convertSoftmax(Node* last, NodeValue scores, int64
 
 Quantizer::Outcome Quantizer::convertLayerNorm(Node* last, NodeValue x, int64_t axis, double epsilon,
                                                NodeValue gamma, NodeValue beta) {
+  // What the integer form cannot take stays float, with the reason.
+  const Dims& dims = x.type().dims;
+  int64_t count = 1;
+  for (size_t i = size_t(axis < 0 ? axis + int64_t(dims.size()) : axis); i < dims.size(); ++i)
+    count *= dims[i];
+  if (count > quant::kLayerNormMaxCount)
+    return "normalizes " + std::to_string(count) + " elements, more than the integer form's " +
+           std::to_string(quant::kLayerNormMaxCount);
+  if (!(epsilon >= 0) || !std::isfinite(epsilon)) return std::string("epsilon is negative or not finite");
   EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(last->result()));
   EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(x));
   EMBER_ASSIGN_OR_RETURN(Node * q,
