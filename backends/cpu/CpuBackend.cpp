@@ -9,6 +9,7 @@
 
 #include "Compiler.h"
 #include "CpuFunction.h"
+#include "KernelInt8.h"
 #include "ProgramCache.h"
 #include "ember/Backend.h"
 #include "ember/Kernels.h"
@@ -64,9 +65,12 @@ class CpuBackend final : public Backend {
       EMBER_ASSIGN_OR_RETURN(program->code, jitCompile(ir.name(), built.ops, hostRuntime()));
       if (std::getenv("EMBER_CPU_DUMP_IR")) std::fprintf(stderr, "%s\n", program->code->irText().c_str());
       if (std::getenv("EMBER_CPU_VERBOSE"))
-        std::fprintf(stderr, "cpu: %zu kernel steps, %zu JIT loops, %zu reference steps, %zu fused\n",
-                     program->kernelSteps, program->jitLoops, program->referenceSteps,
-                     program->fusedInstructions);
+        std::fprintf(
+            stderr,
+            "cpu: %zu kernel steps, %zu JIT loops, %zu reference steps, %zu fused; f32 GEMM %dx%d %s, "
+            "int8 %s\n",
+            program->kernelSteps, program->jitLoops, program->referenceSteps, program->fusedInstructions,
+            arch.mr, arch.nr, arch.avx512 ? "avx512" : "avx2+fma", int8KernelName());
       ProgramCache::global().insert(key, std::move(text), program);
     }
     return makeCpuFunction(ir, program, threads_, aotHeader_);
