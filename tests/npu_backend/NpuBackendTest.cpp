@@ -385,15 +385,17 @@ struct ResidualCase {
   const char* name;
   int64_t h, w, c, o, k, stride;
   bool convIsLhs, perChannel, convAlsoOutput;
+  int64_t batch = 1;
 };
 
 /// conv(x) + shortcut (or shortcut + conv(x)), ReLU after the add like ResNet.
 Builder residualBuilder(const ResidualCase& p) {
   return [p](Function& f) -> Error {
-    Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, {1, p.h, p.w, p.c}, 0.05f, -3));
+    Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, {p.batch, p.h, p.w, p.c}, 0.05f, -3));
     const int64_t pad = p.k / 2, oh = (p.h + 2 * pad - p.k) / p.stride + 1,
                   ow = (p.w + 2 * pad - p.k) / p.stride + 1;
-    Node* shortcut = f.createPlaceholder("shortcut", Type(ElemKind::Int8Q, {1, oh, ow, p.o}, 0.07f, 11));
+    Node* shortcut =
+        f.createPlaceholder("shortcut", Type(ElemKind::Int8Q, {p.batch, oh, ow, p.o}, 0.07f, 11));
     Attributes attrs{{"strides", std::vector<int64_t>{p.stride, p.stride}},
                      {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
                      {"dilations", std::vector<int64_t>{1, 1}},
@@ -429,7 +431,9 @@ TEST(NpuResidualFusion, ConvPlusAddBitExact) {
         ResidualCase{"k3_stride2_rhs", 15, 15, 24, 40, 3, 2, false, false, false},
         ResidualCase{"pointwise_stride2_gathered", 16, 16, 32, 64, 1, 2, true, true, false},
         ResidualCase{"deep_wide", 7, 7, 512, 2048, 1, 1, true, false, false},
-        ResidualCase{"conv_also_an_output", 10, 10, 16, 32, 3, 1, true, false, true}}) {
+        ResidualCase{"conv_also_an_output", 10, 10, 16, 32, 3, 1, true, false, true},
+        ResidualCase{"batch2", 9, 9, 32, 64, 3, 1, false, false, false, 2},
+        ResidualCase{"batch4_pointwise", 7, 7, 128, 256, 1, 1, true, true, false, 4}}) {
     for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
       SCOPED_TRACE(std::string(p.name) + " on " + cfg);
       RunResult npu;
