@@ -4,9 +4,9 @@
 # replays them through Ember with difftest_runner, minimises each failing
 # case into tests/difftest/regressions/ and prints the summary.
 #
-# Usage: scripts/difftest.sh --seed S --count N [--backend reference|cpu|npu]...
+# Usage: scripts/difftest.sh --seed S --count N [--backend reference|cpu|npu|PLUGIN]... [--backend-path DIR]
 #          [--keep DIR] [--dir DIR] [--no-minimize] [--runner PATH] [--jobs J] [--int8-every K]
-#          [--regressions DIR] [--with-known-bugs]
+#          [--regressions DIR] [--with-known-bugs] [--draw OP]
 #   --keep DIR     generate into DIR and keep it (default: a temporary directory)
 #   --dir DIR      generate into DIR, replacing what is there, and keep it (ctest uses this)
 #   --jobs J       run the cases in J runner processes (default 1)
@@ -28,6 +28,7 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
     --backend) backend_args+=(--backend "$2"); shift 2 ;;
+    --backend-path) backend_args+=(--backend-path "$2"); shift 2 ;;
     --keep) dir=$2; keep=1; shift 2 ;;
     --dir) dir=$2; keep=1; shift 2 ;;
     --no-minimize) minimize=0; shift ;;
@@ -36,6 +37,7 @@ while [ $# -gt 0 ]; do
     --int8-every) int8_every=$2; shift 2 ;;
     --regressions) regressions=$2; shift 2 ;;
     --with-known-bugs) gen_args+=(--with-known-bugs); shift ;;
+    --draw) gen_args+=(--draw "$2"); shift 2 ;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "difftest.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac

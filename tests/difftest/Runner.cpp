@@ -11,6 +11,9 @@
 //               "cond_error") when larger
 //   int8-npu    calibrated on the case's inputs and quantized, the npu backend (fallback:
 //               reference) against the reference backend, bit-exact, when the npu claims a node
+//   PLUGIN      with --backend-path DIR --backend PLUGIN: that plugin's backend (fallback:
+//               reference) against the oracle, cpu's tolerance (the toy example's fused
+//               Conv+bias+ReLU vendor op on conv_bn_relu cases)
 // A failure prints one line: FAIL <case> <check> <output>: <what>. An error (not a
 // wrong answer) whose message contains a line of --known-errors FILE prints KNOWN
 // instead and is counted apart: a reported bug that is not fixed yet.
@@ -55,6 +58,7 @@ constexpr double kGraphPassTolerance = kOracleTolerance;  // relative to max |fu
 
 struct Options {
   std::set<std::string> backends{"reference", "cpu", "npu"};
+  std::vector<std::string> pluginBackends;  // --backend NAME of a --backend-path plugin: checked like cpu
   bool passes = true;
   int int8Every = 1;      // run the int8 check on every K-th compared case
   std::string onlyCheck;  // the minimiser's filter: run only checks with this name
@@ -200,6 +204,11 @@ class CaseChecker {
       auto run = runCheck("cpu", "cpu", {});
       if (run) compareAll("cpu", run->outputs, c_.expected, kOracleTolerance);
     }
+    for (const std::string& plugin : options_.pluginBackends)
+      if (wants(plugin)) {  // a plugin's own kernels and vendor ops (docs/backend-guide.md)
+        auto run = runCheck(plugin, plugin, {});
+        if (run) compareAll(plugin, run->outputs, c_.expected, kOracleTolerance);
+      }
     if (options_.passes && !reference.empty())
       for (const std::string& pass : ember::optionalPassNames()) {
         const bool graphPass = graphPassNames().count(pass) > 0;
@@ -360,7 +369,8 @@ void collectCases(const fs::path& path, std::vector<fs::path>& out) {
 
 int usage(const char* message) {
   std::cerr << "difftest_runner: " << message << "\n"
-            << "usage: difftest_runner [--backend reference|cpu|npu]... [--no-passes] [--int8-every K]\n"
+            << "usage: difftest_runner [--backend reference|cpu|npu|PLUGIN]... [--backend-path DIR]\n"
+            << "                       [--no-passes] [--int8-every K]\n"
             << "                       [--check NAME] [--npu-config FILE.yaml] [--known-errors FILE]\n"
             << "                       [--inject-fault equal-shape-transpose|sub-swap] [--verbose]\n"
             << "                       CASE_OR_DIR...\n";
@@ -384,6 +394,9 @@ int main(int argc, char** argv) {
       options.int8Every = std::max(0, std::atoi(value().c_str()));
     } else if (a == "--check") {
       options.onlyCheck = value();
+    } else if (a == "--backend-path") {
+      if (ember::Error e = ember::BackendRegistry::global().loadDirectory(value()))
+        return usage(e.message().c_str());
     } else if (a == "--npu-config") {
       options.npuConfig = value();
     } else if (a == "--known-errors") {
@@ -412,7 +425,10 @@ int main(int argc, char** argv) {
   if (roots.empty()) return usage("no case directory given");
   if (!chosenBackends.empty()) {
     for (const std::string& b : chosenBackends)
-      if (b != "reference" && b != "cpu" && b != "npu") return usage(("unknown backend " + b).c_str());
+      if (b != "reference" && b != "cpu" && b != "npu") {
+        if (!ember::BackendRegistry::global().create(b)) return usage(("unknown backend " + b).c_str());
+        options.pluginBackends.push_back(b);
+      }
     options.backends = chosenBackends;
   }
   ember::registerBuiltinBackends();

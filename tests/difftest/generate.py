@@ -60,7 +60,11 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--with-known-bugs", action="store_true",
                     help="also draw the op variants of known_wrong_answers.txt")
+    ap.add_argument("--draw", action="append", default=[], metavar="OP",
+                    help="also draw OP, an op of weight 0 that is not drawn by default (conv_bn_relu)")
     args = ap.parse_args()
+    for name in args.draw:
+        specgen.OPS[name].weight = 1.0
     if args.with_known_bugs:
         ops.KNOWN_WRONG.clear()
     start = time.time()

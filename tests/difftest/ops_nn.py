@@ -1085,6 +1085,46 @@ class ResidualConv(Op):
         return e.node("Relu", [s]) if r["relu"] else s
 
 
+class ConvBnRelu(Op):
+    """Conv -> [BatchNormalization | Add(per-channel constant)] -> Relu, each value used once: the chain a
+    backend's vendor op fuses (the toy example's toy.ConvBiasRelu, docs/backend-guide.md "Fused and vendor
+    ops"); `difftest_runner --backend-path DIR --backend toy` runs it on the toy's fused kernel. Weight 0:
+    drawn only with `generate.py --draw conv_bn_relu`, so the CI batch's seeds draw what they drew before."""
+    name = "conv_bn_relu"
+    ranks = (4,)
+    weight = 0.0
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "k": int(g.rng.choice([1, 3])), "s": int(g.rng.choice([1, 2])),
+                    "out": int(g.rng.integers(2, 9)), "mid": ["none", "batchnorm", "add"][int(g.rng.integers(0, 3))]}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        k, s, o = p["k"], p["s"], p["out"]
+        w = {"f": normal(p, (o, c, k, k), 1 / math.sqrt(c * k * k)), "b": normal(p, (o,), 0.1, 1),
+             "scale": uniform(p, (o,), 0.5, 1.5, 2), "shift": normal(p, (o,), 0.1, 3),
+             "mean": normal(p, (o,), 0.1, 4), "var": uniform(p, (o,), 0.5, 1.5, 5)}
+        return Val((n, o, (h + 2 * (k // 2) - k) // s + 1, (w_ + 2 * (k // 2) - k) // s + 1)), dict(p), w
+
+    def torch(self, r, w, x):
+        torch, tf = _t()
+        y = tf.conv2d(x, w["f"], w["b"], r["s"], r["k"] // 2)
+        if r["mid"] == "batchnorm":
+            y = tf.batch_norm(y, w["mean"], w["var"], w["scale"], w["shift"], False, 0.0, 1e-5)
+        elif r["mid"] == "add":
+            y = y + w["shift"].reshape(1, -1, 1, 1)
+        return torch.relu(y)
+
+    def onnx(self, r, w, e, x):
+        y = e.node("Conv", [x, e.init(w["f"]), e.init(w["b"])], pads=[r["k"] // 2] * 4, strides=[r["s"]] * 2)
+        if r["mid"] == "batchnorm":
+            y = e.node("BatchNormalization", [y] + [e.init(w[k]) for k in ("scale", "shift", "mean", "var")],
+                       epsilon=1e-5)
+        elif r["mid"] == "add":
+            y = e.node("Add", [y, e.init(w["shift"].reshape(1, -1, 1, 1))])
+        return e.node("Relu", [y])
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
-            Spatial3d(), MaskedSoftmax(), ResidualConv()]
+            Spatial3d(), MaskedSoftmax(), ResidualConv(), ConvBnRelu()]
