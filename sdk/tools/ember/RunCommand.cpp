@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "Commands.h"
+#include "EndToEndLatency.h"
 #include "ModelIO.h"
 #include "Tool.h"
 #include "ValueDependentReport.h"
@@ -20,6 +22,8 @@ int runCommand(const std::vector<std::string>& args) {
   std::string outputDir, reportPath, tracePath;
   int64_t threads = 1, repeat = 1, maxCycles = 0;
   bool quiet = false;
+  HostLinkOptions hostLink;
+  HostModelOptions hostModel;
 
   OptionParser parser("ember run", "MODEL.onnx [options]",
                       "Compiles MODEL.onnx for a backend, runs it on the given inputs, prints a summary of\n"
@@ -38,6 +42,8 @@ int runCommand(const std::vector<std::string>& args) {
   parser.addFlag("--quiet", &quiet, "print nothing on success");
   parser.addInt("--max-cycles", "N", &maxCycles,
                 "npu: stop with an error once a simulated run passes N cycles (default: no limit)", 1);
+  hostLink.addTo(parser);
+  hostModel.addTo(parser);
   if (auto status = parser.parse(args)) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
   if (maxCycles && pipeline.backend != "npu")
@@ -97,16 +103,31 @@ int runCommand(const std::vector<std::string>& args) {
     Expected<double> warmUp = runOnce();
     if (!warmUp) return fail(warmUp.error());
   }
-  std::vector<double> times;
+  std::vector<double> times, hostTimes;
   for (int64_t i = 0; i < repeat; ++i) {
     Expected<double> seconds = runOnce();
     if (!seconds) return fail(seconds.error());
     times.push_back(*seconds);
+    // The host's share of the run: what the simulator did not take (docs/cli.md, "End-to-end latency").
+    const DeviceReport* simulated = model->function->deviceReport();
+    hostTimes.push_back(*seconds - (simulated ? simulated->hostSeconds : 0.0));
   }
   std::sort(times.begin(), times.end());
   double median = times.size() % 2 ? times[times.size() / 2]
                                    : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
   const DeviceReport* deviceReport = model->function->deviceReport();
+  std::optional<EndToEndLatency> endToEnd;
+  if (deviceReport && deviceReport->cycles > 0) {
+    std::sort(hostTimes.begin(), hostTimes.end());
+    const double hostMedian =
+        hostTimes.size() % 2 ? hostTimes[hostTimes.size() / 2]
+                             : 0.5 * (hostTimes[hostTimes.size() / 2 - 1] + hostTimes[hostTimes.size() / 2]);
+    const RunStatistics* runStats = lastRunStatistics(*model->function);
+    endToEnd = hostModel.enabled ? modelledEndToEndLatency(*deviceReport, runStats,
+                                                           modelledHostSeconds(*model, backendName, hostModel),
+                                                           hostLink)
+                                 : endToEndLatency(*deviceReport, runStats, hostMedian, hostLink);
+  }
   if (!tracePath.empty()) {
     if (Error e = model->function->writeTrace(tracePath)) return fail(e.withContext("--trace"));
   }
@@ -122,6 +143,7 @@ int runCommand(const std::vector<std::string>& args) {
     const ImportNotes notes = importNotes(bound, pipeline.importOptions.inputValues, function);
     std::string json = reportJson(backendName, model->report, median, repeat, threads,
                                   pipeline.quantizationReport.get(), deviceReport, &notes);
+    if (endToEnd) json = withEndToEndLatency(json, *endToEnd);
     if (Error e = writeTextFile(reportPath, json)) return fail(e);
   }
 
@@ -143,6 +165,7 @@ int runCommand(const std::vector<std::string>& args) {
       std::cout << "transfers:    " << stats->hostTransfers << " through the host (" << stats->hostTransferBytes
                 << " B), " << stats->deviceHandoffs << " kept on a device, between " << stats->partitions
                 << " partitions\n";
+    if (endToEnd) printEndToEndLatency(std::cout, *endToEnd);
   }
   return kExitSuccess;
 }

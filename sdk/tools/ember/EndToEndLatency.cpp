@@ -1,0 +1,131 @@
+#include "EndToEndLatency.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "JsonWriter.h"
+#include "ember/IR.h"
+
+namespace ember::cli {
+
+void HostLinkOptions::addTo(OptionParser& parser) {
+  parser.addNonNegativeNumber(
+      "--host-link-gbps", "GB/s", &gbps,
+      "accelerator runs: host-link bandwidth of the end-to-end latency (default: 12)");
+  parser.addNonNegativeNumber("--host-link-us", "US", &latencyUs,
+                              "accelerator runs: set-up time of each host-link transfer (default: 2)");
+}
+
+double HostLinkOptions::bytesPerSecond() const { return gbps.value_or(kDefaultHostLinkGbps) * 1e9; }
+double HostLinkOptions::perTransferUs() const { return latencyUs.value_or(kDefaultHostLinkUs); }
+
+void HostModelOptions::addTo(OptionParser& parser) {
+  parser.addFlag("--host-model", &enabled,
+                 "accelerator runs: model the host partitions' time from --host-macs-per-s and --host-gbps "
+                 "instead of measuring it");
+  parser.addNonNegativeNumber("--host-macs-per-s", "N", &macsPerSecond,
+                              "--host-model: host multiply-accumulates per second (default: 50e9)");
+  parser.addNonNegativeNumber("--host-gbps", "GB/s", &gbps,
+                              "--host-model: host memory bandwidth (default: 20)");
+}
+
+namespace {
+/// Multiply-accumulates of one instruction: convolutions and matrix products
+/// count output elements x reduction length; everything else counts none.
+double instructionMacs(const IRFunction& ir, const Instruction& instr) {
+  const std::string_view op = opName(instr.kind);
+  if (instr.operands.size() < 3) return 0;
+  const Type& out = ir.value(instr.operands[0].value).type;
+  const Type& lhs = ir.value(instr.operands[1].value).type;
+  const Type& rhs = ir.value(instr.operands[2].value).type;
+  if (op.find("Conv") != std::string_view::npos && rhs.rank() >= 1 && rhs.dims[0] > 0)
+    return double(out.numElements()) * double(rhs.numElements() / rhs.dims[0]);
+  if ((op.find("MatMul") != std::string_view::npos || op == "Gemm") && lhs.rank() >= 1)
+    return double(out.numElements()) * double(lhs.dims.back());
+  return 0;
+}
+}  // namespace
+
+double modelledHostSeconds(const CompiledModel& model, const std::string& targetBackend,
+                           const HostModelOptions& host) {
+  const double macsPerSecond = host.macsPerSecond.value_or(kDefaultHostMacsPerSecond);
+  const double bytesPerSecond = host.gbps.value_or(kDefaultHostGbps) * 1e9;
+  double seconds = 0;
+  for (const auto& [backend, ir] : model.partitionIRs) {
+    if (backend == targetBackend || !ir) continue;
+    for (const Instruction& instr : ir->instructions()) {
+      if (opInfo(instr.kind).category == OpCategory::IROnly) continue;
+      double bytes = 0;
+      for (const Operand& operand : instr.operands)
+        bytes += double(ir->value(operand.value).type.sizeInBytes());
+      const double macs = instructionMacs(*ir, instr);
+      seconds += std::max(macsPerSecond > 0 ? macs / macsPerSecond : 0.0,
+                          bytesPerSecond > 0 ? bytes / bytesPerSecond : 0.0);
+    }
+  }
+  return seconds;
+}
+
+EndToEndLatency modelledEndToEndLatency(const DeviceReport& device, const RunStatistics* stats,
+                                        double modelledHostSeconds, const HostLinkOptions& link) {
+  EndToEndLatency latency = endToEndLatency(device, stats, modelledHostSeconds, link);
+  latency.hostModelled = latency.partitions > 1;
+  return latency;
+}
+
+EndToEndLatency endToEndLatency(const DeviceReport& device, const RunStatistics* stats,
+                                double hostSecondsMedian, const HostLinkOptions& link) {
+  EndToEndLatency latency;
+  latency.deviceUs = device.deviceSeconds * 1e6;
+  if (!stats || stats->partitions <= 1) return latency;
+  latency.partitions = stats->partitions;
+  latency.hostPartitionsUs = std::max(0.0, hostSecondsMedian) * 1e6;
+  latency.transfers = stats->hostTransfers;
+  latency.transferBytes = stats->hostTransferBytes;
+  const double bytesPerSecond = link.bytesPerSecond();
+  latency.transfersUs = double(latency.transfers) * link.perTransferUs() +
+                        (bytesPerSecond > 0 ? double(latency.transferBytes) / bytesPerSecond * 1e6 : 0.0);
+  return latency;
+}
+
+namespace {
+std::string microseconds(double us) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f us", us);
+  return buf;
+}
+}  // namespace
+
+void printEndToEndLatency(std::ostream& os, const EndToEndLatency& latency) {
+  if (latency.partitions <= 1) return;
+  os << "\nend-to-end:   " << microseconds(latency.totalUs()) << " = npu " << microseconds(latency.deviceUs)
+     << " + host partitions " << microseconds(latency.hostPartitionsUs) << " + transfers "
+     << microseconds(latency.transfersUs) << "\n";
+  os << "  [host partitions]  " << microseconds(latency.hostPartitionsUs)
+     << (latency.hostModelled ? "  modelled (--host-model)\n"
+                              : "  measured: run wall time - simulator wall time (median)\n");
+  os << "  [transfers]        " << microseconds(latency.transfersUs) << "  " << latency.transfers << " x, "
+     << latency.transferBytes << " B over the host link\n";
+}
+
+std::string withEndToEndLatency(const std::string& reportJson, const EndToEndLatency& latency) {
+  JsonWriter json;
+  json.beginObject();
+  json.key("end_to_end_latency_us").value(latency.totalUs());
+  json.key("host_partitions_us").value(latency.hostPartitionsUs);
+  json.key("host_partitions_modelled").value(latency.hostModelled);
+  json.key("transfers_us").value(latency.transfersUs);
+  json.key("transfer_bytes").value(latency.transferBytes);
+  json.key("host_transfers").value(latency.transfers);
+  json.endObject();
+  // Both documents are top-level objects: splice the keys before the closing brace.
+  std::string keys = json.str();
+  const size_t open = keys.find('{'), close = keys.rfind('}');
+  const size_t end = reportJson.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || end == std::string::npos) return reportJson;
+  std::string body = reportJson.substr(0, end);
+  while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
+  return body + "," + keys.substr(open + 1, close - open - 1) + reportJson.substr(end);
+}
+
+}  // namespace ember::cli
