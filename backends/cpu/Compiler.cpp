@@ -561,7 +561,7 @@ class Compiler {
     }
   }
 
-  /// QuantizedConv, group 1, with constant filter, bias and scales, 8-bit
+  /// QuantizedConv, group 1 or depthwise, with constant filter, bias and scales, 8-bit
   /// input and output, the output not overlapping the input.
   bool lowerInt8Conv(const Instruction& inst) {
     if (std::getenv("EMBER_CPU_NO_INT8")) return false;
@@ -569,8 +569,11 @@ class Compiler {
     std::optional<Address> filter = constantAddress(inst.operands[2].value);
     std::optional<Address> bias = constantAddress(inst.operands[3].value);
     std::optional<Address> scales = constantAddress(inst.operands[4].value);
-    if (!filter || !bias || !scales || inst.attrs.getInt("group") != 1) return false;
+    if (!filter || !bias || !scales) return false;
     const Type &it = type(in), &ot = type(out), &ft = type(inst.operands[2].value);
+    const int64_t group = inst.attrs.getInt("group");
+    const bool depthwise = group == it.dims[3] && group == ot.dims[3] && ft.dims[3] == 1;
+    if (group != 1 && !depthwise) return false;
     auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
     if (!is8(it.kind) || !is8(ot.kind) || ft.kind != ElemKind::Int8Q) return false;
     if (type(inst.operands[3].value).kind != ElemKind::Int32Q ||
@@ -607,6 +610,45 @@ class Compiler {
                                float(inst.attrs.getFloat("clip_max", INFINITY)));
     s.lo = r.lo;
     s.hi = r.hi;
+    if (depthwise) {
+      auto dw = std::make_unique<Int8DepthwiseStep>();
+      Int8DepthwiseCall& d = dw->shape;
+      d.n = s.n;
+      d.h = s.h;
+      d.w = s.w;
+      d.c = s.c;
+      d.oh = s.oh;
+      d.ow = s.ow;
+      d.kh = s.kh;
+      d.kw = s.kw;
+      d.sh = s.sh;
+      d.sw = s.sw;
+      d.pt = s.pt;
+      d.pl = s.pl;
+      d.dh = s.dh;
+      d.dw = s.dw;
+      d.inputSigned = s.inputSigned;
+      d.inputZero = it.offset;
+      d.outputZero = s.outputZero;
+      d.lo = s.lo;
+      d.hi = s.hi;
+      dw->input = address(in);
+      dw->output = address(out);
+      PackEntry pack;
+      pack.kind = PackEntry::Kind::Int8Depthwise;
+      pack.src = *filter;
+      pack.bias = *bias;
+      pack.scales = *scales;
+      pack.taps = s.kh * s.kw;
+      pack.channels = s.c;
+      pack.inScale = it.scale;
+      pack.outScale = ot.scale;
+      pack.dst = reservePacked((int8DepthwiseWeightBytes(pack.taps, s.c) + 3) / 4);
+      dw->weights = Address{kPacked, pack.dst};
+      program_->packing.push_back(pack);
+      addStep(std::move(dw));
+      return true;
+    }
     step->input = address(in);
     step->output = address(out);
     const int64_t k = s.kh * s.kw * s.c;

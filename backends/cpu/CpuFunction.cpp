@@ -101,6 +101,13 @@ class CpuFunction final : public CompiledFunction {
     for (const PackEntry& p : program_->packing) {
       const float* src = reinterpret_cast<const float*>(regions_[p.src.region] + p.src.offset);
       float* dst = reinterpret_cast<float*>(packed_.data() + p.dst);
+      if (p.kind == PackEntry::Kind::Int8Depthwise) {
+        packInt8Depthwise(reinterpret_cast<const int8_t*>(src),
+                          reinterpret_cast<const int32_t*>(regions_[p.bias.region] + p.bias.offset),
+                          reinterpret_cast<const float*>(regions_[p.scales.region] + p.scales.offset),
+                          p.inScale, p.outScale, p.taps, p.channels, packed_.data() + p.dst);
+        continue;
+      }
       if (p.kind == PackEntry::Kind::Int8Conv) {
         packInt8Conv(reinterpret_cast<const int8_t*>(src),
                      reinterpret_cast<const int32_t*>(regions_[p.bias.region] + p.bias.offset),

@@ -50,6 +50,22 @@ struct Int8ConvCall {
 };
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool);
 
+/// Depthwise (group == C == O): weights block = int32 taps [KH*KW][C], then
+/// bias, multiplier, shift and a zero row per channel (int32 [C] each).
+size_t int8DepthwiseWeightBytes(int64_t taps, int64_t c);
+void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* filterScales, float inScale,
+                       float outScale, int64_t taps, int64_t c, uint8_t* block);
+struct Int8DepthwiseCall {
+  const uint8_t* input = nullptr;
+  uint8_t* output = nullptr;
+  const uint8_t* weights = nullptr;
+  int64_t n = 0, h = 0, w = 0, c = 0, oh = 0, ow = 0, kh = 0, kw = 0;
+  int64_t sh = 1, sw = 1, pt = 0, pl = 0, dh = 1, dw = 1;
+  int32_t inputSigned = 0, inputZero = 0;
+  int32_t outputZero = 0, lo = 0, hi = 0;
+};
+void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool);
+
 /// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the
 /// requantizing epilogue of n columns (acc + correction, then
 /// quant::requantize with per-column multiplier and shift) as 8-bit codes.

@@ -20,7 +20,8 @@ enum class StepTag : uint8_t {
   Transpose,
   Reference,
   Int8Conv,
-  Int8Add
+  Int8Add,
+  Int8Depthwise
 };
 
 class ByteWriter {
@@ -229,6 +230,12 @@ Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
     w.pod(s->input);
     w.pod(s->output);
     w.pod(s->weights);
+  } else if (const auto* s = dynamic_cast<const Int8DepthwiseStep*>(&step)) {
+    w.pod(StepTag::Int8Depthwise);
+    w.pod(s->shape);
+    w.pod(s->input);
+    w.pod(s->output);
+    w.pod(s->weights);
   } else if (const auto* s = dynamic_cast<const Int8AddStep*>(&step)) {
     w.pod(StepTag::Int8Add);
     w.pod(s->lhs);
@@ -324,6 +331,15 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
     case StepTag::Int8Conv: {
       auto s = std::make_unique<Int8ConvStep>();
       s->shape = r.pod<Int8ConvCall>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
+      s->weights = r.pod<Address>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Int8Depthwise: {
+      auto s = std::make_unique<Int8DepthwiseStep>();
+      s->shape = r.pod<Int8DepthwiseCall>();
       s->input = r.pod<Address>();
       s->output = r.pod<Address>();
       s->weights = r.pod<Address>();

@@ -175,6 +175,20 @@ class Int8ConvStep final : public Step {
   }
 };
 
+/// QuantizedConv with group == C == O (depthwise), constant weights.
+class Int8DepthwiseStep final : public Step {
+ public:
+  Int8DepthwiseCall shape;
+  Address input, output, weights;
+  void run(uint8_t** regions, RunContext& context) const override {
+    Int8DepthwiseCall call = shape;
+    call.input = at<uint8_t>(regions, input);
+    call.output = at<uint8_t>(regions, output);
+    call.weights = at<uint8_t>(regions, weights);
+    int8Depthwise(call, *context.pool);
+  }
+};
+
 /// QuantizedAdd of two same-shape 8-bit tensors: the output code of every
 /// pair of input bytes is quant::addQuantized's, tabulated at compile time
 /// (table[a * 256 + b]), so a run is one lookup per element.

@@ -211,25 +211,26 @@ Case unaryCase(OpKind kind, Dims in) {
 /// ReLU: the int8 kernel (KernelInt8.h) against the reference, bit for bit.
 Case int8ConvCase(const std::string& kind, int32_t zero, int64_t n, int64_t h, int64_t c, int64_t o,
                   int64_t k, int64_t stride, int64_t pad, int64_t dilation, bool relu,
-                  const std::string& outKind = "i8q") {
+                  const std::string& outKind = "i8q", bool depthwise = false) {
   std::string name = "int8conv_" + kind + "_z" + std::to_string(zero < 0 ? -zero : zero) + "_" +
                      std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(c) + "_o" +
                      std::to_string(o) + "_k" + std::to_string(k) + "_s" + std::to_string(stride) + "_p" +
                      std::to_string(pad) + "_d" + std::to_string(dilation) + (relu ? "_relu" : "") + "_" +
-                     outKind;
+                     outKind + (depthwise ? "_dw" : "");
   return Case{name, [=](Function& f) {
                 NodeValue x = input(f, "x", {n, h, h, c});
                 NodeValue q = op(f, OpKind::Quantize, {x},
                                  {{"kind", kind}, {"scale", 1.0 / 100}, {"offset", int64_t(zero)}});
                 std::mt19937_64 rng(21);
-                Tensor wt(Type(ElemKind::Int8Q, {o, k, k, c}, 0.02f, 0));
+                const int64_t group = depthwise ? c : 1;
+                Tensor wt(Type(ElemKind::Int8Q, {o, k, k, c / group}, 0.02f, 0));
                 for (int64_t i = 0; i < wt.type().numElements(); ++i)
                   wt.as<int8_t>()[i] = int8_t(rng() % 256);
                 Tensor bias(Type(ElemKind::Int32Q, {o}, 0.0002f, 0));
                 for (int64_t i = 0; i < o; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
                 Tensor scales(Type(ElemKind::F32, {o}));
                 for (int64_t i = 0; i < o; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
-                Attributes attrs = convAttrs(stride, pad, dilation, 1);
+                Attributes attrs = convAttrs(stride, pad, dilation, group);
                 attrs.set("kind", outKind);
                 attrs.set("scale", 0.5);
                 attrs.set("offset", int64_t(outKind == "u8q" ? 3 : -5));
@@ -313,6 +314,9 @@ std::vector<Case> allCases() {
   cases.push_back(int8ConvCase("i8q", 0, 1, 8, 64, 70, 1, 1, 0, 1, false));
   cases.push_back(int8ConvCase("i8q", -128, 1, 10, 9, 33, 3, 1, 2, 2, true, "u8q"));
   cases.push_back(int8ConvCase("u8q", 0, 1, 6, 300, 8, 3, 1, 1, 1, false));
+  cases.push_back(int8ConvCase("i8q", -7, 1, 9, 24, 24, 3, 1, 1, 1, true, "i8q", true));
+  cases.push_back(int8ConvCase("u8q", 130, 2, 10, 40, 40, 3, 2, 1, 1, false, "u8q", true));
+  cases.push_back(int8ConvCase("i8q", 3, 1, 7, 11, 11, 5, 1, 4, 2, true, "u8q", true));
   cases.push_back(int8AddCase("i8q", -3, "i8q", 10, "i8q", false));
   cases.push_back(int8AddCase("u8q", 128, "i8q", 0, "u8q", true));
   cases.push_back(int8AddCase("u8q", 5, "u8q", 200, "i8q", true));

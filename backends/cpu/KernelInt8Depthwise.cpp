@@ -1,0 +1,81 @@
+// The int8 depthwise convolution (QuantizedConv with group == C == O), NHWC:
+// per output pixel, int32 accumulators over the channels (vectorised by the
+// compiler), padding taps skipped as in the spec, then the requantizing
+// epilogue (AVX-512 when hostHasVnni(), else quant::requantize).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "KernelInt8.h"
+#include "ThreadPool.h"
+#include "ember/QuantMath.h"
+
+namespace ember::cpu {
+
+size_t int8DepthwiseWeightBytes(int64_t taps, int64_t c) { return sizeof(int32_t) * size_t((taps + 4) * c); }
+
+void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* filterScales, float inScale,
+                       float outScale, int64_t taps, int64_t c, uint8_t* block) {
+  auto* w = reinterpret_cast<int32_t*>(block);
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t t = 0; t < taps; ++t) w[t * c + ch] = filter[ch * taps + t];  // [C, KH, KW, 1] -> [taps][C]
+  int32_t* tail = w + taps * c;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const quant::FixedPointMultiplier m = quant::outputMultiplier(inScale, filterScales[ch], outScale);
+    tail[ch] = bias[ch];
+    tail[c + ch] = m.multiplier;
+    tail[2 * c + ch] = m.shift;
+    tail[3 * c + ch] = 0;  // the epilogue's correction: the bias is already in the sum
+  }
+}
+
+namespace {
+
+template <typename Code>
+void depthwiseRows(const Int8DepthwiseCall& call, int64_t row, std::vector<int32_t>& acc) {
+  const int64_t c = call.c, taps = call.kh * call.kw;
+  const auto* w = reinterpret_cast<const int32_t*>(call.weights);
+  const int32_t* bias = w + taps * c;
+  const int32_t *multiplier = bias + c, *shift = bias + 2 * c, *zeros = bias + 3 * c;
+  const int64_t img = row / call.oh, oy = row % call.oh;
+  const auto* input = reinterpret_cast<const Code*>(call.input);
+  const bool vnni = hostHasVnni();
+  for (int64_t ox = 0; ox < call.ow; ++ox) {
+    uint32_t* a = reinterpret_cast<uint32_t*>(acc.data());
+    for (int64_t ch = 0; ch < c; ++ch) a[ch] = uint32_t(bias[ch]);
+    for (int64_t ky = 0; ky < call.kh; ++ky) {
+      const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
+      if (iy < 0 || iy >= call.h) continue;
+      for (int64_t kx = 0; kx < call.kw; ++kx) {
+        const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
+        if (ix < 0 || ix >= call.w) continue;
+        const Code* src = input + ((img * call.h + iy) * call.w + ix) * c;
+        const int32_t* tap = w + (ky * call.kw + kx) * c;
+        for (int64_t ch = 0; ch < c; ++ch) a[ch] += uint32_t((int32_t(src[ch]) - call.inputZero) * tap[ch]);
+      }
+    }
+    uint8_t* out = call.output + ((img * call.oh + oy) * call.ow + ox) * c;
+    if (vnni) {
+      int8RequantizeAvx512(acc.data(), zeros, multiplier, shift, c, call.outputZero, call.lo, call.hi, out);
+      continue;
+    }
+    for (int64_t ch = 0; ch < c; ++ch)
+      out[ch] = uint8_t(
+          quant::requantize(acc[size_t(ch)], {multiplier[ch], shift[ch]}, call.outputZero, call.lo, call.hi));
+  }
+}
+
+}  // namespace
+
+void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool) {
+  pool.parallelFor(call.n * call.oh, [&](int64_t row, int) {
+    thread_local std::vector<int32_t> acc;
+    acc.resize(size_t(call.c));
+    if (call.inputSigned)
+      depthwiseRows<int8_t>(call, row, acc);
+    else
+      depthwiseRows<uint8_t>(call, row, acc);
+  });
+}
+
+}  // namespace ember::cpu
