@@ -127,12 +127,17 @@ case "$step" in
     if [ -d "$build/testdata/onnx/node" ]; then
       [ -e "$prefix/share/ember/onnx-node/test_abs/model.onnx" ] ||
         { echo "sdk_test: the ONNX node data was not installed under share/ember/onnx-node" >&2; exit 1; }
-      "$prefix/bin/ember" conformance --backend reference --quiet --filter onnx/test_abs \
-        --onnx-data "$prefix/share/ember/onnx-node" | grep -q ' passed, 0 failed' ||
-        { echo "sdk_test: conformance on the installed ONNX data did not pass" >&2; exit 1; }
+      # Whole outputs first, then grep: grep -q closing the pipe early would
+      # fail the writer under pipefail.
+      conformance=$("$prefix/bin/ember" conformance --backend reference --quiet --filter onnx/test_abs \
+        --onnx-data "$prefix/share/ember/onnx-node")
+      grep -q ' passed, 0 failed' <<< "$conformance" ||
+        { echo "sdk_test: conformance on the installed ONNX data did not pass: $conformance" >&2; exit 1; }
     fi
-    "$prefix/bin/ember" npy-diff --help | grep -q '^usage: ember npy-diff EXPECTED.npy GOT.npy'
-    "$prefix/bin/ember" npy-diff "$same" "$same" | grep -q 'the arrays agree'
+    help=$("$prefix/bin/ember" npy-diff --help)
+    grep -q '^usage: ember npy-diff EXPECTED.npy GOT.npy' <<< "$help"
+    agree=$("$prefix/bin/ember" npy-diff "$same" "$same")
+    grep -q 'the arrays agree' <<< "$agree"
     if "$prefix/bin/ember" npy-diff "$same" "$other" > /dev/null 2>&1; then
       echo "sdk_test: npy-diff accepted two different arrays" >&2
       exit 1
