@@ -203,6 +203,7 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
 
   npu::Bundle& bundle = result.bundle;
   bundle.configHash = config.hash();
+  bundle.program.reserve(program.size());
   for (size_t i = 0; i < program.size(); ++i) {
     auto encoded = npu::isa::encode(program[i]);
     if (!encoded) {

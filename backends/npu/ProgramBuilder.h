@@ -61,9 +61,11 @@ class ProgramBuilder {
   const std::vector<std::string>& layers() const { return layers_; }
 
  private:
-  void emit(npu::isa::Instruction in);
+  void emit(const npu::isa::Instruction& in);
   /// The previous layer's owed tokens, popped by load-queue syncs.
   void popOwedLoadTokens();
+  /// Grows the program ahead of emitting the buffered steps.
+  void reserveForSteps();
   void emitSharedSteps(int numSteps);
   void emitSeparateSteps(int numSteps);
 
