@@ -9,6 +9,7 @@
 # Needs: BUILD_DIR/bin/ember, the test models (target model_data) and
 # BUILD_DIR/bench/models/resnet50.onnx (bench/gen_bench_models.py).
 set -euo pipefail
+shopt -s inherit_errexit  # a failed run inside $(...) stops the script
 build=${1:?usage: cpu_int8_bench.sh BUILD_DIR [RUNS]}
 runs=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +37,7 @@ calibration_input() {  # resnet50 takes resnet18's 224x224 input
 seconds() {  # model threads [ember run options...]
   local model=$1 threads=$2
   shift 2
+  rm -f "$work/run.json"
   EMBER_CPU_THREADS=$threads "$ember" run "$(model_path "$model")" --backend cpu --random-inputs \
     --threads "$threads" --repeat "$runs" --report-json "$work/run.json" --quiet "$@"
   /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run_seconds_median'])" "$work/run.json"
