@@ -189,6 +189,12 @@ class ResizeDown(Op):
             rng = wrng(p, 1)
             start = rng.uniform(-0.2, 0.5, size=2)
             end = start + rng.uniform(0.3, 0.9, size=2)
+            # ONNX Runtime maps an axis whose scale is 1 to itself and ignores
+            # its box (the spec crops it); keep the box whole there, where
+            # both agree (docs/testing.md, "Oracle disagreements").
+            for axis, (before, after) in enumerate(((h, oh), (w_, ow))):
+                if before == after:
+                    start[axis], end[axis] = 0.0, 1.0
             weights["roi"] = np.array([0, 0, start[0], start[1], 1, 1, end[0], end[1]], np.float32)
             r["by_size"] = 1  # ONNX Runtime sizes the crop from sizes only
         return Val(check_size((n, c, oh, ow))), r, weights
