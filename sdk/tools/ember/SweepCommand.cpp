@@ -152,8 +152,9 @@ ChildJob pointJob(const SweepSpec& spec, const SweepPoint& point, const PointFil
   }
   job.argv = {selfExecutable(), "run", model.path,      "--backend", spec.backend, "--random-inputs",
               "--seed",         seed,  "--report-json", files.stats, "--quiet"};
-  // Only the npu backend takes a hardware config.
-  if (spec.backend == "npu") job.argv.insert(job.argv.end(), {"--config", files.config});
+  // Only the npu backend takes a hardware config. Its end_to_end_latency_us models the host partitions
+  // (--host-model) so that a point's metrics do not depend on how busy the sweep's host was.
+  if (spec.backend == "npu") job.argv.insert(job.argv.end(), {"--config", files.config, "--host-model"});
   if (needsProfile(spec, model)) job.argv.insert(job.argv.end(), {"--quantize", profilePath(outDir, model)});
   for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
   return job;

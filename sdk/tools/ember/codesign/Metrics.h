@@ -33,6 +33,8 @@ struct RunStats {
   /// Nodes that ran on a fallback backend (run reports only): their time is
   /// not in `cycles`, so a point with fallbacks is not comparable to one without.
   std::optional<double> fallbackNodes;
+  /// `ember run`'s NPU + host partitions + host-link transfers (docs/cli.md, "End-to-end latency").
+  std::optional<double> endToEndLatencyUs;
   std::vector<LayerStats> layers;
   bool hasNpuStats() const { return cycles.has_value(); }
 };
