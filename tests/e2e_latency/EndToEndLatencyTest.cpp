@@ -84,8 +84,9 @@ std::string npuConfig(const std::string& name) { return std::string(EMBER_NPU_CO
 
 TEST_F(EndToEndLatencyTest, SumsNpuHostAndTheTransfersThatCrossed) {
   const double linkGbps = 0.5, linkUs = 3;
-  Json report = runNpu(npuConfig("npu-16x16.yaml"), {"--repeat", "3", "--host-link-gbps",
-                                                     std::to_string(linkGbps), "--host-link-us", "3"});
+  Json report =
+      runNpu(npuConfig("npu-16x16.yaml"), {"--repeat", "3", "--host-link-gbps", std::to_string(linkGbps),
+                                           "--host-link-us", "3", "--trace", path("t.json")});
   const double npuUs = number(report, "latency_us"), hostUs = number(report, "host_partitions_us"),
                transfersUs = number(report, "transfers_us"), total = number(report, "end_to_end_latency_us");
   EXPECT_GT(npuUs, 0);
@@ -103,6 +104,19 @@ TEST_F(EndToEndLatencyTest, SumsNpuHostAndTheTransfersThatCrossed) {
   EXPECT_EQ(number(report, "transfer_bytes"), double(crossingBytes));
   EXPECT_EQ(number(report, "host_transfers"), 2);
   EXPECT_NEAR(transfersUs, 2 * linkUs + double(crossingBytes) / (linkGbps * 1e9) * 1e6, 1e-6);
+
+  // The trace holds the host partitions and the transfers as their own tracks.
+  auto trace = ember::codesign::readJsonFile(path("t.json"));
+  ASSERT_TRUE(bool(trace)) << trace.error().message();
+  const Json* events = trace->find("traceEvents");
+  ASSERT_TRUE(events && events->isArray());
+  double hostSpan = -1, transferSpan = -1;
+  for (const Json& event : events->items()) {
+    if (event.numberAt("pid") != 1.0 || event.stringAt("ph") != "X") continue;
+    (event.numberAt("tid") == 0.0 ? hostSpan : transferSpan) = event.numberAt("dur").value_or(-1);
+  }
+  EXPECT_NEAR(hostSpan, hostUs, 1e-3);
+  EXPECT_NEAR(transferSpan, transfersUs, 1e-3);
 }
 
 // A config whose SRAMs fit no convolution tiling sends the convolutions to

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "JsonWriter.h"
 #include "ember/IR.h"
@@ -126,6 +128,42 @@ std::string withEndToEndLatency(const std::string& reportJson, const EndToEndLat
   std::string body = reportJson.substr(0, end);
   while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
   return body + "," + keys.substr(open + 1, close - open - 1) + reportJson.substr(end);
+}
+
+Error appendEndToEndTrace(const std::string& path, const EndToEndLatency& latency) {
+  if (latency.partitions <= 1) return Error::success();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return makeError(path, ": cannot read the trace back");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string trace = text.str();
+  const size_t close = trace.rfind(']');
+  if (close == std::string::npos) return makeError(path, ": not a trace-event array");
+  auto span = [](const std::string& name, int tid, double ts, double dur, const std::string& args) {
+    return "{\"name\": \"" + name + "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " + std::to_string(tid) +
+           ", \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) + ", \"args\": {" + args +
+           "}}";
+  };
+  std::string events =
+      ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"Host (summed "
+      "time, placed after the NPU)\"}},\n"
+      "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, \"args\": {\"name\": \"host "
+      "partitions\"}},\n"
+      "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"host "
+      "link transfers\"}},\n" +
+      span(latency.hostModelled ? "host partitions (modelled)" : "host partitions (measured)", 0,
+           latency.deviceUs, latency.hostPartitionsUs, "") +
+      ",\n" +
+      span("transfers", 1, latency.deviceUs + latency.hostPartitionsUs, latency.transfersUs,
+           "\"count\": " + std::to_string(latency.transfers) +
+               ", \"bytes\": " + std::to_string(latency.transferBytes)) +
+      "\n";
+  std::string body = trace.substr(0, close);
+  while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << body << events << trace.substr(close);
+  if (!out) return makeError(path, ": cannot write the trace");
+  return Error::success();
 }
 
 }  // namespace ember::cli

@@ -69,5 +69,10 @@ void printEndToEndLatency(std::ostream& os, const EndToEndLatency& latency);
 /// Adds end_to_end_latency_us, host_partitions_us, transfers_us,
 /// transfer_bytes and host_transfers to a --report-json document.
 std::string withEndToEndLatency(const std::string& reportJson, const EndToEndLatency& latency);
+/// Adds a "host" process to the --trace file at `path` (Chrome trace-event
+/// JSON): a host-partitions track and a host-link track, each one span of the
+/// summed time placed after the NPU's timeline (the totals are not timed in
+/// place). Does nothing for a whole-model accelerator run.
+Error appendEndToEndTrace(const std::string& path, const EndToEndLatency& latency);
 
 }  // namespace ember::cli

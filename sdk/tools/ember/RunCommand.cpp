@@ -130,6 +130,8 @@ int runCommand(const std::vector<std::string>& args) {
   }
   if (!tracePath.empty()) {
     if (Error e = model->function->writeTrace(tracePath)) return fail(e.withContext("--trace"));
+    if (endToEnd)
+      if (Error e = appendEndToEndTrace(tracePath, *endToEnd)) return fail(e.withContext("--trace"));
   }
   if (Error e = device->unload(id)) return fail(e.withContext(pipeline.model));
 
