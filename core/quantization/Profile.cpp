@@ -10,6 +10,7 @@
 
 #include "ember/QuantMath.h"
 #include "ember/Quantization.h"
+#include "ember/TextEscape.h"
 
 namespace ember {
 
@@ -230,7 +231,19 @@ Expected<QuantizationProfile> parseRoot(const YAML::Node& root) {
 
 }  // namespace
 
+namespace {
+Expected<QuantizationProfile> parseProfile(const std::string& text, const std::string& origin);
+}  // namespace
+
 Expected<QuantizationProfile> QuantizationProfile::parse(const std::string& text, const std::string& origin) {
+  // yaml-cpp's messages quote the offending character, a newline included.
+  Expected<QuantizationProfile> profile = parseProfile(text, origin);
+  if (!profile) return oneLineError(profile.error());
+  return profile;
+}
+
+namespace {
+Expected<QuantizationProfile> parseProfile(const std::string& text, const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -245,6 +258,8 @@ Expected<QuantizationProfile> QuantizationProfile::parse(const std::string& text
     return makeError(origin, ": malformed profile: ", e.msg);
   }
 }
+
+}  // namespace
 
 Expected<QuantizationProfile> QuantizationProfile::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

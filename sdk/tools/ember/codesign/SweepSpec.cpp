@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "Json.h"
+#include "ember/TextEscape.h"
 
 namespace ember::codesign {
 namespace {
@@ -120,8 +121,22 @@ Expected<SweepSpec> loadSweepSpec(const std::string& path,
   return parseSweepSpec(text, path, overrides);
 }
 
+namespace {
+Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::string& path,
+                                       const std::map<std::string, std::string>& overrides);
+}  // namespace
+
 Expected<SweepSpec> parseSweepSpec(const std::string& text, const std::string& path,
                                    const std::map<std::string, std::string>& overrides) {
+  // yaml-cpp's messages quote the offending character, a newline included.
+  Expected<SweepSpec> spec = parseSweepSpecImpl(text, path, overrides);
+  if (!spec) return oneLineError(spec.error());
+  return spec;
+}
+
+namespace {
+Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::string& path,
+                                       const std::map<std::string, std::string>& overrides) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -222,6 +237,8 @@ Expected<SweepSpec> parseSweepSpec(const std::string& text, const std::string& p
   if (const YAML::Node axes = root["axes"]) EMBER_RETURN_IF_ERROR(parseAxes(axes, path, spec));
   return spec;
 }
+
+}  // namespace
 
 Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
   YAML::Node base;
