@@ -18,15 +18,6 @@
 namespace ember::cpu {
 namespace {
 
-int threadsFromEnvironment() {
-  for (const char* name : {"EMBER_CPU_THREADS", "EMBER_THREADS"})
-    if (const char* v = std::getenv(name)) {
-      int n = std::atoi(v);
-      if (n >= 1 && n <= 1024) return n;
-    }
-  return 1;
-}
-
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }

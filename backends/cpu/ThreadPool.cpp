@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include <cstdlib>
+
 namespace ember::cpu {
 
 namespace {
@@ -68,6 +70,15 @@ void ThreadPool::workerLoop(int index) {
     work(index);
     state_.fetch_sub(1);
   }
+}
+
+int threadsFromEnvironment() {
+  for (const char* name : {"EMBER_CPU_THREADS", "EMBER_THREADS"})
+    if (const char* v = std::getenv(name)) {
+      int n = std::atoi(v);
+      if (n >= 1 && n <= 1024) return n;
+    }
+  return 1;
 }
 
 }  // namespace ember::cpu

@@ -13,6 +13,10 @@
 
 namespace ember::cpu {
 
+/// The pool size a model gets: EMBER_CPU_THREADS, else EMBER_THREADS, else 1
+/// (values outside 1..1024 are ignored). One rule for the JIT and AOT runtime.
+int threadsFromEnvironment();
+
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);

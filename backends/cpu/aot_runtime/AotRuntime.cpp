@@ -35,15 +35,6 @@ AotState& state() {
   return s;
 }
 
-int threadsFromEnvironment() {
-  for (const char* name : {"EMBER_CPU_THREADS", "EMBER_THREADS"})
-    if (const char* v = std::getenv(name)) {
-      int n = std::atoi(v);
-      if (n >= 1 && n <= 1024) return n;
-    }
-  return 1;
-}
-
 }  // namespace
 }  // namespace ember::cpu
 
