@@ -314,17 +314,21 @@ class SimResult:
 
 
 def sim(bundle: PathLike, config: Config = None, inputs: Optional[Mapping[str, Any]] = None,
-        matrix_engine: Optional[str] = None) -> SimResult:
+        matrix_engine: Optional[str] = None, max_cycles: Optional[int] = None) -> SimResult:
     """Runs an NPU bundle (or an assembly file ending in .s) on the simulator,
     as `ember sim` does. inputs: {symbol name: array} of the symbol's dtype
-    (int8, uint8 or int32) and shape. Ctrl-C interrupts a long simulation."""
+    (int8, uint8 or int32) and shape. Ctrl-C interrupts a long simulation;
+    max_cycles (as `--max-cycles`) raises SimulationError once the run passes it."""
+    if max_cycles is not None and max_cycles <= 0:
+        raise ValueError(f"max_cycles must be a positive cycle count, got {max_cycles}")
     config_path = config_text = None
     if isinstance(config, Mapping):
         config_text = json.dumps(config)
     elif config is not None:
         config_path = os.fspath(config)
     arrays = {name: np.asarray(value) for name, value in (inputs or {}).items()}
-    outputs, stats, trace = _ember.sim(os.fspath(bundle), config_path, config_text, arrays, matrix_engine or "")
+    outputs, stats, trace = _ember.sim(os.fspath(bundle), config_path, config_text, arrays, matrix_engine or "",
+                                        max_cycles or 0)
     return SimResult(outputs, stats, trace)
 
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "Commands.h"
+#include "EndToEndLatency.h"
 #include "ModelIO.h"
 #include "NumpyTensor.h"
 #include "Tool.h"
@@ -242,8 +243,16 @@ class Compiled {
     const DeviceReport* device = model_->function->deviceReport();
     if (!runSeconds_) device = model_->report.device.layers.empty() ? nullptr : &model_->report.device;
     const char* threads = std::getenv("EMBER_THREADS");
-    return cli::reportJson(backendName_, model_->report, runSeconds_, 1, threads ? std::atoll(threads) : 1,
-                           pipeline_.quantizationReport.get(), device, &notes_);
+    std::string json =
+        cli::reportJson(backendName_, model_->report, runSeconds_, 1, threads ? std::atoll(threads) : 1,
+                        pipeline_.quantizationReport.get(), device, &notes_);
+    // After a simulated run, the end-to-end latency as `ember run` reports it
+    // (host time measured, the default host link; docs/cli.md).
+    if (runSeconds_ && device && device->cycles > 0)
+      json = cli::withEndToEndLatency(
+          json, cli::endToEndLatency(*device, lastRunStatistics(*model_->function),
+                                     *runSeconds_ - device->hostSeconds, cli::HostLinkOptions{}));
+    return json;
   }
 
   void saveBundle(const std::string& path) const {
@@ -375,7 +384,8 @@ bool kindMatches(npu::SymbolType t, ElemKind k) {
 /// `ember sim`: the bundle on the simulator with `inputs` in its input symbols.
 SimResult simulateBundle(const std::string& bundlePath, const std::optional<std::string>& configPath,
                          const std::optional<std::string>& configText,
-                         const std::map<std::string, py::array>& inputs, const std::string& engine) {
+                         const std::map<std::string, py::array>& inputs, const std::string& engine,
+                         uint64_t maxCycles) {
   using namespace ember::npu;
   NpuConfig config;
   if (configPath) config = valueOr("ConfigError", loadConfig(*configPath));
@@ -424,6 +434,7 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
   InterruptCheck interrupt;
   SimOptions options;
   options.cancelled = interrupt.callback();
+  options.maxCycles = maxCycles;
   std::optional<Expected<SimStats>> stats;
   {
     py::gil_scoped_release release;
@@ -579,12 +590,12 @@ PYBIND11_MODULE(_ember, m) {
       "sim",
       [](const std::string& bundle, const std::optional<std::string>& configPath,
          const std::optional<std::string>& configText, const std::map<std::string, py::array>& inputs,
-         const std::string& engine) {
-        SimResult r = simulateBundle(bundle, configPath, configText, inputs, engine);
+         const std::string& engine, uint64_t maxCycles) {
+        SimResult r = simulateBundle(bundle, configPath, configText, inputs, engine, maxCycles);
         return py::make_tuple(r.outputs, r.statsJson, r.traceJson);
       },
       py::arg("bundle"), py::arg("config_path"), py::arg("config_text"), py::arg("inputs"),
-      py::arg("matrix_engine"));
+      py::arg("matrix_engine"), py::arg("max_cycles") = 0);
   m.def(
       "check_config",
       [](const std::string& text) { (void)valueOr("ConfigError", npu::parseConfig(text, "config")); },

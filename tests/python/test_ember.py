@@ -199,6 +199,9 @@ def test_npu_outputs_and_cycles_are_the_tools(npu_run):
     assert outputs["output"].tobytes() == np.load(out / "output.npy").tobytes()
     tool, ours = read_json(out / "report.json"), compiled.report
     assert set(ours) == set(tool)
+    # tiny_cnn's edge Quantize/Dequantize run on the host: their time and transfers are added.
+    assert ours["end_to_end_latency_us"] > ours["latency_us"] > 0
+    assert ours["transfer_bytes"] == tool["transfer_bytes"] > 0
     for key in ("cycles", "macs", "dram_read_bytes", "dram_write_bytes", "energy_pj", "quantized_nodes"):
         assert ours[key] == tool[key], key
     assert ours["cycles"] > 0
@@ -308,6 +311,18 @@ def test_sim_errors(tmp_path):
         ember.sim(gemm, None, {"A": np.zeros((2, 2), np.int8), "B": np.zeros((1024, 1024), np.int8)})
     with pytest.raises(ember.ModelNotFoundError):
         ember.sim(tmp_path / "none.bundle", None, {})
+
+
+def test_sim_cycle_budget():
+    gemm = os.path.join(REPO, "examples", "npu", "gemm.s")
+    inputs = {"A": np.ones((1024, 1024), np.int8), "B": np.ones((1024, 1024), np.int8)}
+    cycles = ember.sim(gemm, NPU_16, inputs).cycles
+    # The budget is exact: the run's own cycle count passes, one fewer does not.
+    assert ember.sim(gemm, NPU_16, inputs, max_cycles=cycles).cycles == cycles
+    with pytest.raises(ember.SimulationError, match=f"cycle budget of {cycles - 1} cycles"):
+        ember.sim(gemm, NPU_16, inputs, max_cycles=cycles - 1)
+    with pytest.raises(ValueError, match="max_cycles"):
+        ember.sim(gemm, NPU_16, inputs, max_cycles=0)
 
 
 def test_ctrl_c_interrupts_a_long_simulation(tmp_path):
