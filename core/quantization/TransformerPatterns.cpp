@@ -120,7 +120,7 @@ std::optional<TransformerPattern> Matcher::layerNorm(Node* mean) const {
   if (axes.empty() || axes.back() != int64_t(rank) - 1) return std::nullopt;
   for (size_t i = 1; i < axes.size(); ++i)
     if (axes[i] != axes[i - 1] + 1) return std::nullopt;  // not the trailing block [axis, rank)
-  TransformerPattern p{TransformerPattern::Kind::LayerNorm, x};
+  TransformerPattern p = TransformerPattern::of(TransformerPattern::Kind::LayerNorm, x);
   p.axis = axes.front();
   Node* sub = onlyUser(mean);
   if (!sub || sub->kind() != OpKind::Sub || sub->input(0) != x || sub->input(1) != NodeValue(mean))
@@ -214,7 +214,7 @@ std::optional<TransformerPattern> Matcher::geluErf(Node* erf) const {
   if (!x || x.node->isConstant() || x.type().kind != ElemKind::F32) return std::nullopt;
   Node* onePlus = onlyUser(erf);
   if (!isBinaryWithScalar(onePlus, OpKind::Add, NodeValue(erf), 1.0)) return std::nullopt;
-  TransformerPattern p{TransformerPattern::Kind::Gelu, x};
+  TransformerPattern p = TransformerPattern::of(TransformerPattern::Kind::Gelu, x);
   p.nodes = {scaled, erf};
   p.last = geluTail(onePlus, x, p.nodes);
   if (!p.last || p.last->resultType().dims != x.type().dims) return std::nullopt;
@@ -255,7 +255,7 @@ std::optional<TransformerPattern> Matcher::geluTanh(Node* tanh) const {
     }
     Node* onePlus = onlyUser(tanh);
     if (!isBinaryWithScalar(onePlus, OpKind::Add, NodeValue(tanh), 1.0)) return std::nullopt;
-    TransformerPattern p{TransformerPattern::Kind::Gelu, x};
+    TransformerPattern p = TransformerPattern::of(TransformerPattern::Kind::Gelu, x);
     p.nodes = nodes;
     p.nodes.insert(p.nodes.end(), {term, inner, arg, tanh});
     p.last = geluTail(onePlus, x, p.nodes);
@@ -278,7 +278,7 @@ std::optional<TransformerPattern> Matcher::maskedSoftmax(Node* softmax) const {
       continue;
     const float* values = mask.node->payload().as<float>();
     const int64_t n = mask.type().numElements();
-    TransformerPattern p{TransformerPattern::Kind::MaskedSoftmax, scores};
+    TransformerPattern p = TransformerPattern::of(TransformerPattern::Kind::MaskedSoftmax, scores);
     p.keep.resize(size_t(n));
     bool valid = true, anyMasked = false;
     for (int64_t k = 0; k < n && valid; ++k) {

@@ -16,7 +16,14 @@ namespace ember {
 
 struct TransformerPattern {
   enum class Kind { LayerNorm, Gelu, MaskedSoftmax };
-  Kind kind;
+  /// A pattern of `kind` reading `input`, the rest filled in by its matcher.
+  static TransformerPattern of(Kind kind, NodeValue input) {
+    TransformerPattern p;
+    p.kind = kind;
+    p.input = input;
+    return p;
+  }
+  Kind kind = Kind::LayerNorm;
   NodeValue input;           ///< the one f32 tensor the subgraph reads (x, or the scores)
   Node* last = nullptr;      ///< its result is the pattern's result
   std::vector<Node*> nodes;  ///< every node of the subgraph, `last` included
