@@ -243,16 +243,17 @@ class Compiled {
     const DeviceReport* device = model_->function->deviceReport();
     if (!runSeconds_) device = model_->report.device.layers.empty() ? nullptr : &model_->report.device;
     const char* threads = std::getenv("EMBER_THREADS");
-    std::string json =
-        cli::reportJson(backendName_, model_->report, runSeconds_, 1, threads ? std::atoll(threads) : 1,
-                        pipeline_.quantizationReport.get(), device, &notes_);
     // After a simulated run, the end-to-end latency as `ember run` reports it
     // (host time measured, the default host link; docs/cli.md).
+    std::function<void(cli::JsonWriter&)> moreKeys;
     if (runSeconds_ && device && device->cycles > 0)
-      json = cli::withEndToEndLatency(
-          json, cli::endToEndLatency(*device, lastRunStatistics(*model_->function),
-                                     *runSeconds_ - device->hostSeconds, cli::HostLinkOptions{}));
-    return json;
+      moreKeys = [&](cli::JsonWriter& json) {
+        cli::writeEndToEndLatency(
+            json, cli::endToEndLatency(*device, lastRunStatistics(*model_->function),
+                                       *runSeconds_ - device->hostSeconds, cli::HostLinkOptions{}));
+      };
+    return cli::reportJson(backendName_, model_->report, runSeconds_, 1, threads ? std::atoll(threads) : 1,
+                           pipeline_.quantizationReport.get(), device, &notes_, moreKeys);
   }
 
   void saveBundle(const std::string& path) const {

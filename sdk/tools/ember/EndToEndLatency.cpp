@@ -110,24 +110,13 @@ void printEndToEndLatency(std::ostream& os, const EndToEndLatency& latency) {
      << latency.transferBytes << " B over the host link\n";
 }
 
-std::string withEndToEndLatency(const std::string& reportJson, const EndToEndLatency& latency) {
-  JsonWriter json;
-  json.beginObject();
+void writeEndToEndLatency(JsonWriter& json, const EndToEndLatency& latency) {
   json.key("end_to_end_latency_us").value(latency.totalUs());
   json.key("host_partitions_us").value(latency.hostPartitionsUs);
   json.key("host_partitions_modelled").value(latency.hostModelled);
   json.key("transfers_us").value(latency.transfersUs);
   json.key("transfer_bytes").value(latency.transferBytes);
   json.key("host_transfers").value(latency.transfers);
-  json.endObject();
-  // Both documents are top-level objects: splice the keys before the closing brace.
-  std::string keys = json.str();
-  const size_t open = keys.find('{'), close = keys.rfind('}');
-  const size_t end = reportJson.rfind('}');
-  if (open == std::string::npos || close == std::string::npos || end == std::string::npos) return reportJson;
-  std::string body = reportJson.substr(0, end);
-  while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
-  return body + "," + keys.substr(open + 1, close - open - 1) + reportJson.substr(end);
 }
 
 Error appendEndToEndTrace(const std::string& path, const EndToEndLatency& latency) {

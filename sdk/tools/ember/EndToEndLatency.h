@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "JsonWriter.h"
 #include "Options.h"
 #include "ember/Backend.h"
 #include "ember/Runtime.h"
@@ -66,9 +67,10 @@ EndToEndLatency modelledEndToEndLatency(const DeviceReport& device, const RunSta
 
 /// The rows that follow the per-layer table: host partitions, transfers, total.
 void printEndToEndLatency(std::ostream& os, const EndToEndLatency& latency);
-/// Adds end_to_end_latency_us, host_partitions_us, transfers_us,
-/// transfer_bytes and host_transfers to a --report-json document.
-std::string withEndToEndLatency(const std::string& reportJson, const EndToEndLatency& latency);
+/// Writes end_to_end_latency_us, host_partitions_us, host_partitions_modelled,
+/// transfers_us, transfer_bytes and host_transfers into the --report-json
+/// object being written (reportJson's `moreKeys`).
+void writeEndToEndLatency(JsonWriter& json, const EndToEndLatency& latency);
 /// Adds a "host" process to the --trace file at `path` (Chrome trace-event
 /// JSON): a host-partitions track and a host-link track, each one span of the
 /// summed time placed after the NPU's timeline (the totals are not timed in

@@ -123,10 +123,10 @@ int runCommand(const std::vector<std::string>& args) {
         hostTimes.size() % 2 ? hostTimes[hostTimes.size() / 2]
                              : 0.5 * (hostTimes[hostTimes.size() / 2 - 1] + hostTimes[hostTimes.size() / 2]);
     const RunStatistics* runStats = lastRunStatistics(*model->function);
-    endToEnd = hostModel.enabled ? modelledEndToEndLatency(*deviceReport, runStats,
-                                                           modelledHostSeconds(*model, backendName, hostModel),
-                                                           hostLink)
-                                 : endToEndLatency(*deviceReport, runStats, hostMedian, hostLink);
+    endToEnd = hostModel.enabled
+                   ? modelledEndToEndLatency(*deviceReport, runStats,
+                                             modelledHostSeconds(*model, backendName, hostModel), hostLink)
+                   : endToEndLatency(*deviceReport, runStats, hostMedian, hostLink);
   }
   if (!tracePath.empty()) {
     if (Error e = model->function->writeTrace(tracePath)) return fail(e.withContext("--trace"));
@@ -143,9 +143,10 @@ int runCommand(const std::vector<std::string>& args) {
   }
   if (!reportPath.empty()) {
     const ImportNotes notes = importNotes(bound, pipeline.importOptions.inputValues, function);
-    std::string json = reportJson(backendName, model->report, median, repeat, threads,
-                                  pipeline.quantizationReport.get(), deviceReport, &notes);
-    if (endToEnd) json = withEndToEndLatency(json, *endToEnd);
+    std::function<void(JsonWriter&)> moreKeys;
+    if (endToEnd) moreKeys = [&](JsonWriter& json) { writeEndToEndLatency(json, *endToEnd); };
+    const std::string json = reportJson(backendName, model->report, median, repeat, threads,
+                                        pipeline.quantizationReport.get(), deviceReport, &notes, moreKeys);
     if (Error e = writeTextFile(reportPath, json)) return fail(e);
   }
 
@@ -161,12 +162,13 @@ int runCommand(const std::vector<std::string>& args) {
     printBoundInputs(std::cout, bound, pipeline.importOptions.inputValues);
     printValueDependentWarnings(std::cout, function);
     printReport(std::cout, backendName, model->report, median, repeat, deviceReport);
-    // Partitioned models: how the tensors between partitions travelled (docs/backend-guide.md, "Device model").
+    // Partitioned models: how the tensors between partitions travelled (docs/backend-guide.md, "Device
+    // model").
     const RunStatistics* stats = lastRunStatistics(*model->function);
     if (stats && stats->partitions > 1)
-      std::cout << "transfers:    " << stats->hostTransfers << " through the host (" << stats->hostTransferBytes
-                << " B), " << stats->deviceHandoffs << " kept on a device, between " << stats->partitions
-                << " partitions\n";
+      std::cout << "transfers:    " << stats->hostTransfers << " through the host ("
+                << stats->hostTransferBytes << " B), " << stats->deviceHandoffs
+                << " kept on a device, between " << stats->partitions << " partitions\n";
     if (endToEnd) printEndToEndLatency(std::cout, *endToEnd);
   }
   return kExitSuccess;

@@ -276,7 +276,7 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
                        const QuantizationReport* quantization, const DeviceReport* device,
-                       const ImportNotes* notes) {
+                       const ImportNotes* notes, const std::function<void(JsonWriter&)>& moreKeys) {
   const MemoryPlan& m = report.memory;
   JsonWriter json;
   json.beginObject();
@@ -338,6 +338,7 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
     json.key("repeat").value(repeat);
     json.key("threads").value(threads);
   }
+  if (moreKeys) moreKeys(json);
   json.endObject();
   return json.str();
 }

@@ -3,6 +3,7 @@
 // report printed and written as JSON.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -98,11 +99,13 @@ struct ImportNotes {
 
 /// The --report-json document (keys in docs/cli.md).
 /// With --quantize, `quantization` adds `quantized_nodes` and `float_nodes`;
-/// `device` adds the NPU keys and `layers`; `notes` adds `bound_inputs` and `warnings`.
+/// `device` adds the NPU keys and `layers`; `notes` adds `bound_inputs` and `warnings`;
+/// `moreKeys` writes further top-level keys (the end-to-end latency of a run).
 std::string reportJson(const std::string& backend, const CompileReport& report,
                        std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
                        const QuantizationReport* quantization = nullptr, const DeviceReport* device = nullptr,
-                       const ImportNotes* notes = nullptr);
+                       const ImportNotes* notes = nullptr,
+                       const std::function<void(JsonWriter&)>& moreKeys = {});
 
 /// Writes `text` to `path`, naming the path on failure.
 Error writeTextFile(const std::string& path, const std::string& text);
