@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "ember/FileIO.h"
 #include "ember/TextEscape.h"
 
 namespace ember {
@@ -369,13 +370,7 @@ Tensor narrowFloat64(Tensor tensor, ElemKind kind) {
 }
 
 Error writeNpy(const std::string& path, const Tensor& tensor) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return makeError(path, ": cannot open for writing: ", std::strerror(errno));
-  std::string bytes = serializeNpy(tensor);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  out.close();
-  if (!out) return makeError(path, ": write failed: ", std::strerror(errno));
-  return Error::success();
+  return writeFile(path, serializeNpy(tensor));
 }
 
 }  // namespace ember
