@@ -483,6 +483,8 @@ class Compiler {
     switch (inst.kind) {
       case OpKind::MaxPool:
       case OpKind::AvgPool: {
+        if (inst.kind == OpKind::MaxPool && (ot.kind == ElemKind::Int8Q || ot.kind == ElemKind::UInt8Q))
+          return lowerInt8Pool(inst);
         if (ot.kind != ElemKind::F32) return false;
         const Dims& in = type(ins[0]).dims;
         const auto& kernel = inst.attrs.getInts("kernel");
@@ -544,6 +546,10 @@ class Compiler {
         return lowerInt8Conv(inst);
       case OpKind::QuantizedAdd:
         return lowerInt8Add(inst);
+      case OpKind::QuantizedMatMul:
+        return lowerInt8MatMul(inst);
+      case OpKind::QuantizedAvgPool:
+        return lowerInt8Pool(inst);
       case OpKind::Transpose: {
         const Type& it = type(ins[0]);
         auto step = std::make_unique<TransposeStep>();
@@ -665,6 +671,107 @@ class Compiler {
     pack.dst = reservePacked((int8ConvWeightBytes(k, s.o) + 3) / 4);
     step->weights = Address{kPacked, pack.dst};
     program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// QuantizedMatMul with a constant 2-D s8 rhs of zero point 0 (what the
+  /// quantizer makes of Gemm/MatMul weights): the int8 convolution kernel as
+  /// a 1x1 convolution over the lhs rows, the rhs packed transposed.
+  bool lowerInt8MatMul(const Instruction& inst) {
+    if (std::getenv("EMBER_CPU_NO_INT8")) return false;
+    const ValueId out = inst.operands[0].value, lhs = inst.operands[1].value, rhs = inst.operands[2].value;
+    std::optional<Address> weights = constantAddress(rhs);
+    std::optional<Address> bias = constantAddress(inst.operands[3].value);
+    std::optional<Address> scales = constantAddress(inst.operands[4].value);
+    if (!weights || !bias || !scales) return false;
+    const Type &lt = type(lhs), &rt = type(rhs), &ot = type(out);
+    auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
+    if (!is8(lt.kind) || !is8(ot.kind) || rt.kind != ElemKind::Int8Q || rt.offset != 0) return false;
+    if (rt.dims.size() != 2 || lt.dims.size() < 2 || lt.dims.back() != rt.dims[0]) return false;
+    if (type(inst.operands[3].value).kind != ElemKind::Int32Q ||
+        type(inst.operands[4].value).kind != ElemKind::F32)
+      return false;
+    if (range(lhs).overlaps(range(out))) return false;
+    const int64_t k = rt.dims[0], n = rt.dims[1];
+    auto step = std::make_unique<Int8ConvStep>();
+    Int8ConvCall& s = step->shape;
+    s.n = 1;
+    s.h = s.oh = lt.numElements() / k;
+    s.w = s.ow = 1;
+    s.c = k;
+    s.o = n;
+    s.kh = s.kw = 1;
+    s.inputSigned = lt.kind == ElemKind::Int8Q;
+    s.zu = s.inputSigned ? lt.offset + 128 : lt.offset;
+    s.outputSigned = ot.kind == ElemKind::Int8Q;
+    s.outputZero = ot.offset;
+    const quant::QuantRange r = quant::activationRange(
+        s.outputSigned ? quant::int8Range() : quant::uint8Range(), ot.scale, ot.offset,
+        float(inst.attrs.getFloat("clip_min", -INFINITY)), float(inst.attrs.getFloat("clip_max", INFINITY)));
+    s.lo = r.lo;
+    s.hi = r.hi;
+    step->input = address(lhs);
+    step->output = address(out);
+    PackEntry pack;
+    pack.kind = PackEntry::Kind::Int8Conv;
+    pack.transposed = false;  // [K, N]
+    pack.src = *weights;
+    pack.bias = *bias;
+    pack.scales = *scales;
+    pack.k = k;
+    pack.n = n;
+    pack.inScale = lt.scale;
+    pack.outScale = ot.scale;
+    pack.zu = s.zu;
+    pack.dst = reservePacked((int8ConvWeightBytes(k, n) + 3) / 4);
+    step->weights = Address{kPacked, pack.dst};
+    program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// MaxPool on 8-bit codes and QuantizedAvgPool, output apart from the input.
+  bool lowerInt8Pool(const Instruction& inst) {
+    if (std::getenv("EMBER_CPU_NO_INT8")) return false;
+    const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
+    const Type &it = type(in), &ot = type(out);
+    if (it.kind != ot.kind || it.dims.size() != 4 || range(in).overlaps(range(out))) return false;
+    const bool average = inst.kind == OpKind::QuantizedAvgPool;
+    const auto& kernel = inst.attrs.getInts("kernel");
+    const auto& strides = inst.attrs.getInts("strides");
+    const auto& pads = inst.attrs.getInts("pads");
+    const std::vector<int64_t> dil = average ? std::vector<int64_t>{1, 1} : inst.attrs.getInts("dilations");
+    auto step = std::make_unique<Int8PoolStep>();
+    Int8PoolCall& s = step->shape;
+    s.n = it.dims[0];
+    s.h = it.dims[1];
+    s.w = it.dims[2];
+    s.c = it.dims[3];
+    s.oh = ot.dims[1];
+    s.ow = ot.dims[2];
+    s.kh = kernel[0];
+    s.kw = kernel[1];
+    s.sh = strides[0];
+    s.sw = strides[1];
+    s.pt = pads[0];
+    s.pl = pads[1];
+    s.pb = pads[2];
+    s.pr = pads[3];
+    s.dh = dil[0];
+    s.dw = dil[1];
+    s.inputSigned = it.kind == ElemKind::Int8Q;
+    s.average = average ? 1 : 0;
+    s.countIncludePad = average && inst.attrs.getInt("count_include_pad") != 0;
+    s.inputZero = it.offset;
+    s.outputZero = ot.offset;
+    const quant::QuantRange full = ot.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
+    s.lo = full.lo;
+    s.hi = full.hi;
+    s.inScale = it.scale;
+    s.outScale = ot.scale;
+    step->input = address(in);
+    step->output = address(out);
     addStep(std::move(step));
     return true;
   }

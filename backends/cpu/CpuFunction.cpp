@@ -109,8 +109,15 @@ class CpuFunction final : public CompiledFunction {
         continue;
       }
       if (p.kind == PackEntry::Kind::Int8Conv) {
-        packInt8Conv(reinterpret_cast<const int8_t*>(src),
-                     reinterpret_cast<const int32_t*>(regions_[p.bias.region] + p.bias.offset),
+        const auto* filter = reinterpret_cast<const int8_t*>(src);
+        std::vector<int8_t> rows;  // a MatMul's rhs [K, N] as filter rows [N, K]
+        if (!p.transposed) {
+          rows.resize(size_t(p.k * p.n));
+          for (int64_t kk = 0; kk < p.k; ++kk)
+            for (int64_t j = 0; j < p.n; ++j) rows[size_t(j * p.k + kk)] = filter[kk * p.n + j];
+          filter = rows.data();
+        }
+        packInt8Conv(filter, reinterpret_cast<const int32_t*>(regions_[p.bias.region] + p.bias.offset),
                      reinterpret_cast<const float*>(regions_[p.scales.region] + p.scales.offset), p.inScale,
                      p.outScale, p.zu, p.k, p.n, packed_.data() + p.dst);
         continue;

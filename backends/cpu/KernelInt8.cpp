@@ -1,11 +1,12 @@
 // The int8 convolution (KernelInt8.h): packing, im2col into u8 rows, the
-// micro-kernel (AVX-512 VNNI from KernelInt8Vnni.cpp when the CPU has it,
-// else the portable loop here) and the requantizing epilogue.
+// micro-kernel of the chosen ISA (AVX-512 VNNI from KernelInt8Vnni.cpp, AVX2
+// from KernelInt8Avx2.cpp, else the portable loop here) and the epilogue.
 #include "KernelInt8.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "ThreadPool.h"
@@ -13,22 +14,60 @@
 
 namespace ember::cpu {
 
-// KernelInt8Vnni.cpp: 6 rows x 32 columns of int32 over kp (multiple of 4) bytes.
+// KernelInt8Vnni.cpp / KernelInt8Avx2.cpp: 6 rows x 32 columns of int32 over
+// kp (multiple of 4) bytes.
 void int8TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c);
-bool hostHasVnni();
-void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
-                          const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi,
-                          uint8_t* out);
+void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c);
+
+Int8Isa int8HostIsa() {
+  static const Int8Isa isa = hostHasVnni()   ? Int8Isa::Avx512Vnni
+                             : hostHasAvx2() ? Int8Isa::Avx2
+                                             : Int8Isa::Portable;
+  return isa;
+}
+
+Int8Isa int8Isa() {
+  static const Int8Isa isa = [] {
+    Int8Isa wanted = int8HostIsa();
+    if (std::getenv("EMBER_CPU_NO_VNNI")) wanted = Int8Isa::Avx2;
+    if (const char* forced = std::getenv("EMBER_CPU_INT8_ISA")) {
+      const std::string name = forced;
+      for (Int8Isa isa : {Int8Isa::Portable, Int8Isa::Avx2, Int8Isa::Avx512Vnni})
+        if (name == int8IsaName(isa)) wanted = isa;
+    }
+    return std::min(wanted, int8HostIsa());
+  }();
+  return isa;
+}
+
+const char* int8IsaName(Int8Isa isa) {
+  switch (isa) {
+    case Int8Isa::Avx512Vnni:
+      return "avx512-vnni";
+    case Int8Isa::Avx2:
+      return "avx2";
+    case Int8Isa::Portable:
+      break;
+  }
+  return "portable";
+}
+
+void int8Requantize(Int8Isa isa, const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
+                    const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi, uint8_t* out) {
+  if (isa == Int8Isa::Avx512Vnni)
+    return int8RequantizeAvx512(acc, correction, multiplier, shift, n, zero, lo, hi, out);
+  if (isa == Int8Isa::Avx2)
+    return int8RequantizeAvx2(acc, correction, multiplier, shift, n, zero, lo, hi, out);
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
+    out[j] = uint8_t(quant::requantize(total, {multiplier[j], shift[j]}, zero, lo, hi));
+  }
+}
 
 namespace {
 
 constexpr int64_t kRows = 6;            // micro-tile rows
 constexpr int64_t kBlockRows = 6 * 16;  // rows im2col'd at once per work item
-
-bool useVnni() {
-  static const bool vnni = hostHasVnni() && !std::getenv("EMBER_CPU_NO_VNNI");
-  return vnni;
-}
 
 /// Portable tile: the same arithmetic as the VNNI one, in wrapping uint32.
 void int8TilePortable(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c) {
@@ -50,10 +89,11 @@ void int8TilePortable(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp
 
 }  // namespace
 
-const char* int8KernelName() { return useVnni() ? "avx512-vnni" : "portable"; }
+const char* int8KernelName() { return int8IsaName(int8Isa()); }
 
 size_t int8ConvWeightBytes(int64_t k, int64_t n) {
-  return size_t(int8PaddedK(k) * int8PaddedN(n)) + 3 * sizeof(int32_t) * size_t(int8PaddedN(n));
+  return size_t(int8PaddedK(k) * int8PaddedN(n)) + 3 * sizeof(int32_t) * size_t(int8PaddedN(n)) +
+         sizeof(int32_t);
 }
 
 Int8ConvWeights int8ConvWeightsAt(const uint8_t* block, int64_t k, int64_t n) {
@@ -64,6 +104,7 @@ Int8ConvWeights int8ConvWeightsAt(const uint8_t* block, int64_t k, int64_t n) {
   w.correction = tail;
   w.multiplier = tail + np;
   w.shift = tail + 2 * np;
+  w.narrow = tail[3 * np] != 0;
   return w;
 }
 
@@ -87,14 +128,18 @@ void packInt8Conv(const int8_t* filter, const int32_t* bias, const float* filter
     tail[np + j] = m.multiplier;
     tail[2 * np + j] = m.shift;
   }
+  bool narrow = true;
+  for (int64_t i = 0; i < n * k; ++i) narrow = narrow && filter[i] >= -64 && filter[i] <= 63;
+  tail[3 * np] = narrow ? 1 : 0;
 }
 
-void int8Conv(const Int8ConvCall& call, ThreadPool& pool) {
+void int8Conv(const Int8ConvCall& call, ThreadPool& pool) { int8Conv(call, pool, int8Isa()); }
+
+void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
   const int64_t k = call.kh * call.kw * call.c, kp = int8PaddedK(k), np = int8PaddedN(call.o);
   const int64_t m = call.n * call.oh * call.ow;
   const Int8ConvWeights weights = int8ConvWeightsAt(call.weights, k, call.o);
   const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
-  const bool vnni = useVnni();
   const uint8_t flip = call.inputSigned ? 0x80 : 0;
   pool.parallelFor(blocks, [&](int64_t block, int) {
     thread_local std::vector<uint8_t> a;
@@ -125,25 +170,17 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool) {
       const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
       const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);
       for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
-        if (vnni)
-          int8TileVnni(a.data() + r0 * kp, kp, panel, kp, tile.data());
+        const uint8_t* rowsA = a.data() + r0 * kp;
+        if (isa == Int8Isa::Avx512Vnni)
+          int8TileVnni(rowsA, kp, panel, kp, tile.data());
+        else if (isa == Int8Isa::Avx2)
+          int8TileAvx2(rowsA, kp, panel, kp, weights.narrow, tile.data());
         else
-          int8TilePortable(a.data() + r0 * kp, kp, panel, kp, tile.data());
-        for (int64_t r = 0; r < std::min(kRows, rows - r0); ++r) {
-          uint8_t* out = call.output + (row0 + r0 + r) * call.o + col0;
-          const int32_t* acc = tile.data() + r * kInt8PanelCols;
-          if (vnni) {
-            int8RequantizeAvx512(acc, weights.correction + col0, weights.multiplier + col0,
-                                 weights.shift + col0, cols, call.outputZero, call.lo, call.hi, out);
-            continue;
-          }
-          for (int64_t j = 0; j < cols; ++j) {
-            const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(weights.correction[col0 + j]));
-            const quant::FixedPointMultiplier mult{weights.multiplier[col0 + j], weights.shift[col0 + j]};
-            const int32_t q = quant::requantize(total, mult, call.outputZero, call.lo, call.hi);
-            out[j] = uint8_t(call.outputSigned ? uint8_t(int8_t(q)) : uint8_t(q));
-          }
-        }
+          int8TilePortable(rowsA, kp, panel, kp, tile.data());
+        for (int64_t r = 0; r < std::min(kRows, rows - r0); ++r)
+          int8Requantize(isa, tile.data() + r * kInt8PanelCols, weights.correction + col0,
+                         weights.multiplier + col0, weights.shift + col0, cols, call.outputZero, call.lo,
+                         call.hi, call.output + (row0 + r0 + r) * call.o + col0);
       }
     }
   });

@@ -20,14 +20,25 @@ inline constexpr int64_t kInt8PanelCols = 32;
 inline int64_t int8PaddedK(int64_t k) { return (k + 3) / 4 * 4; }
 inline int64_t int8PaddedN(int64_t n) { return (n + kInt8PanelCols - 1) / kInt8PanelCols * kInt8PanelCols; }
 
+/// The instruction sets of the int8 kernels, best last. int8Isa() picks the
+/// best the CPU has; EMBER_CPU_INT8_ISA=portable|avx2|avx512-vnni forces a
+/// lower one (tests run every path on one machine; a higher one than the CPU
+/// has is ignored). EMBER_CPU_NO_VNNI=1 is the same as avx2.
+enum class Int8Isa : int32_t { Portable = 0, Avx2 = 1, Avx512Vnni = 2 };
+Int8Isa int8HostIsa();
+Int8Isa int8Isa();
+const char* int8IsaName(Int8Isa isa);
+
 /// The packed filter and its per-channel epilogue constants, laid out in one
 /// block: B panels (int8PaddedK x int8PaddedN bytes), then int32 correction,
-/// multiplier and shift per output channel (int8PaddedN each).
+/// multiplier and shift per output channel (int8PaddedN each), then one int32
+/// flag: every tap in [-64, 63] (the AVX2 kernel's vpmaddubsw cannot saturate).
 struct Int8ConvWeights {
   const int8_t* b = nullptr;
   const int32_t* correction = nullptr;  ///< bias[o] - zu * sum(w[o])
   const int32_t* multiplier = nullptr;
   const int32_t* shift = nullptr;
+  bool narrow = false;
 };
 size_t int8ConvWeightBytes(int64_t k, int64_t n);
 Int8ConvWeights int8ConvWeightsAt(const uint8_t* block, int64_t k, int64_t n);
@@ -49,6 +60,7 @@ struct Int8ConvCall {
   int32_t outputSigned = 0;
 };
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool);
+void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa);
 
 /// Depthwise (group == C == O): weights block = int32 taps [KH*KW][C], then
 /// bias, multiplier, shift and a zero row per channel (int32 [C] each).
@@ -65,6 +77,21 @@ struct Int8DepthwiseCall {
   int32_t outputZero = 0, lo = 0, hi = 0;
 };
 void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool);
+void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa);
+
+/// MaxPool on 8-bit codes and QuantizedAvgPool (KernelInt8Pool.cpp), NHWC.
+struct Int8PoolCall {
+  const uint8_t* input = nullptr;
+  uint8_t* output = nullptr;
+  int64_t n = 0, h = 0, w = 0, c = 0, oh = 0, ow = 0, kh = 0, kw = 0;
+  int64_t sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, dh = 1, dw = 1;
+  int32_t inputSigned = 0;
+  int32_t average = 0;  ///< 0: MaxPool, 1: QuantizedAvgPool
+  int32_t countIncludePad = 0;
+  int32_t inputZero = 0, outputZero = 0, lo = 0, hi = 0;
+  float inScale = 1, outScale = 1;
+};
+void int8Pool(const Int8PoolCall& call, ThreadPool& pool);
 
 /// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the
 /// requantizing epilogue of n columns (acc + correction, then
@@ -74,7 +101,16 @@ void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const i
                           const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi,
                           uint8_t* out);
 
-/// Which int8 micro-kernel runs here: "avx512-vnni" or "portable".
+/// The AVX2 epilogue (KernelInt8Avx2.cpp), the same contract, 4 lanes at a time.
+bool hostHasAvx2();
+void int8RequantizeAvx2(const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
+                        const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi, uint8_t* out);
+
+/// The epilogue of the chosen ISA (scalar quant::requantize for portable).
+void int8Requantize(Int8Isa isa, const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
+                    const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi, uint8_t* out);
+
+/// Which int8 micro-kernel runs here: "avx512-vnni", "avx2" or "portable".
 const char* int8KernelName();
 
 }  // namespace ember::cpu

@@ -1,7 +1,7 @@
 // The int8 depthwise convolution (QuantizedConv with group == C == O), NHWC:
 // per output pixel, int32 accumulators over the channels (vectorised by the
 // compiler), padding taps skipped as in the spec, then the requantizing
-// epilogue (AVX-512 when hostHasVnni(), else quant::requantize).
+// epilogue of the chosen ISA (int8Requantize).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -32,14 +32,13 @@ void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* f
 namespace {
 
 template <typename Code>
-void depthwiseRows(const Int8DepthwiseCall& call, int64_t row, std::vector<int32_t>& acc) {
+void depthwiseRows(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, std::vector<int32_t>& acc) {
   const int64_t c = call.c, taps = call.kh * call.kw;
   const auto* w = reinterpret_cast<const int32_t*>(call.weights);
   const int32_t* bias = w + taps * c;
   const int32_t *multiplier = bias + c, *shift = bias + 2 * c, *zeros = bias + 3 * c;
   const int64_t img = row / call.oh, oy = row % call.oh;
   const auto* input = reinterpret_cast<const Code*>(call.input);
-  const bool vnni = hostHasVnni();
   for (int64_t ox = 0; ox < call.ow; ++ox) {
     uint32_t* a = reinterpret_cast<uint32_t*>(acc.data());
     for (int64_t ch = 0; ch < c; ++ch) a[ch] = uint32_t(bias[ch]);
@@ -55,26 +54,22 @@ void depthwiseRows(const Int8DepthwiseCall& call, int64_t row, std::vector<int32
       }
     }
     uint8_t* out = call.output + ((img * call.oh + oy) * call.ow + ox) * c;
-    if (vnni) {
-      int8RequantizeAvx512(acc.data(), zeros, multiplier, shift, c, call.outputZero, call.lo, call.hi, out);
-      continue;
-    }
-    for (int64_t ch = 0; ch < c; ++ch)
-      out[ch] = uint8_t(
-          quant::requantize(acc[size_t(ch)], {multiplier[ch], shift[ch]}, call.outputZero, call.lo, call.hi));
+    int8Requantize(isa, acc.data(), zeros, multiplier, shift, c, call.outputZero, call.lo, call.hi, out);
   }
 }
 
 }  // namespace
 
-void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool) {
+void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool) { int8Depthwise(call, pool, int8Isa()); }
+
+void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa) {
   pool.parallelFor(call.n * call.oh, [&](int64_t row, int) {
     thread_local std::vector<int32_t> acc;
     acc.resize(size_t(call.c));
     if (call.inputSigned)
-      depthwiseRows<int8_t>(call, row, acc);
+      depthwiseRows<int8_t>(call, row, isa, acc);
     else
-      depthwiseRows<uint8_t>(call, row, acc);
+      depthwiseRows<uint8_t>(call, row, isa, acc);
   });
 }
 

@@ -21,7 +21,8 @@ enum class StepTag : uint8_t {
   Reference,
   Int8Conv,
   Int8Add,
-  Int8Depthwise
+  Int8Depthwise,
+  Int8Pool
 };
 
 class ByteWriter {
@@ -236,6 +237,11 @@ Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
     w.pod(s->input);
     w.pod(s->output);
     w.pod(s->weights);
+  } else if (const auto* s = dynamic_cast<const Int8PoolStep*>(&step)) {
+    w.pod(StepTag::Int8Pool);
+    w.pod(s->shape);
+    w.pod(s->input);
+    w.pod(s->output);
   } else if (const auto* s = dynamic_cast<const Int8AddStep*>(&step)) {
     w.pod(StepTag::Int8Add);
     w.pod(s->lhs);
@@ -343,6 +349,14 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
       s->input = r.pod<Address>();
       s->output = r.pod<Address>();
       s->weights = r.pod<Address>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Int8Pool: {
+      auto s = std::make_unique<Int8PoolStep>();
+      s->shape = r.pod<Int8PoolCall>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
       step = std::move(s);
       break;
     }

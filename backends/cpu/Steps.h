@@ -189,6 +189,19 @@ class Int8DepthwiseStep final : public Step {
   }
 };
 
+/// MaxPool on 8-bit codes or QuantizedAvgPool (KernelInt8Pool.cpp).
+class Int8PoolStep final : public Step {
+ public:
+  Int8PoolCall shape;
+  Address input, output;
+  void run(uint8_t** regions, RunContext& context) const override {
+    Int8PoolCall call = shape;
+    call.input = at<uint8_t>(regions, input);
+    call.output = at<uint8_t>(regions, output);
+    int8Pool(call, *context.pool);
+  }
+};
+
 /// QuantizedAdd of two same-shape 8-bit tensors: the output code of every
 /// pair of input bytes is quant::addQuantized's, tabulated at compile time
 /// (table[a * 256 + b]), so a run is one lookup per element.

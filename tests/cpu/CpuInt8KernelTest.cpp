@@ -1,5 +1,7 @@
-// The cpu backend's vectorised int8 epilogue against QuantMath.h's scalar
-// requantize, on random and extreme accumulators, multipliers and shifts.
+// The cpu backend's int8 kernels on every ISA this CPU has: the vectorised
+// epilogues against QuantMath.h's scalar requantize, on random and extreme
+// accumulators, multipliers and shifts; the convolution against a direct
+// loop over the spec's arithmetic (bias + sum over in-bounds taps (q - z) w).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,38 +9,150 @@
 #include <vector>
 
 #include "backends/cpu/KernelInt8.h"
+#include "backends/cpu/ThreadPool.h"
 #include "ember/QuantMath.h"
 
 namespace {
 
+using ember::cpu::Int8Isa;
+
+std::vector<Int8Isa> isasOfThisCpu() {
+  std::vector<Int8Isa> isas;
+  for (Int8Isa isa : {Int8Isa::Portable, Int8Isa::Avx2, Int8Isa::Avx512Vnni})
+    if (isa <= ember::cpu::int8HostIsa()) isas.push_back(isa);
+  return isas;
+}
+
 TEST(CpuInt8Epilogue, MatchesQuantMathRequantize) {
-  if (!ember::cpu::hostHasVnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
-  std::mt19937_64 rng(5);
-  for (int trial = 0; trial < 200; ++trial) {
-    const int64_t n = 1 + int64_t(rng() % 40);
-    std::vector<int32_t> acc(n), correction(n), multiplier(n), shift(n);
-    for (int64_t j = 0; j < n; ++j) {
-      const uint32_t pick = uint32_t(rng() % 4);
-      acc[j] = pick == 0 ? INT32_MIN : pick == 1 ? INT32_MAX : int32_t(uint32_t(rng()));
-      correction[j] = int32_t(uint32_t(rng())) >> int(rng() % 32);
-      // Every multiplier quantizeMultiplier can give, shifts across [-31, 30].
-      const double real = std::ldexp(0.5 + double(rng() % 1000000) / 2e6, int(rng() % 61) - 30);
-      const ember::quant::FixedPointMultiplier m = ember::quant::quantizeMultiplier(real);
-      multiplier[j] = m.multiplier;
-      shift[j] = m.shift;
+  for (Int8Isa isa : isasOfThisCpu()) {
+    SCOPED_TRACE(ember::cpu::int8IsaName(isa));
+    std::mt19937_64 rng(5);
+    for (int trial = 0; trial < 200; ++trial) {
+      const int64_t n = 1 + int64_t(rng() % 40);
+      std::vector<int32_t> acc(n), correction(n), multiplier(n), shift(n);
+      for (int64_t j = 0; j < n; ++j) {
+        const uint32_t pick = uint32_t(rng() % 4);
+        acc[j] = pick == 0 ? INT32_MIN : pick == 1 ? INT32_MAX : int32_t(uint32_t(rng()));
+        correction[j] = int32_t(uint32_t(rng())) >> int(rng() % 32);
+        // Every multiplier quantizeMultiplier can give, shifts across [-31, 30].
+        const double real = std::ldexp(0.5 + double(rng() % 1000000) / 2e6, int(rng() % 61) - 30);
+        const ember::quant::FixedPointMultiplier m = ember::quant::quantizeMultiplier(real);
+        multiplier[j] = m.multiplier;
+        shift[j] = m.shift;
+      }
+      const bool isSigned = rng() % 2;
+      const int32_t zero = isSigned ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256);
+      const ember::quant::QuantRange range =
+          isSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
+      std::vector<uint8_t> got(n);
+      ember::cpu::int8Requantize(isa, acc.data(), correction.data(), multiplier.data(), shift.data(), n, zero,
+                                 range.lo, range.hi, got.data());
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
+        const int32_t want =
+            ember::quant::requantize(total, {multiplier[j], shift[j]}, zero, range.lo, range.hi);
+        ASSERT_EQ(got[j], uint8_t(want)) << "trial " << trial << " column " << j << " total " << total
+                                         << " multiplier " << multiplier[j] << " shift " << shift[j];
+      }
     }
-    const bool isSigned = rng() % 2;
-    const int32_t zero = isSigned ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256);
-    const ember::quant::QuantRange range = isSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
-    std::vector<uint8_t> got(n);
-    ember::cpu::int8RequantizeAvx512(acc.data(), correction.data(), multiplier.data(), shift.data(), n, zero,
-                                     range.lo, range.hi, got.data());
-    for (int64_t j = 0; j < n; ++j) {
-      const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
-      const int32_t want =
-          ember::quant::requantize(total, {multiplier[j], shift[j]}, zero, range.lo, range.hi);
-      ASSERT_EQ(got[j], uint8_t(want)) << "trial " << trial << " column " << j << " total " << total
-                                       << " multiplier " << multiplier[j] << " shift " << shift[j];
+  }
+}
+
+/// One random convolution: input codes, filter taps limited to [-tapLimit, tapLimit - 1].
+struct ConvCase {
+  ember::cpu::Int8ConvCall call;
+  std::vector<uint8_t> input;
+  std::vector<int8_t> filter;  // [O, KH, KW, C]
+  std::vector<int32_t> bias;
+  std::vector<float> filterScales;
+  float inScale = 0.02f, outScale = 0.05f;
+  int32_t inputZero = 0;
+};
+
+ConvCase randomConv(std::mt19937_64& rng, int tapLimit) {
+  ConvCase t;
+  ember::cpu::Int8ConvCall& c = t.call;
+  c.n = 1 + int64_t(rng() % 2);
+  c.h = 3 + int64_t(rng() % 6);
+  c.w = 3 + int64_t(rng() % 6);
+  c.c = 1 + int64_t(rng() % 37);
+  c.o = 1 + int64_t(rng() % 70);
+  c.kh = 1 + int64_t(rng() % 3);
+  c.kw = 1 + int64_t(rng() % 3);
+  c.sh = 1 + int64_t(rng() % 2);
+  c.sw = 1 + int64_t(rng() % 2);
+  c.pt = int64_t(rng() % 2);
+  c.pl = int64_t(rng() % 2);
+  c.oh = (c.h + 2 * c.pt - c.kh) / c.sh + 1;
+  c.ow = (c.w + 2 * c.pl - c.kw) / c.sw + 1;
+  c.inputSigned = int32_t(rng() % 2);
+  c.outputSigned = int32_t(rng() % 2);
+  t.inputZero = c.inputSigned ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256);
+  c.zu = c.inputSigned ? t.inputZero + 128 : t.inputZero;
+  const ember::quant::QuantRange out =
+      c.outputSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
+  c.outputZero = out.lo + int32_t(rng() % 256);
+  c.lo = out.lo;
+  c.hi = out.hi;
+  t.input.resize(size_t(c.n * c.h * c.w * c.c));
+  for (auto& v : t.input) v = uint8_t(rng());
+  t.filter.resize(size_t(c.o * c.kh * c.kw * c.c));
+  for (auto& v : t.filter) v = int8_t(int32_t(rng() % uint64_t(2 * tapLimit)) - tapLimit);
+  for (int64_t o = 0; o < c.o; ++o) {
+    t.bias.push_back(int32_t(rng() % 20001) - 10000);
+    t.filterScales.push_back(0.001f + float(rng() % 1000) * 1e-5f);
+  }
+  return t;
+}
+
+std::vector<uint8_t> directConv(const ConvCase& t) {
+  const ember::cpu::Int8ConvCall& c = t.call;
+  std::vector<uint8_t> out(size_t(c.n * c.oh * c.ow * c.o));
+  for (int64_t img = 0; img < c.n; ++img)
+    for (int64_t oy = 0; oy < c.oh; ++oy)
+      for (int64_t ox = 0; ox < c.ow; ++ox)
+        for (int64_t o = 0; o < c.o; ++o) {
+          int32_t acc = t.bias[size_t(o)];
+          for (int64_t ky = 0; ky < c.kh; ++ky)
+            for (int64_t kx = 0; kx < c.kw; ++kx) {
+              const int64_t iy = oy * c.sh - c.pt + ky, ix = ox * c.sw - c.pl + kx;
+              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+              for (int64_t ch = 0; ch < c.c; ++ch) {
+                const uint8_t byte = t.input[size_t(((img * c.h + iy) * c.w + ix) * c.c + ch)];
+                const int32_t q = c.inputSigned ? int32_t(int8_t(byte)) : int32_t(byte);
+                acc += (q - t.inputZero) * t.filter[size_t(((o * c.kh + ky) * c.kw + kx) * c.c + ch)];
+              }
+            }
+          const auto m = ember::quant::outputMultiplier(t.inScale, t.filterScales[size_t(o)], t.outScale);
+          out[size_t(((img * c.oh + oy) * c.ow + ox) * c.o + o)] =
+              uint8_t(ember::quant::requantize(acc, m, c.outputZero, c.lo, c.hi));
+        }
+  return out;
+}
+
+// Taps in [-64, 63] take the AVX2 kernel's vpmaddubsw path, full-range taps
+// its widening vpmaddwd path; both must equal the direct loop on every ISA.
+TEST(CpuInt8Conv, EveryIsaMatchesTheDirectLoop) {
+  ember::cpu::ThreadPool pool(2);
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int tapLimit = trial % 2 ? 64 : 128;
+    ConvCase t = randomConv(rng, tapLimit);
+    const int64_t k = t.call.kh * t.call.kw * t.call.c;
+    std::vector<uint8_t> block(ember::cpu::int8ConvWeightBytes(k, t.call.o));
+    ember::cpu::packInt8Conv(t.filter.data(), t.bias.data(), t.filterScales.data(), t.inScale, t.outScale,
+                             t.call.zu, k, t.call.o, block.data());
+    EXPECT_EQ(ember::cpu::int8ConvWeightsAt(block.data(), k, t.call.o).narrow, tapLimit == 64);
+    const std::vector<uint8_t> want = directConv(t);
+    for (Int8Isa isa : isasOfThisCpu()) {
+      std::vector<uint8_t> got(want.size(), 0xEE);
+      ember::cpu::Int8ConvCall call = t.call;
+      call.input = t.input.data();
+      call.output = got.data();
+      call.weights = block.data();
+      ember::cpu::int8Conv(call, pool, isa);
+      ASSERT_EQ(got, want) << "trial " << trial << " isa " << ember::cpu::int8IsaName(isa) << " k " << k
+                           << " o " << t.call.o;
     }
   }
 }

@@ -263,6 +263,64 @@ Case int8AddCase(const std::string& aKind, int32_t aZero, const std::string& bKi
               }};
 }
 
+/// QuantizedMatMul of a quantized lhs [batch..., M, K] by a constant s8 rhs
+/// [K, N] (zero point 0, per-column scales), as the quantizer emits for
+/// Gemm/MatMul: the int8 kernel against the reference, bit for bit.
+Case int8MatMulCase(const std::string& kind, int32_t zero, Dims lhs, int64_t n, bool relu,
+                    const std::string& outKind = "i8q") {
+  std::string name = "int8matmul_" + kind + "_z" + std::to_string(zero < 0 ? -zero : zero) + "_";
+  for (int64_t d : lhs) name += std::to_string(d) + "x";
+  name += "n" + std::to_string(n) + (relu ? "_relu" : "") + "_" + outKind;
+  return Case{
+      name, [=](Function& f) {
+        const int64_t k = lhs.back();
+        NodeValue q = op(f, OpKind::Quantize, {input(f, "x", lhs)},
+                         {{"kind", kind}, {"scale", 1.0 / 100}, {"offset", int64_t(zero)}});
+        std::mt19937_64 rng(33);
+        Tensor wt(Type(ElemKind::Int8Q, {k, n}, 0.02f, 0));
+        for (int64_t i = 0; i < wt.type().numElements(); ++i) wt.as<int8_t>()[i] = int8_t(rng() % 256);
+        Tensor bias(Type(ElemKind::Int32Q, {n}, 0.0002f, 0));
+        for (int64_t i = 0; i < n; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
+        Tensor scales(Type(ElemKind::F32, {n}));
+        for (int64_t i = 0; i < n; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
+        Attributes attrs{{"kind", outKind}, {"scale", 0.5}, {"offset", int64_t(outKind == "u8q" ? 3 : -5)}};
+        if (relu) attrs.set("clip_min", 0.0);
+        f.addOutput("y", op(f, OpKind::QuantizedMatMul,
+                            {q, f.createConstant("w", std::move(wt))->result(),
+                             f.createConstant("b", std::move(bias))->result(),
+                             f.createConstant("s", std::move(scales))->result()},
+                            attrs));
+      }};
+}
+
+/// MaxPool on codes or QuantizedAvgPool (`average`) of a quantized input.
+Case int8PoolCase(bool average, const std::string& kind, int32_t zero, Dims in, int64_t k, int64_t stride,
+                  int64_t pad, int64_t countIncludePad) {
+  std::string name = std::string(average ? "int8avgpool_" : "int8maxpool_") + kind + "_z" +
+                     std::to_string(zero < 0 ? -zero : zero) + "_";
+  for (int64_t d : in) name += std::to_string(d) + "x";
+  name += "k" + std::to_string(k) + "_s" + std::to_string(stride) + "_p" + std::to_string(pad) +
+          (countIncludePad ? "_cip" : "");
+  return Case{name, [=](Function& f) {
+                NodeValue q = op(f, OpKind::Quantize, {input(f, "x", in)},
+                                 {{"kind", kind}, {"scale", 1.0 / 100}, {"offset", int64_t(zero)}});
+                Attributes attrs{{"kernel", std::vector<int64_t>{k, k}},
+                                 {"strides", std::vector<int64_t>{stride, stride}},
+                                 {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+                                 {"ceil_mode", int64_t(0)}};
+                if (!average) {
+                  attrs.set("dilations", std::vector<int64_t>{1, 1});
+                  f.addOutput("y", op(f, OpKind::MaxPool, {q}, attrs));
+                  return;
+                }
+                attrs.set("count_include_pad", countIncludePad);
+                attrs.set("kind", kind);
+                attrs.set("scale", 1.0 / 70);
+                attrs.set("offset", int64_t(kind == "u8q" ? 20 : -9));
+                f.addOutput("y", op(f, OpKind::QuantizedAvgPool, {q}, attrs));
+              }};
+}
+
 std::vector<Case> allCases() {
   std::vector<Case> cases;
   // Convolutions: pointwise, 3x3, strided, 7x7 stem, dilated, grouped,
@@ -320,6 +378,14 @@ std::vector<Case> allCases() {
   cases.push_back(int8AddCase("i8q", -3, "i8q", 10, "i8q", false));
   cases.push_back(int8AddCase("u8q", 128, "i8q", 0, "u8q", true));
   cases.push_back(int8AddCase("u8q", 5, "u8q", 200, "i8q", true));
+  cases.push_back(int8MatMulCase("i8q", -3, {1, 512}, 1000, false));
+  cases.push_back(int8MatMulCase("u8q", 128, {7, 33}, 17, true, "u8q"));
+  cases.push_back(int8MatMulCase("i8q", 100, {2, 5, 64}, 70, false, "u8q"));
+  cases.push_back(int8PoolCase(false, "i8q", -3, {1, 12, 12, 16}, 3, 2, 1, 0));
+  cases.push_back(int8PoolCase(false, "u8q", 128, {2, 7, 9, 5}, 2, 2, 0, 0));
+  cases.push_back(int8PoolCase(true, "i8q", 5, {1, 7, 7, 40}, 7, 1, 0, 0));  // global average
+  cases.push_back(int8PoolCase(true, "u8q", 130, {1, 9, 9, 12}, 3, 2, 1, 0));
+  cases.push_back(int8PoolCase(true, "i8q", -100, {2, 9, 9, 12}, 3, 2, 1, 1));
   // Pools.
   cases.push_back(poolCase(OpKind::MaxPool, {1, 12, 12, 16}, 3, 2, 1, 0, 0));
   cases.push_back(poolCase(OpKind::MaxPool, {2, 7, 9, 5}, 2, 2, 0, 1, 0));
