@@ -6,6 +6,7 @@
 
 #include "CompileContext.h"
 #include "IsaLimits.h"
+#include "LowerTransformer.h"
 #include "Lowering.h"
 #include "ResidualFusion.h"
 #include "ember/npu/ProgramCheck.h"
@@ -51,8 +52,9 @@ bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
       return !convFits(gathersStrided1x1(g) ? gatheredGeometry(g) : g, config);
     }
     case OpKind::QuantizedMatMul: {
+      if (!info.isConstantInput(1)) return activationMatMulSupported(info, config);  // Q.K^T, scores.V
       if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return false;
-      if (!constantParameters(info)) return false;  // an activation rhs (Q.K^T) falls back
+      if (!constantParameters(info)) return false;
       // The weights are one [K, N] matrix (no batch of right operands).
       if (in[1].rank() < 2 || in[1].numElements() != in[1].dims[in[1].rank() - 2] * in[1].dims.back())
         return false;
@@ -86,7 +88,7 @@ bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
     case OpKind::Copy:
       return allI8(in);
     default:
-      return false;
+      return unaryTableSupported(info);  // an i8 -> i8 elementwise op is a lut
   }
 }
 
@@ -99,6 +101,8 @@ Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& ins
       return fusion ? lowerConv(ctx, inst, &ctx.ir().instructions()[fusion->add], fusion->overwritesInput)
                     : lowerConv(ctx, inst);
     case OpKind::QuantizedMatMul:
+      if (ctx.ir().regionOf(ctx.ir().resolve(inst.operands[2].value).first) != Region::Constants)
+        return lowerActivationMatMul(ctx, inst);
       return lowerMatMul(ctx, inst);
     case OpKind::QuantizedAvgPool:
       return lowerAvgPool(ctx, inst);
@@ -123,6 +127,7 @@ Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& ins
       return lowerDataMovement(ctx, inst);
     }
     default:
+      if (isUnaryTableOp(ctx, inst)) return lowerUnaryAsLookup(ctx, inst);
       return makeError("layer '", inst.name, "' (", opName(inst.kind), "): not supported by the npu backend");
   }
 }

@@ -12,6 +12,7 @@
 
 #include "Instructions.h"
 #include "IsaLimits.h"
+#include "LowerTransformer.h"
 #include "Lowering.h"
 
 namespace ember::npu_backend {
@@ -458,10 +459,13 @@ Expected<LayerInfo> lowerRequantize(CompileContext& ctx, const Instruction& inst
 }
 
 Expected<LayerInfo> lowerLookup(CompileContext& ctx, const Instruction& inst) {
+  return lowerLookupWithTable(ctx, inst, ctx.addressOf(inst.operands[2].value));
+}
+
+Expected<LayerInfo> lowerLookupWithTable(CompileContext& ctx, const Instruction& inst, uint64_t tableDram) {
   const Type& in = operandValue(ctx, inst, 1).type;
   Step first;
-  auto table = loadConstant(ctx, inst, "table", ctx.addressOf(inst.operands[2].value),
-                            int64_t(npu::isa::kLutTableBytes), first);
+  auto table = loadConstant(ctx, inst, "table", tableDram, int64_t(npu::isa::kLutTableBytes), first);
   if (!table) return table.error();
   const int64_t tile = tileBytes(ctx.config(), 2);
   auto inSlots = allocSlots(ctx, inst, "input", 2, tile, 0);

@@ -1,0 +1,310 @@
+// QuantizedMatMul with an activation right operand (attention's Q.K^T and
+// scores.V, batched over heads) on the matrix engine. docs/npu/compiler.md,
+// "Transformers".
+//
+// The right operand is not known at compile time, so neither can it be packed
+// into the weight image nor can its zero point be folded into the bias. Each
+// step loads one band of left rows [m, K] and one n-tile of the right operand
+// [K, nw] from DRAM (the right operand's rows are already K-major: a Transpose
+// before Q.K^T is its own DMA layer) and accumulates, per k-chunk of <= rows:
+//   x.w                  the data gemm (preloads the tile),
+//   (-zx) . colsum(w)    a gemm of a constant left row (inp_stride 0) on the same weights,
+//   (-zw) . rowsum(x)    a gemm of the band against a constant weight row (wgt_stride 0),
+// onto bias + K.zx.zw (DMA'd into every row of the tile). Expanding
+// (x - zx)(w - zw) gives exactly these terms, and int32 wrapping is a ring
+// (docs/quantization.md 2.6), so the sum is the reference's bit for bit. A
+// zero point of -128 has no int8 negation: its term is split into 127 + 1.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "Instructions.h"
+#include "IsaLimits.h"
+#include "LowerTransformer.h"
+#include "Lowering.h"
+
+namespace ember::npu_backend {
+namespace {
+
+using quant::FixedPointMultiplier;
+
+bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
+
+/// -zero as int8 summands (one, or 127 + 1 for 128); none for a zero point of 0.
+std::vector<int8_t> negatedZero(int32_t zero) {
+  const int32_t neg = -zero;
+  if (neg == 0) return {};
+  if (neg <= 127) return {int8_t(neg)};
+  return {int8_t(127), int8_t(neg - 127)};
+}
+
+/// Whether the weight-stationary array bounds m by the gemm field, not by rows.
+int64_t maxGemmRows(const npu::NpuConfig& config) {
+  return config.dataflow == npu::Dataflow::WeightStationary ? limits::kGemmRows : config.rows;
+}
+
+struct SramNeeds {
+  uint64_t scratchpad, accumulator;
+};
+
+/// Two slots each of the band, the weight tile and the output tile, the
+/// constant rows (two values each at most), and two accumulator tiles.
+SramNeeds needsOf(int64_t m, int64_t k, int64_t nw, const npu::NpuConfig& config) {
+  const auto a64 = [](int64_t bytes) { return alignUp(uint64_t(bytes), 64); };
+  const int64_t kChunk = std::min(k, config.rows);
+  return {2 * (a64(m * k) + a64(k * nw) + a64(m * nw)) + 2 * a64(kChunk) + 2 * a64(nw),
+          2 * alignUp(uint64_t(m * nw), 16)};
+}
+
+/// Batch offsets (in matrices) of one operand for every output batch index:
+/// the operand's batch dims right-aligned to the output's, size-1 dims broadcast.
+std::vector<int64_t> batchOffsets(const Dims& operand, const Dims& out) {
+  const size_t outRank = out.size() - 2, rank = operand.size() - 2;
+  int64_t total = 1;
+  for (size_t i = 0; i < outRank; ++i) total *= out[i];
+  std::vector<int64_t> offsets(size_t(total), 0);
+  for (int64_t index = 0; index < total; ++index) {
+    int64_t rest = index, offset = 0, stride = 1;
+    for (size_t d = outRank; d-- > 0;) {
+      const int64_t coord = rest % out[d];
+      rest /= out[d];
+      if (d + rank >= outRank) {
+        const int64_t size = operand[d + rank - outRank];
+        offset += (size == 1 ? 0 : coord) * stride;
+        stride *= size;
+      }
+    }
+    offsets[size_t(index)] = offset;
+  }
+  return offsets;
+}
+
+}  // namespace
+
+Expected<ActivationMatMulPlan> planActivationMatMul(int64_t m, int64_t k, int64_t n,
+                                                    const npu::NpuConfig& config) {
+  if (k > limits::kDmaRowElements || k > limits::kGemmInputStride)
+    return makeError("a reduction of ", k, " exceeds the DMA's row and the gemm's stride fields (",
+                     std::min(limits::kDmaRowElements, limits::kGemmInputStride), ")");
+  ActivationMatMulPlan plan;
+  plan.tileCols = std::min(n, config.cols);
+  const int64_t capacity = std::min(config.scratchpadBytes, limits::kScratchpadAddressSpace);
+  int64_t rows = std::min({m, maxGemmRows(config), limits::kVectorRows, limits::kDmaRowElements});
+  for (; rows >= 1; rows = rows == 1 ? 0 : (rows + 1) / 2) {
+    const SramNeeds needs = needsOf(rows, k, plan.tileCols, config);
+    if (needs.scratchpad <= uint64_t(capacity) &&
+        needs.accumulator <= uint64_t(config.accumulatorEntries())) {
+      plan.bandRows = rows;
+      return plan;
+    }
+  }
+  const SramNeeds one = needsOf(1, k, plan.tileCols, config);
+  return makeError("[", m, "x", k, "] x [", k, "x", n,
+                   "] does not fit even with one row per step: ", one.scratchpad, " scratchpad bytes (",
+                   capacity, " available) and ", one.accumulator, " accumulator entries (",
+                   config.accumulatorEntries(), " available)");
+}
+
+bool activationMatMulSupported(const NodeInfo& info, const npu::NpuConfig& config) {
+  const auto& in = info.inputTypes;
+  if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[0].rank() < 2 || in[1].rank() < 2) return false;
+  if (!info.isConstantInput(2) || !info.isConstantInput(3))
+    return false;  // bias and scales fold at compile time
+  const Type& out = info.resultTypes[0];
+  if (out.rank() < 2 || in[0].rank() > out.rank() || in[1].rank() > out.rank()) return false;
+  const int64_t m = in[0].dims[in[0].rank() - 2], k = in[0].dims.back(), n = in[1].dims.back();
+  return bool(planActivationMatMul(m, k, n, config));
+}
+
+Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction& inst) {
+  const auto layerError = [&](auto&&... parts) {
+    return makeError("layer '", inst.name, "' (QuantizedMatMul): ", parts...);
+  };
+  const Type &out = operandValue(ctx, inst, 0).type, &lhs = operandValue(ctx, inst, 1).type,
+             &rhs = operandValue(ctx, inst, 2).type;
+  const npu::NpuConfig& cfg = ctx.config();
+  const int64_t m = lhs.dims[lhs.rank() - 2], k = lhs.dims.back(), n = rhs.dims.back();
+  auto planned = planActivationMatMul(m, k, n, cfg);
+  if (!planned) return layerError(planned.error().message());
+  ActivationMatMulPlan plan = *planned;
+
+  // Bias and scales are constants: bias + K.zx.zw per column (wrapping), and
+  // the requantization per run of equal column multipliers.
+  const auto constant = [&](size_t operand) {
+    auto [root, offset] = ctx.ir().resolve(inst.operands[operand].value);
+    if (ctx.ir().regionOf(root) != Region::Constants || !ctx.ir().value(root).payload)
+      return (const uint8_t*)nullptr;
+    return static_cast<const uint8_t*>(ctx.ir().value(root).payload->data()) + offset;
+  };
+  const auto* bias = reinterpret_cast<const int32_t*>(constant(3));
+  const auto* scales = reinterpret_cast<const float*>(constant(4));
+  if (!bias || !scales) return layerError("the bias and column scales must be constants for the NPU");
+  const int32_t zx = lhs.offset, zw = rhs.offset;
+  std::vector<int32_t> initRow(static_cast<size_t>(n));
+  std::vector<FixedPointMultiplier> multipliers(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    initRow[size_t(j)] = int32_t(uint32_t(bias[j]) + uint32_t(k) * uint32_t(zx) * uint32_t(zw));
+    multipliers[size_t(j)] = quant::outputMultiplier(lhs.scale, scales[j], out.scale);
+  }
+  const uint64_t initAddr = ctx.addWeights(initRow.data(), initRow.size() * 4);
+  const quant::QuantRange range = quant::activationRange(quant::int8Range(), out.scale, out.offset,
+                                                         float(inst.attrs.getFloat("clip_min", -INFINITY)),
+                                                         float(inst.attrs.getFloat("clip_max", INFINITY)));
+  const std::vector<int8_t> lhsTerms = negatedZero(zx), rhsTerms = negatedZero(zw);
+
+  // SRAM: the plan's sizes; packed densely, with a smaller band if the
+  // allocator's placement leaves less room than the estimate.
+  SramAllocator& sram = ctx.sram();
+  const int64_t nw = plan.tileCols, kChunkMax = std::min(k, cfg.rows);
+  std::vector<uint64_t> xSlots, wSlots, outSlots, accTiles, lhsConst, rhsConst;
+  for (;;) {
+    xSlots.clear(), wSlots.clear(), outSlots.clear(), accTiles.clear(), lhsConst.clear(), rhsConst.clear();
+    bool ok = true;
+    auto spad = [&](std::vector<uint64_t>& into, const std::string& role, int64_t bytes) {
+      auto a = sram.allocScratchpad(inst.name + "." + role + "[" + std::to_string(into.size()) + "]",
+                                    uint64_t(bytes));
+      if (a) into.push_back(*a);
+      ok = ok && a.has_value();
+    };
+    for (int i = 0; i < 2 && ok; ++i) {
+      spad(xSlots, "lhs", plan.bandRows * k);
+      spad(wSlots, "rhs", k * nw);
+      spad(outSlots, "output", plan.bandRows * nw);
+      auto acc =
+          sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(plan.bandRows * nw));
+      if (acc) accTiles.push_back(*acc);
+      ok = ok && acc.has_value();
+    }
+    for (size_t i = 0; i < lhsTerms.size() && ok; ++i) spad(lhsConst, "lhs_zero", kChunkMax);
+    for (size_t i = 0; i < rhsTerms.size() && ok; ++i) spad(rhsConst, "rhs_zero", nw);
+    if (ok) break;
+    sram.rollbackLayer();
+    if (plan.bandRows == 1) return layerError("SRAM allocation failed for one row per step");
+    plan.bandRows = (plan.bandRows + 1) / 2;
+  }
+  ctx.program().keepVectorsOnComputeQueue();
+
+  const uint64_t lhsAddr = ctx.addressOf(inst.operands[1].value),
+                 rhsAddr = ctx.addressOf(inst.operands[2].value),
+                 outAddr = ctx.addressOf(inst.operands[0].value);
+  const std::vector<int64_t> lhsBatch = batchOffsets(lhs.dims, out.dims),
+                             rhsBatch = batchOffsets(rhs.dims, out.dims);
+  const CostModel& cost = ctx.cost();
+  uint64_t cycles = 0;
+  size_t s = 0;
+  for (size_t b = 0; b < lhsBatch.size(); ++b)
+    for (int64_t n0 = 0; n0 < n; n0 += nw)
+      for (int64_t m0 = 0; m0 < m; m0 += plan.bandRows, ++s) {
+        const int64_t rows = std::min(plan.bandRows, m - m0), cols = std::min(nw, n - n0);
+        const uint64_t xSlot = xSlots[s % 2], wSlot = wSlots[s % 2], outSlot = outSlots[s % 2],
+                       acc = accTiles[s % 2];
+        Step step;
+        uint64_t loadCycles = 0, computeCycles = 0;
+        if (s == 0) {  // the constant rows of the zero-point terms
+          for (size_t i = 0; i < lhsTerms.size(); ++i) {
+            Dma c;
+            c.dram = ctx.fillRegion(lhsTerms[i], uint64_t(kChunkMax));
+            c.sram = lhsConst[i];
+            c.x = kChunkMax;
+            c.sramStride = kChunkMax;
+            step.loads.push_back(makeLoad(c));
+          }
+          for (size_t i = 0; i < rhsTerms.size(); ++i) {
+            Dma c;
+            c.dram = ctx.fillRegion(rhsTerms[i], uint64_t(nw));
+            c.sram = rhsConst[i];
+            c.x = nw;
+            c.sramStride = nw;
+            step.loads.push_back(makeLoad(c));
+          }
+        }
+        Dma x;  // the band of left rows
+        x.dram = lhsAddr + uint64_t((lhsBatch[b] * m + m0) * k);
+        x.sram = xSlot;
+        x.x = k;
+        x.y = rows;
+        x.dramYStride = k;
+        x.sramStride = k;
+        step.loads.push_back(makeLoad(x));
+        Dma w;  // the n-tile of the right operand, K rows of `cols`
+        w.dram = rhsAddr + uint64_t(rhsBatch[b] * k * n + n0);
+        w.sram = wSlot;
+        w.x = cols;
+        w.y = k;
+        w.dramYStride = n;
+        w.sramStride = cols;
+        step.loads.push_back(makeLoad(w));
+        Dma init;  // bias + K.zx.zw into every row of the tile (zero DRAM stride)
+        init.accumulator = true;
+        init.dram = initAddr + uint64_t(n0 * 4);
+        init.sram = acc;
+        init.x = cols;
+        init.y = rows;
+        init.dramYStride = 0;
+        init.sramStride = cols;
+        step.loads.push_back(makeLoad(init));
+        loadCycles += cost.load(k, rows) + cost.load(cols, k) + cost.load(cols, rows, 1, 4);
+
+        for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
+          const int64_t kc = std::min(cfg.rows, k - k0);
+          Gemm data;
+          data.accumulate = true;
+          data.preload = true;
+          data.m = rows, data.k = kc, data.n = cols;
+          data.inp = xSlot + uint64_t(k0);
+          data.inpStride = k;
+          data.wgt = wSlot + uint64_t(k0 * cols);
+          data.wgtStride = cols;
+          data.acc = acc;
+          data.accStride = cols;
+          step.computes.push_back(makeGemm(data));
+          computeCycles += cost.gemm(rows, kc, cols, true);
+          for (size_t i = 0; i < lhsTerms.size(); ++i) {  // (-zx) . colsum(w): the same weights
+            Gemm g = data;
+            g.preload = false;
+            g.inp = lhsConst[i];
+            g.inpStride = 0;
+            step.computes.push_back(makeGemm(g));
+            computeCycles += cost.gemm(rows, kc, cols, false);
+          }
+          for (size_t i = 0; i < rhsTerms.size(); ++i) {  // (-zw) . rowsum(x): a constant weight row
+            Gemm g = data;
+            g.wgt = rhsConst[i];
+            g.wgtStride = 0;
+            step.computes.push_back(makeGemm(g));
+            computeCycles += cost.gemm(rows, kc, cols, true);
+          }
+        }
+        // Requantize per run of equal column multipliers (one run when the
+        // right operand has one scale, as an activation does).
+        for (int64_t j0 = 0; j0 < cols;) {
+          int64_t j1 = j0 + 1;
+          const FixedPointMultiplier mj = multipliers[size_t(n0 + j0)];
+          while (j1 < cols && multipliers[size_t(n0 + j1)].multiplier == mj.multiplier &&
+                 multipliers[size_t(n0 + j1)].shift == mj.shift)
+            ++j1;
+          step.computes.push_back(makeRequant(acc + uint64_t(j0), cols, outSlot + uint64_t(j0), cols, rows,
+                                              j1 - j0, mj.multiplier, mj.shift, out.offset, range.lo,
+                                              range.hi));
+          computeCycles += cost.requant(rows, j1 - j0);
+          j0 = j1;
+        }
+        Dma st;
+        st.sram = outSlot;
+        st.dram = outAddr + uint64_t((int64_t(b) * m + m0) * n + n0);
+        st.x = cols;
+        st.y = rows;
+        st.dramYStride = n;
+        st.sramStride = cols;
+        step.stores.push_back(makeStore(st));
+        cycles += std::max({loadCycles, computeCycles, cost.store(cols, rows)});
+        ctx.program().addStep(std::move(step));
+      }
+  std::ostringstream shape, tiles;
+  shape << lhsBatch.size() << " x [" << m << "x" << k << "] x [" << k << "x" << n << "] (activation rhs)";
+  tiles << plan.bandRows << "-row bands, " << nw << "-column tiles, " << lhsTerms.size() + rhsTerms.size()
+        << " zero-point gemms per k-chunk";
+  return LayerInfo{shape.str(), tiles.str(), cycles};
+}
+
+}  // namespace ember::npu_backend
