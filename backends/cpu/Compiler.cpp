@@ -550,6 +550,8 @@ class Compiler {
         return lowerInt8MatMul(inst);
       case OpKind::QuantizedAvgPool:
         return lowerInt8Pool(inst);
+      case OpKind::Quantize:
+        return lowerInt8Quantize(inst);
       case OpKind::Transpose: {
         const Type& it = type(ins[0]);
         auto step = std::make_unique<TransposeStep>();
@@ -727,6 +729,27 @@ class Compiler {
     pack.dst = reservePacked((int8ConvWeightBytes(k, n) + 3) / 4);
     step->weights = Address{kPacked, pack.dst};
     program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// Quantize f32 -> 8-bit codes, output apart from the input.
+  bool lowerInt8Quantize(const Instruction& inst) {
+    if (std::getenv("EMBER_CPU_NO_INT8")) return false;
+    const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
+    const Type &it = type(in), &ot = type(out);
+    if (it.kind != ElemKind::F32 || (ot.kind != ElemKind::Int8Q && ot.kind != ElemKind::UInt8Q) ||
+        range(in).overlaps(range(out)))
+      return false;
+    auto step = std::make_unique<Int8QuantizeStep>();
+    const quant::QuantRange full = ot.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
+    step->shape.count = ot.numElements();
+    step->shape.scale = ot.scale;
+    step->shape.zero = ot.offset;
+    step->shape.lo = full.lo;
+    step->shape.hi = full.hi;
+    step->input = address(in);
+    step->output = address(out);
     addStep(std::move(step));
     return true;
   }

@@ -93,6 +93,16 @@ struct Int8PoolCall {
 };
 void int8Pool(const Int8PoolCall& call, ThreadPool& pool);
 
+/// Quantize of f32 to 8-bit codes (KernelInt8Quantize.cpp), `count` elements.
+struct Int8QuantizeCall {
+  const float* input = nullptr;
+  uint8_t* output = nullptr;
+  int64_t count = 0;
+  float scale = 1;
+  int32_t zero = 0, lo = 0, hi = 0;
+};
+void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool);
+
 /// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the
 /// requantizing epilogue of n columns (acc + correction, then
 /// quant::requantize with per-column multiplier and shift) as 8-bit codes.

@@ -48,6 +48,27 @@ void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const i
   const __m512i zeroV = _mm512_set1_epi64(zero), loV = _mm512_set1_epi64(lo), hiV = _mm512_set1_epi64(hi);
   const __m512i one = _mm512_set1_epi64(1), k31 = _mm512_set1_epi64(31);
   int64_t j = 0;
+  // 16 lanes: vpmuldq on the even and the odd int32 lanes (one uop each,
+  // where vpmullq is three), rounded and clamped in 64 bits, recombined.
+  const __m512i one16 = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xFFFFFFFF);
+  auto roundClamp = [&](__m512i product, __m512i bits) {
+    const __m512i half = _mm512_sllv_epi64(one16, _mm512_sub_epi64(bits, one16));  // 0 when bits == 0
+    const __m512i magnitude = _mm512_srlv_epi64(_mm512_add_epi64(_mm512_abs_epi64(product), half), bits);
+    const __mmask8 negative = _mm512_cmplt_epi64_mask(product, _mm512_setzero_si512());
+    const __m512i rounded = _mm512_mask_sub_epi64(magnitude, negative, _mm512_setzero_si512(), magnitude);
+    return _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(rounded, zeroV), loV), hiV);
+  };
+  for (; j + 16 <= n; j += 16) {
+    const __m512i total = _mm512_add_epi32(_mm512_loadu_si512(acc + j), _mm512_loadu_si512(correction + j));
+    const __m512i mult = _mm512_loadu_si512(multiplier + j);
+    const __m512i bits = _mm512_add_epi32(_mm512_set1_epi32(31), _mm512_loadu_si512(shift + j));
+    const __m512i even = roundClamp(_mm512_mul_epi32(total, mult), _mm512_and_si512(bits, low32));
+    const __m512i odd =
+        roundClamp(_mm512_mul_epi32(_mm512_srli_epi64(total, 32), _mm512_srli_epi64(mult, 32)),
+                   _mm512_srli_epi64(bits, 32));
+    const __m512i both = _mm512_or_si512(_mm512_and_si512(even, low32), _mm512_slli_epi64(odd, 32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(both));
+  }
   for (; j + 8 <= n; j += 8) {
     const __m256i total32 =
         _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + j)),

@@ -22,7 +22,8 @@ enum class StepTag : uint8_t {
   Int8Conv,
   Int8Add,
   Int8Depthwise,
-  Int8Pool
+  Int8Pool,
+  Int8Quantize
 };
 
 class ByteWriter {
@@ -242,6 +243,11 @@ Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
     w.pod(s->shape);
     w.pod(s->input);
     w.pod(s->output);
+  } else if (const auto* s = dynamic_cast<const Int8QuantizeStep*>(&step)) {
+    w.pod(StepTag::Int8Quantize);
+    w.pod(s->shape);
+    w.pod(s->input);
+    w.pod(s->output);
   } else if (const auto* s = dynamic_cast<const Int8AddStep*>(&step)) {
     w.pod(StepTag::Int8Add);
     w.pod(s->lhs);
@@ -355,6 +361,14 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
     case StepTag::Int8Pool: {
       auto s = std::make_unique<Int8PoolStep>();
       s->shape = r.pod<Int8PoolCall>();
+      s->input = r.pod<Address>();
+      s->output = r.pod<Address>();
+      step = std::move(s);
+      break;
+    }
+    case StepTag::Int8Quantize: {
+      auto s = std::make_unique<Int8QuantizeStep>();
+      s->shape = r.pod<Int8QuantizeCall>();
       s->input = r.pod<Address>();
       s->output = r.pod<Address>();
       step = std::move(s);

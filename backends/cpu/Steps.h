@@ -202,6 +202,19 @@ class Int8PoolStep final : public Step {
   }
 };
 
+/// Quantize f32 -> 8-bit codes (KernelInt8Quantize.cpp).
+class Int8QuantizeStep final : public Step {
+ public:
+  Int8QuantizeCall shape;
+  Address input, output;
+  void run(uint8_t** regions, RunContext& context) const override {
+    Int8QuantizeCall call = shape;
+    call.input = at<float>(regions, input);
+    call.output = at<uint8_t>(regions, output);
+    int8Quantize(call, *context.pool);
+  }
+};
+
 /// QuantizedAdd of two same-shape 8-bit tensors: the output code of every
 /// pair of input bytes is quant::addQuantized's, tabulated at compile time
 /// (table[a * 256 + b]), so a run is one lookup per element.

@@ -4,6 +4,7 @@
 // loop over the spec's arithmetic (bias + sum over in-bounds taps (q - z) w).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -155,6 +156,45 @@ TEST(CpuInt8Conv, EveryIsaMatchesTheDirectLoop) {
                            << " o " << t.call.o;
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Ties (k + 0.5 exactly), values next to ties, NaN, infinities and values far
+// outside the range, against quant::quantizeValue element by element.
+TEST(CpuInt8Quantize, MatchesQuantizeValue) {
+  ember::cpu::ThreadPool pool(2);
+  std::mt19937_64 rng(3);
+  std::vector<float> x;
+  for (int i = -600; i <= 600; ++i) {
+    const float tie = float(i) + 0.5f;
+    x.insert(x.end(), {tie, std::nextafter(tie, 0.0f), std::nextafter(tie, 1e9f), float(i)});
+  }
+  x.insert(x.end(), {NAN, -NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 0.0f, -0.0f});
+  for (int i = 0; i < 40000; ++i) x.push_back(std::ldexp(float(int32_t(rng() % 2000001) - 1000000), -13));
+  for (const float scale : {1.0f, 0.25f, 0.0339241f, 3.0f})
+    for (const bool isSigned : {true, false}) {
+      const ember::quant::QuantRange range =
+          isSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
+      const int32_t zero = isSigned ? 2 : 128;
+      std::vector<float> scaled(x);
+      for (float& v : scaled) v *= scale;  // ties stay ties: scale is applied back by the division
+      std::vector<uint8_t> got(scaled.size());
+      ember::cpu::Int8QuantizeCall call;
+      call.input = scaled.data();
+      call.output = got.data();
+      call.count = int64_t(scaled.size());
+      call.scale = scale;
+      call.zero = zero;
+      call.lo = range.lo;
+      call.hi = range.hi;
+      ember::cpu::int8Quantize(call, pool);
+      for (size_t i = 0; i < scaled.size(); ++i)
+        ASSERT_EQ(got[i], uint8_t(ember::quant::quantizeValue(scaled[i], scale, zero, range.lo, range.hi)))
+            << "x " << scaled[i] << " scale " << scale;
+    }
 }
 
 }  // namespace
