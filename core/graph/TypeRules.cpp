@@ -15,6 +15,7 @@
 
 #include "EinsumEquation.h"
 #include "ember/Graph.h"
+#include "ember/OpTable.h"
 #include "ember/QuantMath.h"
 #include "ember/VendorOp.h"
 
@@ -94,24 +95,16 @@ Error expectRank(OpKind op, std::string_view what, const Type& t, size_t rank) {
   return Error::success();
 }
 
-/// Element-kind classes as bit sets over ElemKind.
-using KindSet = unsigned;
-constexpr KindSet bit(ElemKind k) { return 1u << unsigned(k); }
-constexpr KindSet kFloatKinds =
-    bit(ElemKind::F32) | bit(ElemKind::F16) | bit(ElemKind::BF16) | bit(ElemKind::F64);
-constexpr KindSet kIntKinds = bit(ElemKind::I32) | bit(ElemKind::I64);
-constexpr KindSet kNumericKinds = kFloatKinds | kIntKinds;
-constexpr KindSet kBoolKinds = bit(ElemKind::Bool);
+/// Element-kind classes as bit sets over ElemKind; the named sets are
+/// ember/OpTable.h's. A type rule's float and numeric also admit the half
+/// kinds f16/bf16, which a backend may compute although the reference kernels
+/// only cast and move them (Ops.def declares what each kernel implements).
+using KindSet = ElemKindSet;
+constexpr KindSet bit(ElemKind k) { return elemKindBit(k); }
+constexpr KindSet kRuleFloatKinds = kFloatKinds | kHalfKinds;
+constexpr KindSet kRuleNumericKinds = kRuleFloatKinds | kIntKinds;
 
-std::string kindSetStr(KindSet set) {
-  std::string s;
-  for (unsigned k = 0; k <= unsigned(ElemKind::F64); ++k) {
-    if (!(set & (1u << k))) continue;
-    if (!s.empty()) s += ", ";
-    s += elemKindName(ElemKind(k));
-  }
-  return s;
-}
+std::string kindSetStr(KindSet set) { return elemKindSetStr(set); }
 
 Error expectKind(OpKind op, std::string_view what, const Type& t, KindSet allowed) {
   if (allowed & bit(t.kind)) return Error::success();
@@ -186,7 +179,7 @@ Result binaryRule(OpKind op, Types in, KindSet allowed, std::optional<ElemKind> 
   return single(Type(resultKind.value_or(in[0].kind), std::move(dims)));
 }
 
-Result arithmeticRule(OpKind op, Types in) { return binaryRule(op, in, kNumericKinds, std::nullopt); }
+Result arithmeticRule(OpKind op, Types in) { return binaryRule(op, in, kRuleNumericKinds, std::nullopt); }
 Result comparisonRule(OpKind op, Types in, KindSet allowed) {
   return binaryRule(op, in, allowed, ElemKind::Bool);
 }
@@ -274,7 +267,7 @@ Result reductionRule(OpKind op, Types in, const Attributes& attrs, KindSet allow
 
 Result argReduceRule(OpKind op, Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kNumericKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleNumericKinds));
   AttrReader reader(op, attrs);
   int64_t axis = reader.integer("axis");
   int64_t keepdims = reader.integer("keepdims");
@@ -303,7 +296,7 @@ Error expectChannelVector(OpKind op, std::string_view what, const Type& t, const
   return Error::success();
 }
 
-Result activationRule(OpKind op, Types in) { return unaryRule(op, in, kFloatKinds); }
+Result activationRule(OpKind op, Types in) { return unaryRule(op, in, kRuleFloatKinds); }
 
 }  // namespace
 
@@ -333,19 +326,19 @@ static Result inferPow(Types in, const Attributes&) { return arithmeticRule(OpKi
 static Result inferMax(Types in, const Attributes&) { return arithmeticRule(OpKind::Max, in); }
 static Result inferMin(Types in, const Attributes&) { return arithmeticRule(OpKind::Min, in); }
 static Result inferEqual(Types in, const Attributes&) {
-  return comparisonRule(OpKind::Equal, in, kNumericKinds | kBoolKinds);
+  return comparisonRule(OpKind::Equal, in, kRuleNumericKinds | kBoolKinds);
 }
 static Result inferLess(Types in, const Attributes&) {
-  return comparisonRule(OpKind::Less, in, kNumericKinds);
+  return comparisonRule(OpKind::Less, in, kRuleNumericKinds);
 }
 static Result inferLessEqual(Types in, const Attributes&) {
-  return comparisonRule(OpKind::LessEqual, in, kNumericKinds);
+  return comparisonRule(OpKind::LessEqual, in, kRuleNumericKinds);
 }
 static Result inferGreater(Types in, const Attributes&) {
-  return comparisonRule(OpKind::Greater, in, kNumericKinds);
+  return comparisonRule(OpKind::Greater, in, kRuleNumericKinds);
 }
 static Result inferGreaterEqual(Types in, const Attributes&) {
-  return comparisonRule(OpKind::GreaterEqual, in, kNumericKinds);
+  return comparisonRule(OpKind::GreaterEqual, in, kRuleNumericKinds);
 }
 static Result inferAnd(Types in, const Attributes&) { return logicRule(OpKind::And, in); }
 static Result inferOr(Types in, const Attributes&) { return logicRule(OpKind::Or, in); }
@@ -370,39 +363,53 @@ static Result inferMod(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(reader.error());
   EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "fmod", fmod));
   // Python's % on floats is ONNX-invalid (fmod 0 needs integers).
-  return binaryRule(op, in, fmod ? kNumericKinds : kIntKinds, std::nullopt);
+  return binaryRule(op, in, fmod ? kRuleNumericKinds : kIntKinds, std::nullopt);
 }
 
 // Unary elementwise.
-static Result inferNeg(Types in, const Attributes&) { return unaryRule(OpKind::Neg, in, kNumericKinds); }
-static Result inferAbs(Types in, const Attributes&) { return unaryRule(OpKind::Abs, in, kNumericKinds); }
-static Result inferExp(Types in, const Attributes&) { return unaryRule(OpKind::Exp, in, kFloatKinds); }
-static Result inferLog(Types in, const Attributes&) { return unaryRule(OpKind::Log, in, kFloatKinds); }
-static Result inferSqrt(Types in, const Attributes&) { return unaryRule(OpKind::Sqrt, in, kFloatKinds); }
+static Result inferNeg(Types in, const Attributes&) { return unaryRule(OpKind::Neg, in, kRuleNumericKinds); }
+static Result inferAbs(Types in, const Attributes&) { return unaryRule(OpKind::Abs, in, kRuleNumericKinds); }
+static Result inferExp(Types in, const Attributes&) { return unaryRule(OpKind::Exp, in, kRuleFloatKinds); }
+static Result inferLog(Types in, const Attributes&) { return unaryRule(OpKind::Log, in, kRuleFloatKinds); }
+static Result inferSqrt(Types in, const Attributes&) { return unaryRule(OpKind::Sqrt, in, kRuleFloatKinds); }
 static Result inferReciprocal(Types in, const Attributes&) {
-  return unaryRule(OpKind::Reciprocal, in, kFloatKinds);
+  return unaryRule(OpKind::Reciprocal, in, kRuleFloatKinds);
 }
-static Result inferSin(Types in, const Attributes&) { return unaryRule(OpKind::Sin, in, kFloatKinds); }
-static Result inferCos(Types in, const Attributes&) { return unaryRule(OpKind::Cos, in, kFloatKinds); }
-static Result inferErf(Types in, const Attributes&) { return unaryRule(OpKind::Erf, in, kFloatKinds); }
-static Result inferFloor(Types in, const Attributes&) { return unaryRule(OpKind::Floor, in, kFloatKinds); }
-static Result inferCeil(Types in, const Attributes&) { return unaryRule(OpKind::Ceil, in, kFloatKinds); }
-static Result inferSign(Types in, const Attributes&) { return unaryRule(OpKind::Sign, in, kNumericKinds); }
-static Result inferTanh(Types in, const Attributes&) { return unaryRule(OpKind::Tanh, in, kFloatKinds); }
+static Result inferSin(Types in, const Attributes&) { return unaryRule(OpKind::Sin, in, kRuleFloatKinds); }
+static Result inferCos(Types in, const Attributes&) { return unaryRule(OpKind::Cos, in, kRuleFloatKinds); }
+static Result inferErf(Types in, const Attributes&) { return unaryRule(OpKind::Erf, in, kRuleFloatKinds); }
+static Result inferFloor(Types in, const Attributes&) {
+  return unaryRule(OpKind::Floor, in, kRuleFloatKinds);
+}
+static Result inferCeil(Types in, const Attributes&) { return unaryRule(OpKind::Ceil, in, kRuleFloatKinds); }
+static Result inferSign(Types in, const Attributes&) {
+  return unaryRule(OpKind::Sign, in, kRuleNumericKinds);
+}
+static Result inferTanh(Types in, const Attributes&) { return unaryRule(OpKind::Tanh, in, kRuleFloatKinds); }
 static Result inferSigmoid(Types in, const Attributes&) {
-  return unaryRule(OpKind::Sigmoid, in, kFloatKinds);
+  return unaryRule(OpKind::Sigmoid, in, kRuleFloatKinds);
 }
-static Result inferRelu(Types in, const Attributes&) { return unaryRule(OpKind::Relu, in, kNumericKinds); }
+static Result inferRelu(Types in, const Attributes&) {
+  return unaryRule(OpKind::Relu, in, kRuleNumericKinds);
+}
 static Result inferNot(Types in, const Attributes&) { return unaryRule(OpKind::Not, in, kBoolKinds); }
-static Result inferRound(Types in, const Attributes&) { return unaryRule(OpKind::Round, in, kFloatKinds); }
-static Result inferAsin(Types in, const Attributes&) { return unaryRule(OpKind::Asin, in, kFloatKinds); }
-static Result inferAcos(Types in, const Attributes&) { return unaryRule(OpKind::Acos, in, kFloatKinds); }
-static Result inferAtan(Types in, const Attributes&) { return unaryRule(OpKind::Atan, in, kFloatKinds); }
-static Result inferAsinh(Types in, const Attributes&) { return unaryRule(OpKind::Asinh, in, kFloatKinds); }
-static Result inferAcosh(Types in, const Attributes&) { return unaryRule(OpKind::Acosh, in, kFloatKinds); }
-static Result inferAtanh(Types in, const Attributes&) { return unaryRule(OpKind::Atanh, in, kFloatKinds); }
+static Result inferRound(Types in, const Attributes&) {
+  return unaryRule(OpKind::Round, in, kRuleFloatKinds);
+}
+static Result inferAsin(Types in, const Attributes&) { return unaryRule(OpKind::Asin, in, kRuleFloatKinds); }
+static Result inferAcos(Types in, const Attributes&) { return unaryRule(OpKind::Acos, in, kRuleFloatKinds); }
+static Result inferAtan(Types in, const Attributes&) { return unaryRule(OpKind::Atan, in, kRuleFloatKinds); }
+static Result inferAsinh(Types in, const Attributes&) {
+  return unaryRule(OpKind::Asinh, in, kRuleFloatKinds);
+}
+static Result inferAcosh(Types in, const Attributes&) {
+  return unaryRule(OpKind::Acosh, in, kRuleFloatKinds);
+}
+static Result inferAtanh(Types in, const Attributes&) {
+  return unaryRule(OpKind::Atanh, in, kRuleFloatKinds);
+}
 static Result inferIsNaN(Types in, const Attributes&) {
-  EMBER_ASSIGN_OR_RETURN(std::vector<Type> t, unaryRule(OpKind::IsNaN, in, kFloatKinds));
+  EMBER_ASSIGN_OR_RETURN(std::vector<Type> t, unaryRule(OpKind::IsNaN, in, kRuleFloatKinds));
   return single(Type(ElemKind::Bool, t[0].dims));
 }
 
@@ -412,7 +419,7 @@ static Result inferClip(Types in, const Attributes& attrs) {
   reader.real("min");
   reader.real("max");
   EMBER_RETURN_IF_ERROR(reader.error());
-  return unaryRule(op, in, kNumericKinds);
+  return unaryRule(op, in, kRuleNumericKinds);
 }
 
 static Result inferCast(Types in, const Attributes& attrs) {
@@ -423,7 +430,7 @@ static Result inferCast(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(reader.error());
   std::optional<ElemKind> kind = elemKindFromName(to);
   if (!kind) return makeError("Cast: unknown element kind '", to, "'");
-  constexpr KindSet castable = kNumericKinds | kBoolKinds;
+  constexpr KindSet castable = kRuleNumericKinds | kBoolKinds;
   EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], castable));
   if (!(castable & bit(*kind)))
     return makeError("Cast: casting to ", to, " is not supported (quantization is not a cast)");
@@ -434,7 +441,7 @@ static Result inferCast(Types in, const Attributes& attrs) {
 static Result inferMatMul(Types in, const Attributes&) {
   constexpr OpKind op = OpKind::MatMul;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "lhs", in[0], kNumericKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "lhs", in[0], kRuleNumericKinds));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "lhs", "rhs"));
   const Dims& a = in[0].dims;
   const Dims& b = in[1].dims;
@@ -455,7 +462,7 @@ static Result inferMatMul(Types in, const Attributes&) {
 static Result inferDet(Types in, const Attributes&) {
   constexpr OpKind op = OpKind::Det;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
   const Dims& d = in[0].dims;
   if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2])
     return makeError("Det: input must be [..., M, M], got ", in[0].str());
@@ -466,7 +473,7 @@ static Result inferConv(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Conv;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
   const Type &input = in[0], &filter = in[1], &bias = in[2];
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleFloatKinds));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, input, filter, "input", "filter"));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, input, bias, "input", "bias"));
   EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
@@ -492,7 +499,7 @@ static Result inferConvTranspose(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::ConvTranspose;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
   const Type &input = in[0], &filter = in[1], &bias = in[2];
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleFloatKinds));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, input, filter, "input", "filter"));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, input, bias, "input", "bias"));
   EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
@@ -563,25 +570,25 @@ static Result poolRule(OpKind op, Types in, const Attributes& attrs, KindSet all
 
 static Result inferMaxPool(Types in, const Attributes& attrs) {
   // Max commutes with a monotonic quantization, so i8q/u8q keep scale and offset.
-  return poolRule(OpKind::MaxPool, in, attrs, kNumericKinds | bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q),
-                  true);
+  return poolRule(OpKind::MaxPool, in, attrs,
+                  kRuleNumericKinds | bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q), true);
 }
 static Result inferAvgPool(Types in, const Attributes& attrs) {
-  return poolRule(OpKind::AvgPool, in, attrs, kFloatKinds, false);
+  return poolRule(OpKind::AvgPool, in, attrs, kRuleFloatKinds, false);
 }
 
 // Reductions.
 static Result inferReduceSum(Types in, const Attributes& a) {
-  return reductionRule(OpKind::ReduceSum, in, a, kNumericKinds);
+  return reductionRule(OpKind::ReduceSum, in, a, kRuleNumericKinds);
 }
 static Result inferReduceMax(Types in, const Attributes& a) {
-  return reductionRule(OpKind::ReduceMax, in, a, kNumericKinds);
+  return reductionRule(OpKind::ReduceMax, in, a, kRuleNumericKinds);
 }
 static Result inferReduceMin(Types in, const Attributes& a) {
-  return reductionRule(OpKind::ReduceMin, in, a, kNumericKinds);
+  return reductionRule(OpKind::ReduceMin, in, a, kRuleNumericKinds);
 }
 static Result inferReduceProd(Types in, const Attributes& a) {
-  return reductionRule(OpKind::ReduceProd, in, a, kNumericKinds);
+  return reductionRule(OpKind::ReduceProd, in, a, kRuleNumericKinds);
 }
 static Result inferArgMax(Types in, const Attributes& a) { return argReduceRule(OpKind::ArgMax, in, a); }
 static Result inferArgMin(Types in, const Attributes& a) { return argReduceRule(OpKind::ArgMin, in, a); }
@@ -589,7 +596,7 @@ static Result inferArgMin(Types in, const Attributes& a) { return argReduceRule(
 static Result inferTopK(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::TopK;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kNumericKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleNumericKinds));
   AttrReader reader(op, attrs);
   int64_t k = reader.integer("k"), axis = reader.integer("axis"), largest = reader.integer("largest");
   EMBER_RETURN_IF_ERROR(reader.error());
@@ -786,7 +793,7 @@ Error checkScatterReduction(OpKind op, const std::string& reduction, const Type&
   if (reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
     return makeError(opName(op), ": unknown reduction '", reduction,
                      "' (expected none, add, mul, max or min)");
-  return expectKind(op, "data", data, kNumericKinds);
+  return expectKind(op, "data", data, kRuleNumericKinds);
 }
 
 }  // namespace
@@ -898,15 +905,15 @@ static Result inferResize(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(reader.error());
   const Type& input = in[0];
   if (mode == "nearest") {
-    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kNumericKinds | kBoolKinds));
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleNumericKinds | kBoolKinds));
   } else if (mode == "linear" || mode == "cubic") {
-    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kFloatKinds));
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleFloatKinds));
   } else {
     return makeError("Resize: unknown mode '", mode, "' (expected nearest, linear or cubic)");
   }
   static constexpr std::array<std::string_view, 6> kTransforms = {
-      "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-      "tf_crop_and_resize"};
+      "half_pixel", "pytorch_half_pixel",   "align_corners",
+      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   if (std::find(kTransforms.begin(), kTransforms.end(), transform) == kTransforms.end())
     return makeError("Resize: unsupported coordinate_transformation_mode '", transform, "'");
   if (transform == "tf_crop_and_resize") {
@@ -952,7 +959,7 @@ static Result inferGridSample(Types in, const Attributes& attrs) {
   if (padding != "zeros" && padding != "border" && padding != "reflection")
     return makeError("GridSample: unknown padding_mode '", padding,
                      "' (expected zeros, border or reflection)");
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "input", "grid"));
   EMBER_RETURN_IF_ERROR(expectRank(op, "input", in[0], 4));
   EMBER_RETURN_IF_ERROR(expectRank(op, "grid", in[1], 4));
@@ -970,7 +977,7 @@ static Result inferGridSample(Types in, const Attributes& attrs) {
 static Result inferGemm(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Gemm;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "a", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "a", in[0], kRuleFloatKinds));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "a", "b"));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[2], "a", "c"));
   AttrReader reader(op, attrs);
@@ -994,7 +1001,7 @@ static Result inferGemm(Types in, const Attributes& attrs) {
 /// BatchNorm, InstanceNorm: per-channel scale/bias (and mean/var) on `axis`.
 static Result channelNormRule(OpKind op, Types in, const Attributes& attrs, size_t operands, size_t minRank) {
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, operands));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
   AttrReader reader(op, attrs);
   reader.real("epsilon");
   int64_t axis = reader.integer("axis");
@@ -1018,7 +1025,7 @@ static Result inferInstanceNorm(Types in, const Attributes& a) {
 static Result inferLayerNorm(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::LayerNorm;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
   AttrReader reader(op, attrs);
   reader.real("epsilon");
   int64_t axis = reader.integer("axis");
@@ -1038,7 +1045,7 @@ static Result inferLayerNorm(Types in, const Attributes& attrs) {
 
 static Result softmaxRule(OpKind op, Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
   AttrReader reader(op, attrs);
   int64_t axis = reader.integer("axis");
   EMBER_RETURN_IF_ERROR(reader.error());
@@ -1053,10 +1060,10 @@ static Result inferLogSoftmax(Types in, const Attributes& a) {
 }
 
 static Result inferReduceMean(Types in, const Attributes& a) {
-  return reductionRule(OpKind::ReduceMean, in, a, kFloatKinds);
+  return reductionRule(OpKind::ReduceMean, in, a, kRuleFloatKinds);
 }
 static Result inferReduceSumSquare(Types in, const Attributes& a) {
-  return reductionRule(OpKind::ReduceSumSquare, in, a, kNumericKinds);
+  return reductionRule(OpKind::ReduceSumSquare, in, a, kRuleNumericKinds);
 }
 
 static Result activationWithAttrs(OpKind op, Types in, const Attributes& attrs,
@@ -1093,7 +1100,7 @@ static Result inferGelu(Types in, const Attributes& attrs) {
 static Result inferPRelu(Types in, const Attributes&) {
   constexpr OpKind op = OpKind::PRelu;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 2));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kFloatKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
   EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], in[1], "input", "slope"));
   auto b = broadcastDims(in[0].dims, in[1].dims);
   if (!b || *b != in[0].dims)
@@ -1109,7 +1116,7 @@ static Result inferEinsum(Types in, const Attributes& attrs) {
   if (in.empty()) return makeError("Einsum: needs at least one input");
   std::vector<Dims> dims;
   for (const Type& t : in) {
-    EMBER_RETURN_IF_ERROR(expectKind(op, "input", t, kNumericKinds));
+    EMBER_RETURN_IF_ERROR(expectKind(op, "input", t, kRuleNumericKinds));
     EMBER_RETURN_IF_ERROR(expectSameKind(op, in[0], t, "input 0", "another input"));
     dims.push_back(t.dims);
   }
@@ -1122,7 +1129,6 @@ static Result inferEinsum(Types in, const Attributes& attrs) {
 
 // Quantized primitives (docs/quantization.md).
 namespace {
-constexpr KindSet kQuant8Kinds = bit(ElemKind::Int8Q) | bit(ElemKind::UInt8Q);
 
 /// The result type named by `kind`/`scale`/`offset`, checked: a quantized
 /// kind in `allowed`, a finite positive scale, an offset inside the kind's range.
@@ -1327,7 +1333,7 @@ static Result inferNonZero(Types in, const Attributes&) {
 static Result inferUnique(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Unique;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kNumericKinds | kBoolKinds));
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleNumericKinds | kBoolKinds));
   AttrReader reader(op, attrs);
   int64_t axis = reader.integer("axis"), sorted = reader.integer("sorted");
   EMBER_RETURN_IF_ERROR(reader.error());
@@ -1369,8 +1375,8 @@ static Result inferNonMaxSuppression(Types in, const Attributes& attrs) {
 
 // ONNX's quantization operators (Ops.def): integers as scale-1 quantized kinds.
 static bool isRawInteger(const Type& t) {
-  return t.kind == ElemKind::I32 || ((t.kind == ElemKind::Int8Q || t.kind == ElemKind::UInt8Q) &&
-                                     t.scale == 1.0f && t.offset == 0);
+  return t.kind == ElemKind::I32 ||
+         ((t.kind == ElemKind::Int8Q || t.kind == ElemKind::UInt8Q) && t.scale == 1.0f && t.offset == 0);
 }
 /// scale/zero_point: one value, or one per index of `axis` of `input`.
 static Error expectQuantParam(OpKind op, std::string_view what, const Type& param, const Type& input,
@@ -1395,7 +1401,8 @@ static Result inferQuantizeLinear(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], bit(ElemKind::F32)));
   EMBER_RETURN_IF_ERROR(expectKind(op, "scale", in[1], bit(ElemKind::F32)));
   if ((in[2].kind != ElemKind::Int8Q && in[2].kind != ElemKind::UInt8Q) || !isRawInteger(in[2]))
-    return makeError("QuantizeLinear: zero_point must be i8q or u8q with scale 1 and offset 0, got ", in[2].str());
+    return makeError("QuantizeLinear: zero_point must be i8q or u8q with scale 1 and offset 0, got ",
+                     in[2].str());
   EMBER_RETURN_IF_ERROR(expectQuantParam(op, "scale", in[1], in[0], axis));
   EMBER_RETURN_IF_ERROR(expectQuantParam(op, "zero_point", in[2], in[0], axis));
   return single(Type(in[2].kind, in[0].dims, 1.0f, 0));
@@ -1427,7 +1434,8 @@ static Result inferDynamicQuantizeLinear(Types in, const Attributes&) {
 static Result inferMatMulInteger(Types in, const Attributes&) {
   constexpr OpKind op = OpKind::MatMulInteger;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 4));
-  static constexpr std::array<std::string_view, 4> kNames = {"lhs", "rhs", "lhs_zero_point", "rhs_zero_point"};
+  static constexpr std::array<std::string_view, 4> kNames = {"lhs", "rhs", "lhs_zero_point",
+                                                             "rhs_zero_point"};
   for (size_t i = 0; i < 4; ++i)
     if (in[i].kind == ElemKind::I32 || !isRawInteger(in[i]))
       return makeError("MatMulInteger: ", kNames[i], " must be i8q or u8q with scale 1 and offset 0, got ",
@@ -1446,7 +1454,8 @@ static Result inferMatMulInteger(Types in, const Attributes&) {
   if (!oneOr(in[2], m) || !oneOr(in[3], n))
     return makeError("MatMulInteger: zero points ", in[2].str(), " and ", in[3].str(), " must be scalars, [",
                      m, "] and [", n, "]");
-  EMBER_ASSIGN_OR_RETURN(Dims batch, broadcastFor(op, Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2)));
+  EMBER_ASSIGN_OR_RETURN(Dims batch,
+                         broadcastFor(op, Dims(a.begin(), a.end() - 2), Dims(b.begin(), b.end() - 2)));
   batch.push_back(m);
   batch.push_back(n);
   EMBER_RETURN_IF_ERROR(checkResultDims(op, batch));
@@ -1468,12 +1477,14 @@ static Result inferRoiAlign(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(expectRank(op, "input", in[0], 4));
   EMBER_RETURN_IF_ERROR(expectRank(op, "rois", in[1], 2));
   EMBER_RETURN_IF_ERROR(expectRank(op, "batch_indices", in[2], 1));
-  if (mode != "avg" && mode != "max") return makeError("RoiAlign: unknown mode '", mode, "' (expected avg or max)");
+  if (mode != "avg" && mode != "max")
+    return makeError("RoiAlign: unknown mode '", mode, "' (expected avg or max)");
   if (transform != "half_pixel" && transform != "output_half_pixel")
     return makeError("RoiAlign: unknown coordinate_transformation_mode '", transform, "'");
   const int64_t rois = in[1].dims[0];
   if (in[1].dims[1] != 4 || in[2].dims[0] != rois)
-    return makeError("RoiAlign: rois ", in[1].str(), " must be [R, 4] and batch_indices ", in[2].str(), " [R]");
+    return makeError("RoiAlign: rois ", in[1].str(), " must be [R, 4] and batch_indices ", in[2].str(),
+                     " [R]");
   if (height < 1 || width < 1 || samplingRatio < 0)
     return makeError("RoiAlign: output_height and output_width must be >= 1 and sampling_ratio >= 0");
   Dims out = {rois, height, width, in[0].dims[3]};
@@ -1490,10 +1501,12 @@ static Result inferRandom(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(reader.error());
   const bool bernoulli = distribution == "bernoulli";
   if (!bernoulli && distribution != "uniform" && distribution != "normal")
-    return makeError("Random: unknown distribution '", distribution, "' (expected uniform, normal or bernoulli)");
+    return makeError("Random: unknown distribution '", distribution,
+                     "' (expected uniform, normal or bernoulli)");
   const KindSet floats = bit(ElemKind::F32) | bit(ElemKind::F64);
   std::optional<ElemKind> kind = elemKindFromName(to);
-  const KindSet allowed = bernoulli ? floats | bit(ElemKind::I32) | bit(ElemKind::I64) | bit(ElemKind::Bool) : floats;
+  const KindSet allowed =
+      bernoulli ? floats | bit(ElemKind::I32) | bit(ElemKind::I64) | bit(ElemKind::Bool) : floats;
   if (!kind || !(bit(*kind) & allowed))
     return makeError("Random: output kind '", to, "' is not supported for ", distribution);
   if (bernoulli) EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], floats));

@@ -104,6 +104,12 @@ class Node {
   NodeValue result(unsigned i = 0) { return NodeValue(this, i); }
 
   const Attributes& attrs() const { return attrs_; }
+  /// The attributes as the op's struct generated from Ops.def (ember/OpAttrs.h):
+  /// node.attrs<ConvAttrs>().strides.
+  template <class OpAttrStruct>
+  OpAttrStruct attrs() const {
+    return OpAttrStruct::from(attrs_);
+  }
 
   bool isConstant() const { return kind_ == OpKind::Constant; }
   bool isPlaceholder() const { return kind_ == OpKind::Placeholder; }
