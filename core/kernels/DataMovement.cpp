@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -23,7 +24,7 @@ void gatherByStrides(const ConstTensorRef& in, const TensorRef& out, const Dims&
 }
 
 void transpose(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  const std::vector<int64_t>& perm = attrs.getInts("perm");
+  const std::vector<int64_t> perm = TransposeAttrs::from(attrs).perm;
   Dims inStrides = in.type.strides();
   Dims permuted(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) permuted[i] = inStrides[size_t(perm[i])];
@@ -31,8 +32,8 @@ void transpose(const Attributes& attrs, const ConstTensorRef& in, const TensorRe
 }
 
 void slice(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  const std::vector<int64_t>& starts = attrs.getInts("starts");
-  const std::vector<int64_t>& steps = attrs.getInts("steps");
+  const SliceAttrs a = SliceAttrs::from(attrs);
+  const std::vector<int64_t>&starts = a.starts, &steps = a.steps;
   if (out.numElements() == 0) return;
   Dims inStrides = in.type.strides();
   Dims stepped(inStrides.size());
@@ -45,7 +46,7 @@ void slice(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& o
 }
 
 void concat(const Attributes& attrs, Inputs in, const TensorRef& out) {
-  size_t axis = normalizeAxis(attrs.getInt("axis"), out.type.rank());
+  size_t axis = normalizeAxis(ConcatAttrs::from(attrs).axis, out.type.rank());
   size_t elem = elemSize(out.type.kind);
   int64_t outer = product(out.type.dims, 0, axis);
   int64_t outRow = product(out.type.dims, axis) * int64_t(elem);
@@ -101,7 +102,7 @@ uint64_t encodeElement(double v, const Type& t) {
 
 /// Per axis, the source index of each output index, or -1 for the constant.
 std::vector<std::vector<int64_t>> padSources(const Dims& in, const Dims& out,
-                                             const std::vector<int64_t>& pads, const std::string& mode) {
+                                             const std::vector<int64_t>& pads, PadMode mode) {
   size_t rank = in.size();
   std::vector<std::vector<int64_t>> sources(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -112,9 +113,9 @@ std::vector<std::vector<int64_t>> padSources(const Dims& in, const Dims& out,
     for (int64_t o = 0; o < out[d]; ++o) {
       int64_t i = o - begin;
       if (i < lo || i >= hi) {
-        if (mode == "constant")
+        if (mode == PadMode::Constant)
           i = -1;
-        else if (mode == "edge")
+        else if (mode == PadMode::Edge)
           i = std::clamp(i, lo, hi - 1);
         else
           i = i < lo ? 2 * lo - i : 2 * (hi - 1) - i;  // reflect, without repeating the border
@@ -126,13 +127,12 @@ std::vector<std::vector<int64_t>> padSources(const Dims& in, const Dims& out,
 }
 
 void pad(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  const std::vector<int64_t>& pads = attrs.getInts("pads");
-  const std::string& mode = attrs.getString("mode");
+  const PadAttrs a = PadAttrs::from(attrs);
   const Dims& outDims = out.type.dims;
   if (out.numElements() == 0) return;
-  std::vector<std::vector<int64_t>> sources = padSources(in.type.dims, outDims, pads, mode);
+  std::vector<std::vector<int64_t>> sources = padSources(in.type.dims, outDims, a.pads, a.mode);
   Dims inStrides = in.type.strides();
-  uint64_t fill = encodeElement(attrs.getFloat("value"), out.type);
+  uint64_t fill = encodeElement(a.value, out.type);
   size_t rank = outDims.size();
   visitBySize(in.type.kind, [&]<typename W>() {
     const W* pi = in.as<W>();
@@ -178,7 +178,7 @@ void tile(const ConstTensorRef& in, const TensorRef& out) {
 
 Error gather(const Attributes& attrs, const ConstTensorRef& data, const ConstTensorRef& indices,
              const TensorRef& out) {
-  size_t axis = normalizeAxis(attrs.getInt("axis"), data.type.rank());
+  size_t axis = normalizeAxis(GatherAttrs::from(attrs).axis, data.type.rank());
   int64_t outer = product(data.type.dims, 0, axis);
   int64_t extent = data.type.dims[axis];
   int64_t block = product(data.type.dims, axis + 1) * int64_t(elemSize(data.type.kind));

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -173,7 +174,8 @@ bool runUnaryInteger(OpKind kind, const Attributes& attrs, const ConstTensorRef&
       unaryLoop<T>(in, out, [](T x) { return x < 0 ? T(0) : x; });
       return true;
     case OpKind::Clip: {
-      T lo = saturatingCast<T>(attrs.getFloat("min")), hi = saturatingCast<T>(attrs.getFloat("max"));
+      const ClipAttrs clip = ClipAttrs::from(attrs);
+      T lo = saturatingCast<T>(clip.min), hi = saturatingCast<T>(clip.max);
       unaryLoop<T>(in, out, [lo, hi](T x) {
         T t = x < lo ? lo : x;
         return t > hi ? hi : t;
@@ -258,7 +260,8 @@ bool runUnaryFloat(OpKind kind, const Attributes& attrs, const ConstTensorRef& i
       unaryLoop<F>(in, out, [](F x) { return std::atanh(x); });
       return true;
     case OpKind::Clip: {
-      F lo = F(attrs.getFloat("min")), hi = F(attrs.getFloat("max"));
+      const ClipAttrs clip = ClipAttrs::from(attrs);
+      F lo = F(clip.min), hi = F(clip.max);
       unaryLoop<F>(in, out, [lo, hi](F x) {
         F t = x < lo ? lo : x;  // min(max(x, lo), hi); NaN stays NaN
         return t > hi ? hi : t;
@@ -376,7 +379,7 @@ Error runElementwise(OpKind kind, const Attributes& attrs, Inputs in, Outputs ou
       });
       break;
     case OpKind::Mod: {
-      const bool fmod = attrs.getInt("fmod") != 0;
+      const bool fmod = ModAttrs::from(attrs).fmod != 0;
       done = visitNumeric(inKind, [&]<typename T>() { runMod<T>(fmod, in[0], in[1], result); });
       break;
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -84,18 +85,27 @@ Expected<std::vector<int64_t>> sliceOffsets(OpKind op, const ConstTensorRef& ind
 }
 
 template <typename T>
-T combine(const std::string& reduction, T current, T update) {
-  if (reduction == "add") return current + update;
-  if (reduction == "mul") return current * update;
-  if (reduction == "max") return current < update ? update : current;
-  if (reduction == "min") return update < current ? update : current;
+T combine(ScatterElementsReduction reduction, T current, T update) {
+  switch (reduction) {
+    case ScatterElementsReduction::Add:
+      return current + update;
+    case ScatterElementsReduction::Mul:
+      return current * update;
+    case ScatterElementsReduction::Max:
+      return current < update ? update : current;
+    case ScatterElementsReduction::Min:
+      return update < current ? update : current;
+    case ScatterElementsReduction::None:
+      break;
+  }
   return update;
 }
 
 /// out[offsets[i] + j] (op)= updates[i * slice + j] for every i and j < slice.
-Error scatter(OpKind op, const std::string& reduction, const std::vector<int64_t>& offsets, int64_t slice,
-              const ConstTensorRef& updates, const TensorRef& out) {
-  if (reduction == "none") {
+/// ScatterNDReduction is the same enum as ScatterElementsReduction.
+Error scatter(OpKind op, ScatterElementsReduction reduction, const std::vector<int64_t>& offsets,
+              int64_t slice, const ConstTensorRef& updates, const TensorRef& out) {
+  if (reduction == ScatterElementsReduction::None) {
     const size_t size = elemSize(out.type.kind);
     const auto* src = static_cast<const std::byte*>(updates.data);
     auto* dst = static_cast<std::byte*>(out.data);
@@ -114,7 +124,8 @@ Error scatter(OpKind op, const std::string& reduction, const std::vector<int64_t
       }
   });
   if (!done)
-    return makeError(opName(op), ": no reference kernel for reduction '", reduction, "' on ", out.type.str());
+    return makeError(opName(op), ": no reference kernel for reduction '", toString(reduction), "' on ",
+                     out.type.str());
   return Error::success();
 }
 
@@ -137,18 +148,19 @@ Error runGatherScatter(OpKind kind, const Attributes& attrs, Inputs in, Outputs 
   const Dims& dataDims = data.type.dims;
   switch (kind) {
     case OpKind::GatherElements: {
-      const size_t axis = normalizeAxis(attrs.getInt("axis"), dataDims.size());
+      const size_t axis = normalizeAxis(GatherElementsAttrs::from(attrs).axis, dataDims.size());
       EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, elementOffsets(kind, indices, dataDims, axis));
       return gatherSlices(offsets, 1, data, out[0]);
     }
     case OpKind::ScatterElements: {
-      const size_t axis = normalizeAxis(attrs.getInt("axis"), dataDims.size());
+      const ScatterElementsAttrs a = ScatterElementsAttrs::from(attrs);
+      const size_t axis = normalizeAxis(a.axis, dataDims.size());
       EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, elementOffsets(kind, indices, dataDims, axis));
       copyInput(data, out[0]);
-      return scatter(kind, attrs.getString("reduction"), offsets, 1, in[2], out[0]);
+      return scatter(kind, a.reduction, offsets, 1, in[2], out[0]);
     }
     case OpKind::GatherND: {
-      const size_t batchDims = size_t(attrs.getInt("batch_dims"));
+      const size_t batchDims = size_t(GatherNDAttrs::from(attrs).batchDims);
       EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, sliceOffsets(kind, indices, dataDims, batchDims));
       const int64_t slice = product(dataDims, batchDims + size_t(indices.type.dims.back()));
       return gatherSlices(offsets, slice, data, out[0]);
@@ -157,7 +169,7 @@ Error runGatherScatter(OpKind kind, const Attributes& attrs, Inputs in, Outputs 
       EMBER_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, sliceOffsets(kind, indices, dataDims, 0));
       const int64_t slice = product(dataDims, size_t(indices.type.dims.back()));
       copyInput(data, out[0]);
-      return scatter(kind, attrs.getString("reduction"), offsets, slice, in[2], out[0]);
+      return scatter(kind, ScatterNDAttrs::from(attrs).reduction, offsets, slice, in[2], out[0]);
     }
     default:
       return makeError(opName(kind), ": not a gather/scatter kernel");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -64,8 +65,8 @@ std::array<double, 4> cubicWeights(double t) {
 }
 
 template <typename T>
-void sampleOne(const Sampler<T>& s, const std::string& mode, double gx, double gy, double* out) {
-  if (mode == "bicubic") {
+void sampleOne(const Sampler<T>& s, GridSampleMode mode, double gx, double gy, double* out) {
+  if (mode == GridSampleMode::Bicubic) {
     // The 4x4 taps around the unpadded coordinate; each tap index is padded.
     const double x = unnormalize(gx, s.w, s.alignCorners), y = unnormalize(gy, s.h, s.alignCorners);
     const double x0 = std::floor(x), y0 = std::floor(y);
@@ -83,7 +84,7 @@ void sampleOne(const Sampler<T>& s, const std::string& mode, double gx, double g
   }
   const double x = padCoordinate(unnormalize(gx, s.w, s.alignCorners), s.w, s.padding, s.alignCorners);
   const double y = padCoordinate(unnormalize(gy, s.h, s.alignCorners), s.h, s.padding, s.alignCorners);
-  if (mode == "nearest") {
+  if (mode == GridSampleMode::Nearest) {
     s.accumulate(int64_t(std::nearbyint(y)), int64_t(std::nearbyint(x)), 1, out);
     return;
   }
@@ -103,12 +104,12 @@ Error gridSample(const Attributes& attrs, Inputs in, Outputs out) {
   const ConstTensorRef& grid = in[1];
   const Dims& x = input.type.dims;
   const Dims& g = grid.type.dims;
-  const std::string& mode = attrs.getString("mode");
-  const std::string& paddingName = attrs.getString("padding_mode");
-  const Padding padding = paddingName == "border"       ? Padding::Border
-                          : paddingName == "reflection" ? Padding::Reflection
-                                                        : Padding::Zeros;
-  const bool alignCorners = attrs.getInt("align_corners") != 0;
+  const GridSampleAttrs a = GridSampleAttrs::from(attrs);
+  const GridSampleMode mode = a.mode;
+  const Padding padding = a.paddingMode == GridSamplePaddingMode::Border       ? Padding::Border
+                          : a.paddingMode == GridSamplePaddingMode::Reflection ? Padding::Reflection
+                                                                               : Padding::Zeros;
+  const bool alignCorners = a.alignCorners != 0;
   const int64_t n = x[0], h = x[1], w = x[2], c = x[3], oh = g[1], ow = g[2];
   std::vector<double> acc(static_cast<size_t>(c), 0.0);
   const bool done = visitFloat(input.type.kind, [&]<typename T>() {

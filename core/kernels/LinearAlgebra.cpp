@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -58,22 +59,19 @@ struct ConvGeometry {
   int64_t group;
 };
 
-ConvGeometry convGeometry(const Attributes& attrs, const Dims& input, const Dims& filter,
-                          const Dims& output) {
-  const auto& strides = attrs.getInts("strides");
-  const auto& pads = attrs.getInts("pads");
-  const auto& dilations = attrs.getInts("dilations");
-  return ConvGeometry{input[0],  input[1],     input[2],     input[3],
-                      output[1], output[2],    output[3],    filter[1],
-                      filter[2], strides[0],   strides[1],   pads[0],
-                      pads[1],   dilations[0], dilations[1], attrs.getInt("group")};
+/// ConvAttrs or ConvTransposeAttrs.
+template <class ConvLikeAttrs>
+ConvGeometry convGeometry(const ConvLikeAttrs& a, const Dims& input, const Dims& filter, const Dims& output) {
+  return ConvGeometry{input[0],  input[1],       input[2],       input[3],     output[1],    output[2],
+                      output[3], filter[1],      filter[2],      a.strides[0], a.strides[1], a.pads[0],
+                      a.pads[1], a.dilations[0], a.dilations[1], a.group};
 }
 
 /// Conv: out[n,oh,ow,o] = bias[o] + sum_{kh,kw,c} in[n, oh*sh-pt+kh*dh, ow*sw-pl+kw*dw, g*Cg+c] *
 /// f[o,kh,kw,c].
 template <typename T>
 void conv(const Attributes& attrs, Inputs in, const TensorRef& out) {
-  ConvGeometry g = convGeometry(attrs, in[0].type.dims, in[1].type.dims, out.type.dims);
+  ConvGeometry g = convGeometry(ConvAttrs::from(attrs), in[0].type.dims, in[1].type.dims, out.type.dims);
   const T* input = in[0].as<T>();
   const T* filter = in[1].as<T>();
   const T* bias = in[2].as<T>();
@@ -121,7 +119,8 @@ void conv(const Attributes& attrs, Inputs in, const TensorRef& out) {
 /// += in[n,iy,ix,c] * f[c,kh,kw,o] for c in group g; the filter is [C,KH,KW,Og].
 template <typename T>
 void convTranspose(const Attributes& attrs, Inputs in, const TensorRef& out) {
-  ConvGeometry g = convGeometry(attrs, in[0].type.dims, in[1].type.dims, out.type.dims);
+  ConvGeometry g =
+      convGeometry(ConvTransposeAttrs::from(attrs), in[0].type.dims, in[1].type.dims, out.type.dims);
   const T* input = in[0].as<T>();
   const T* filter = in[1].as<T>();
   const T* bias = in[2].as<T>();

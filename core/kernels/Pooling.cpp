@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -12,11 +13,10 @@ struct PoolGeometry {
   int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
 };
 
-PoolGeometry poolGeometry(const Attributes& attrs, const Dims& input, const Dims& output, bool hasDilations) {
-  const auto& kernel = attrs.getInts("kernel");
-  const auto& strides = attrs.getInts("strides");
-  const auto& pads = attrs.getInts("pads");
-  std::vector<int64_t> dilations = hasDilations ? attrs.getInts("dilations") : std::vector<int64_t>{1, 1};
+/// AvgPool has no dilations: pass {1, 1}.
+PoolGeometry poolGeometry(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                          const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                          const Dims& input, const Dims& output) {
   return PoolGeometry{input[0],  input[1],  input[2],     input[3],    output[1], output[2],
                       kernel[0], kernel[1], strides[0],   strides[1],  pads[0],   pads[1],
                       pads[2],   pads[3],   dilations[0], dilations[1]};
@@ -26,7 +26,8 @@ PoolGeometry poolGeometry(const Attributes& attrs, const Dims& input, const Dims
 /// input (possible only with pads >= kernel) yields the lowest value.
 template <typename T>
 void maxPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  PoolGeometry g = poolGeometry(attrs, in.type.dims, out.type.dims, true);
+  const MaxPoolAttrs a = MaxPoolAttrs::from(attrs);
+  PoolGeometry g = poolGeometry(a.kernel, a.strides, a.pads, a.dilations, in.type.dims, out.type.dims);
   const T* input = in.as<T>();
   T* output = out.as<T>();
   constexpr T kLowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
@@ -54,8 +55,9 @@ void maxPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef&
 /// overhang beyond the end padding never counts).
 template <typename T>
 void avgPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  PoolGeometry g = poolGeometry(attrs, in.type.dims, out.type.dims, false);
-  bool countIncludePad = attrs.getInt("count_include_pad") != 0;
+  const AvgPoolAttrs a = AvgPoolAttrs::from(attrs);
+  PoolGeometry g = poolGeometry(a.kernel, a.strides, a.pads, {1, 1}, in.type.dims, out.type.dims);
+  bool countIncludePad = a.countIncludePad != 0;
   const T* input = in.as<T>();
   T* output = out.as<T>();
   for (int64_t n = 0; n < g.n; ++n)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -55,7 +56,7 @@ void storeRaw(const TensorRef& t, int64_t i, int32_t v) {
 
 Error quantizeLinear(const Attributes& attrs, Inputs in, Outputs out) {
   const ConstTensorRef& x = in[0];
-  const ChannelOf channel(x.type.dims, attrs.getInt("axis"), in[1].numElements());
+  const ChannelOf channel(x.type.dims, QuantizeLinearAttrs::from(attrs).axis, in[1].numElements());
   const float* scale = in[1].as<float>();
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
     const int64_t c = channel(i);
@@ -68,7 +69,7 @@ Error quantizeLinear(const Attributes& attrs, Inputs in, Outputs out) {
 
 Error dequantizeLinear(const Attributes& attrs, Inputs in, Outputs out) {
   const ConstTensorRef& x = in[0];
-  const ChannelOf channel(x.type.dims, attrs.getInt("axis"), in[1].numElements());
+  const ChannelOf channel(x.type.dims, DequantizeLinearAttrs::from(attrs).axis, in[1].numElements());
   const float* scale = in[1].as<float>();
   float* y = out[0].as<float>();
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {

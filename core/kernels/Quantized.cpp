@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 #include "ember/QuantMath.h"
 
 namespace ember::kernels {
@@ -27,11 +28,11 @@ inline void store8(const TensorRef& t, int64_t i, int32_t v) {
     t.as<int8_t>()[i] = int8_t(v);
 }
 
-/// The output range with a fused clip_min/clip_max.
-quant::QuantRange outputRange(const Attributes& attrs, const Type& out) {
+/// The output range with a fused clip_min/clip_max (QuantizedConvAttrs or QuantizedMatMulAttrs).
+template <class ClippedAttrs>
+quant::QuantRange outputRange(const ClippedAttrs& a, const Type& out) {
   return quant::activationRange(rangeOf(out.kind), out.scale, out.offset,
-                                float(attrs.getFloat("clip_min", -INFINITY)),
-                                float(attrs.getFloat("clip_max", INFINITY)));
+                                float(a.clipMin.value_or(-INFINITY)), float(a.clipMax.value_or(INFINITY)));
 }
 
 void quantize(const ConstTensorRef& in, const TensorRef& out) {
@@ -70,10 +71,9 @@ void quantizedConv(const Attributes& attrs, Inputs in, const TensorRef& out) {
   const int32_t* bias = in[2].as<int32_t>();
   const float* filterScales = in[3].as<float>();
   const Dims &id = input.type.dims, &fd = filterRef.type.dims, &od = out.type.dims;
-  const auto& strides = attrs.getInts("strides");
-  const auto& pads = attrs.getInts("pads");
-  const auto& dilations = attrs.getInts("dilations");
-  const int64_t group = attrs.getInt("group");
+  const QuantizedConvAttrs a = QuantizedConvAttrs::from(attrs);
+  const std::vector<int64_t>&strides = a.strides, &pads = a.pads, &dilations = a.dilations;
+  const int64_t group = a.group;
   const int64_t h = id[1], w = id[2], c = id[3], oh = od[1], ow = od[2], o = od[3], kh = fd[1], kw = fd[2];
   const int64_t cg = c / group, og = o / group;
   const int32_t inZero = input.type.offset;
@@ -81,7 +81,7 @@ void quantizedConv(const Attributes& attrs, Inputs in, const TensorRef& out) {
   std::vector<quant::FixedPointMultiplier> multipliers(static_cast<size_t>(o));
   for (int64_t k = 0; k < o; ++k)
     multipliers[size_t(k)] = quant::outputMultiplier(input.type.scale, filterScales[k], out.type.scale);
-  const quant::QuantRange range = outputRange(attrs, out.type);
+  const quant::QuantRange range = outputRange(a, out.type);
 
   // Unsigned accumulation: int32 sums wrap modulo 2^32 (the spec), never UB.
   std::vector<uint32_t> acc(static_cast<size_t>(o));
@@ -125,7 +125,7 @@ void quantizedMatMul(const Attributes& attrs, Inputs in, const TensorRef& out) {
   std::vector<quant::FixedPointMultiplier> multipliers(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j)
     multipliers[size_t(j)] = quant::outputMultiplier(lhs.type.scale, rhsScales[j], out.type.scale);
-  const quant::QuantRange range = outputRange(attrs, out.type);
+  const quant::QuantRange range = outputRange(QuantizedMatMulAttrs::from(attrs), out.type);
 
   Dims outBatch(o.begin(), o.end() - 2);
   std::array<Dims, 2> strides = {broadcastStrides(Dims(a.begin(), a.end() - 2), outBatch),
@@ -150,7 +150,7 @@ void quantizedMatMul(const Attributes& attrs, Inputs in, const TensorRef& out) {
 
 void quantizedAdd(const Attributes& attrs, Inputs in, const TensorRef& out) {
   const auto m = quant::addMultipliers(in[0].type.scale, in[1].type.scale, out.type.scale);
-  const quant::QuantRange range = outputRange(attrs, out.type);
+  const quant::QuantRange range = outputRange(QuantizedAddAttrs::from(attrs), out.type);
   std::array<Dims, 2> strides = {broadcastStrides(in[0].type.dims, out.type.dims),
                                  broadcastStrides(in[1].type.dims, out.type.dims)};
   forEachOffset(out.type.dims, strides, [&](int64_t i, const std::array<int64_t, 2>& off) {
@@ -162,10 +162,9 @@ void quantizedAdd(const Attributes& attrs, Inputs in, const TensorRef& out) {
 
 /// AvgPool's windows and divisor (Pooling.cpp), with the integer rule.
 void quantizedAvgPool(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  const auto& kernel = attrs.getInts("kernel");
-  const auto& strides = attrs.getInts("strides");
-  const auto& pads = attrs.getInts("pads");
-  const bool countIncludePad = attrs.getInt("count_include_pad") != 0;
+  const QuantizedAvgPoolAttrs a = QuantizedAvgPoolAttrs::from(attrs);
+  const std::vector<int64_t>&kernel = a.kernel, &strides = a.strides, &pads = a.pads;
+  const bool countIncludePad = a.countIncludePad != 0;
   const Dims &id = in.type.dims, &od = out.type.dims;
   const int64_t h = id[1], w = id[2], c = id[3];
   const int32_t inZero = in.type.offset;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 #include "ember/QuantMath.h"
 
 namespace ember::kernels {
@@ -42,7 +43,7 @@ std::vector<T> broadcastTo(const ConstTensorRef& t, const Dims& dims) {
 void quantizedSoftmax(const Attributes& attrs, const ConstTensorRef& in, const ConstTensorRef& mask,
                       const TensorRef& out) {
   const Dims& dims = in.type.dims;
-  const size_t axis = normalizeAxis(attrs.getInt("axis"), dims.size());
+  const size_t axis = normalizeAxis(QuantizedSoftmaxAttrs::from(attrs).axis, dims.size());
   const int64_t outer = product(dims, 0, axis), length = dims[axis], inner = product(dims, axis + 1);
   const std::vector<bool> keepAll = broadcastTo<bool>(mask, dims);
   const quant::SoftmaxParams params = quant::softmaxParams(in.type.scale, out.type.scale);
@@ -65,7 +66,8 @@ void quantizedSoftmax(const Attributes& attrs, const ConstTensorRef& in, const C
 
 void quantizedLayerNorm(const Attributes& attrs, Inputs in, const TensorRef& out) {
   const Dims& dims = in[0].type.dims;
-  const size_t axis = normalizeAxis(attrs.getInt("axis"), dims.size());
+  const QuantizedLayerNormAttrs a = QuantizedLayerNormAttrs::from(attrs);
+  const size_t axis = normalizeAxis(a.axis, dims.size());
   const Dims normalized(dims.begin() + ptrdiff_t(axis), dims.end());
   const int64_t rows = product(dims, 0, axis), n = product(normalized);
   const std::vector<float> gamma = broadcastTo<float>(in[1], normalized);
@@ -73,7 +75,7 @@ void quantizedLayerNorm(const Attributes& attrs, Inputs in, const TensorRef& out
   std::vector<quant::LayerNormChannel> channels(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
     channels[size_t(i)] = quant::layerNormChannel(gamma[size_t(i)], beta[size_t(i)], out.type.scale);
-  const int64_t epsilon = quant::layerNormEpsilon(float(attrs.getFloat("epsilon")), in[0].type.scale, n);
+  const int64_t epsilon = quant::layerNormEpsilon(float(a.epsilon), in[0].type.scale, n);
   const quant::QuantRange range = rangeOf(out.type.kind);
   std::vector<int32_t> row(static_cast<size_t>(n)), result(static_cast<size_t>(n));
   for (int64_t r = 0; r < rows; ++r) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -45,15 +46,14 @@ void store(const TensorRef& out, const std::vector<double>& values, bool belowHi
 }  // namespace
 
 Error randomValues(const Attributes& attrs, Inputs in, Outputs out) {
-  const std::string& distribution = attrs.getString("distribution");
-  const double low = attrs.getFloat("low"), high = attrs.getFloat("high");
-  const double mean = attrs.getFloat("mean"), scale = attrs.getFloat("scale");
-  std::mt19937_64 engine(seedBits(attrs.getFloat("seed")));
+  const RandomAttrs a = RandomAttrs::from(attrs);
+  const double low = a.low, high = a.high, mean = a.mean, scale = a.scale;
+  std::mt19937_64 engine(seedBits(a.seed));
   std::vector<double> values(size_t(out[0].numElements()));
   for (size_t i = 0; i < values.size(); ++i) {
-    if (distribution == "uniform") {
+    if (a.distribution == RandomDistribution::Uniform) {
       values[i] = low + (high - low) * unitInterval(engine);
-    } else if (distribution == "normal") {
+    } else if (a.distribution == RandomDistribution::Normal) {
       // Box-Muller, one value per pair of draws; 1 - u keeps the log finite.
       const double radius = std::sqrt(-2.0 * std::log(1.0 - unitInterval(engine)));
       values[i] = mean + scale * radius * std::cos(2.0 * M_PI * unitInterval(engine));
@@ -62,7 +62,7 @@ Error randomValues(const Attributes& attrs, Inputs in, Outputs out) {
       values[i] = unitInterval(engine) < elementAt(in[0], int64_t(i)) ? 1.0 : 0.0;
     }
   }
-  const bool belowHigh = distribution == "uniform" && high > low;
+  const bool belowHigh = a.distribution == RandomDistribution::Uniform && high > low;
   switch (out[0].type.kind) {
     case ElemKind::F32:
       store<float>(out[0], values, belowHigh, high);

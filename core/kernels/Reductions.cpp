@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -27,7 +28,8 @@ void reduce(const ConstTensorRef& in, const TensorRef& out, const std::vector<in
 
 template <typename T>
 void runReduce(OpKind kind, const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  const std::vector<int64_t>& axes = attrs.getInts("axes");
+  // ReduceSum, ReduceMax, ReduceMin and ReduceProd share one attribute struct.
+  const std::vector<int64_t> axes = ReduceSumAttrs::from(attrs).axes;
   constexpr bool isFloat = std::is_floating_point_v<T>;
   constexpr T kMax = isFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
   constexpr T kMin = isFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
@@ -73,8 +75,9 @@ AxisSplit splitAt(const Dims& dims, size_t axis) {
 /// the extreme, as numpy's argmax does.
 template <typename T>
 void argReduce(bool isMax, const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out) {
-  size_t axis = normalizeAxis(attrs.getInt("axis"), in.type.rank());
-  bool selectLast = attrs.getInt("select_last_index") != 0;
+  const ArgMaxAttrs a = ArgMaxAttrs::from(attrs);  // ArgMinAttrs is the same struct
+  size_t axis = normalizeAxis(a.axis, in.type.rank());
+  bool selectLast = a.selectLastIndex != 0;
   AxisSplit s = splitAt(in.type.dims, axis);
   const T* pi = in.as<T>();
   int64_t* po = out.as<int64_t>();
@@ -109,9 +112,10 @@ bool lessTotal(T a, T b) {
 template <typename T>
 void topK(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& values,
           const TensorRef& indices) {
-  size_t axis = normalizeAxis(attrs.getInt("axis"), in.type.rank());
-  bool largest = attrs.getInt("largest") != 0;
-  int64_t k = attrs.getInt("k");
+  const TopKAttrs a = TopKAttrs::from(attrs);
+  size_t axis = normalizeAxis(a.axis, in.type.rank());
+  bool largest = a.largest != 0;
+  int64_t k = a.k;
   AxisSplit s = splitAt(in.type.dims, axis);
   const T* pi = in.as<T>();
   T* pv = values.as<T>();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -21,22 +22,24 @@ namespace {
 /// do (onnx 1.12's reference uses the unrounded in * scale instead). The
 /// arithmetic is float's, as ONNX Runtime's: in double, a nearest coordinate
 /// that lands on a rounding boundary (x / 0.4f) can pick the neighbouring pixel.
-double originalCoordinate(const std::string& mode, int64_t x, int64_t in, int64_t out, float scale) {
+double originalCoordinate(ResizeCoordinateTransformationMode mode, int64_t x, int64_t in, int64_t out,
+                          float scale) {
+  using enum ResizeCoordinateTransformationMode;
   const float xr = float(x);
-  if (mode == "half_pixel") return (xr + 0.5f) / scale - 0.5f;
-  if (mode == "pytorch_half_pixel") return out > 1 ? (xr + 0.5f) / scale - 0.5f : 0.0f;
-  if (mode == "align_corners") return out == 1 ? 0.0f : xr * float(in - 1) / float(out - 1);
-  if (mode == "asymmetric") return xr / scale;
-  assert(mode == "tf_half_pixel_for_nn");
+  if (mode == HalfPixel) return (xr + 0.5f) / scale - 0.5f;
+  if (mode == PytorchHalfPixel) return out > 1 ? (xr + 0.5f) / scale - 0.5f : 0.0f;
+  if (mode == AlignCorners) return out == 1 ? 0.0f : xr * float(in - 1) / float(out - 1);
+  if (mode == Asymmetric) return xr / scale;
+  assert(mode == TfHalfPixelForNn);
   return (xr + 0.5f) / scale;
 }
 
-int64_t roundNearest(const std::string& mode, double x) {
-  if (mode == "floor") return int64_t(std::floor(x));
-  if (mode == "ceil") return int64_t(std::ceil(x));
+int64_t roundNearest(ResizeNearestMode mode, double x) {
+  if (mode == ResizeNearestMode::Floor) return int64_t(std::floor(x));
+  if (mode == ResizeNearestMode::Ceil) return int64_t(std::ceil(x));
   double fl = std::floor(x);
   double frac = x - fl;
-  if (frac == 0.5) return int64_t(mode == "round_prefer_ceil" ? fl + 1 : fl);
+  if (frac == 0.5) return int64_t(mode == ResizeNearestMode::RoundPreferCeil ? fl + 1 : fl);
   return int64_t(frac < 0.5 ? fl : fl + 1);
 }
 
@@ -58,7 +61,8 @@ std::array<double, 4> cubicWeights(double r, double a) {
 }
 
 struct AxisMapping {
-  std::string transform, nearestMode;
+  ResizeCoordinateTransformationMode transform{};
+  ResizeNearestMode nearestMode{};
   const std::vector<double>* scales = nullptr;
   /// tf_crop_and_resize: [starts..., ends...] in normalised input coordinates.
   const std::vector<double>* roi = nullptr;
@@ -237,33 +241,25 @@ void resizeSeparable(const AxisMapping& map, bool cubic, double a, bool excludeO
 Error runResize(OpKind kind, const Attributes& attrs, Inputs in, Outputs out) {
   if (kind == OpKind::GridSample) return gridSample(attrs, in, out);
   if (kind == OpKind::RoiAlign) return roiAlign(attrs, in, out);
+  const ResizeAttrs attr = ResizeAttrs::from(attrs);
   AxisMapping map;
-  map.transform = attrs.getString("coordinate_transformation_mode");
-  map.nearestMode = attrs.getString("nearest_mode");
-  std::vector<double> scales;
-  if (attrs.has("scales")) {
-    scales = attrs.getFloats("scales");
-    map.scales = &scales;
-  }
-  std::vector<double> roi;
-  if (map.transform == "tf_crop_and_resize") {
-    roi = attrs.getFloats("roi");
-    map.roi = &roi;
-  }
-  const float extrapolation = float(attrs.getFloat("extrapolation_value", 0.0));
+  map.transform = attr.coordinateTransformationMode;
+  map.nearestMode = attr.nearestMode;
+  if (attr.scales) map.scales = &*attr.scales;
+  if (map.transform == ResizeCoordinateTransformationMode::TfCropAndResize) map.roi = &attr.roi.value();
+  const double extrapolationValue = attr.extrapolationValue.value_or(0.0);
   if (out[0].numElements() == 0) return Error::success();
-  const std::string& mode = attrs.getString("mode");
-  if (mode == "nearest") {
-    resizeNearest(map, in[0], out[0], extrapolation);
+  if (attr.mode == ResizeMode::Nearest) {
+    resizeNearest(map, in[0], out[0], float(extrapolationValue));
   } else {
-    const bool cubic = mode == "cubic";
-    const double a = attrs.has("cubic_coeff_a") ? attrs.getFloat("cubic_coeff_a") : -0.75;
-    const bool excludeOutside = attrs.has("exclude_outside") && attrs.getInt("exclude_outside") != 0;
+    const bool cubic = attr.mode == ResizeMode::Cubic;
+    const double a = attr.cubicCoeffA.value_or(-0.75);
+    const bool excludeOutside = attr.excludeOutside.value_or(0) != 0;
     const bool done = visitFloat(in[0].type.kind, [&]<typename T>() {
-      resizeSeparable<T>(map, cubic, a, excludeOutside, T(attrs.getFloat("extrapolation_value", 0.0)), in[0],
-                         out[0]);
+      resizeSeparable<T>(map, cubic, a, excludeOutside, T(extrapolationValue), in[0], out[0]);
     });
-    if (!done) return makeError("Resize: ", mode, " mode needs f32 or f64, got ", in[0].type.str());
+    if (!done)
+      return makeError("Resize: ", toString(attr.mode), " mode needs f32 or f64, got ", in[0].type.str());
   }
   return Error::success();
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -58,11 +59,12 @@ Error roiAlign(const Attributes& attrs, Inputs in, Outputs out) {
   const Dims& xd = in[0].type.dims;  // [N, H, W, C]
   const int64_t batches = xd[0], height = xd[1], width = xd[2], channels = xd[3];
   const int64_t rois = in[1].type.dims[0];
-  const int64_t outH = attrs.getInt("output_height"), outW = attrs.getInt("output_width");
-  const int64_t samplingRatio = attrs.getInt("sampling_ratio");
-  const float scale = float(attrs.getFloat("spatial_scale"));
-  const bool halfPixel = attrs.getString("coordinate_transformation_mode") == "half_pixel";
-  const bool maxMode = attrs.getString("mode") == "max";
+  const RoiAlignAttrs a = RoiAlignAttrs::from(attrs);
+  const int64_t outH = a.outputHeight, outW = a.outputWidth;
+  const int64_t samplingRatio = a.samplingRatio;
+  const float scale = float(a.spatialScale);
+  const bool halfPixel = a.coordinateTransformationMode == RoiAlignCoordinateTransformationMode::HalfPixel;
+  const bool maxMode = a.mode == RoiAlignMode::Max;
   const float* x = in[0].as<float>();
   const float* box = in[1].as<float>();
   float* y = out[0].as<float>();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "KernelUtil.h"
+#include "ember/OpAttrs.h"
 
 namespace ember::kernels {
 namespace {
@@ -78,8 +79,9 @@ Error unique(const Attributes& attrs, Inputs in, Outputs out) {
   for (const TensorRef& t : out) zeroFill(t);
   const Dims& dims = x.type.dims;
   const size_t rank = dims.size();
-  const int64_t axis = attrs.getInt("axis");
-  const bool sorted = attrs.getInt("sorted") != 0;
+  const UniqueAttrs a = UniqueAttrs::from(attrs);
+  const int64_t axis = a.axis;
+  const bool sorted = a.sorted != 0;
   // View the input as [outer, n, inner]; slice j is x[:, j, :].
   const bool flat = axis == int64_t(rank);
   const int64_t n = flat ? x.numElements() : dims[size_t(axis)];
@@ -167,11 +169,12 @@ Error nonMaxSuppression(const Attributes& attrs, Inputs in, Outputs out) {
   zeroFill(out[0]);
   const Dims& bd = in[0].type.dims;
   const int64_t batches = bd[0], boxes = bd[1], classes = in[1].type.dims[1];
-  const bool centerPoint = attrs.getInt("center_point_box") != 0;
-  const int64_t maxPerClass = std::min(attrs.getInt("max_output_boxes_per_class"), boxes);
-  const float iouThreshold = float(attrs.getFloat("iou_threshold"));
-  const bool hasScoreThreshold = attrs.has("score_threshold");
-  const float scoreThreshold = hasScoreThreshold ? float(attrs.getFloat("score_threshold")) : 0.0f;
+  const NonMaxSuppressionAttrs a = NonMaxSuppressionAttrs::from(attrs);
+  const bool centerPoint = a.centerPointBox != 0;
+  const int64_t maxPerClass = std::min(a.maxOutputBoxesPerClass, boxes);
+  const float iouThreshold = float(a.iouThreshold);
+  const bool hasScoreThreshold = a.scoreThreshold.has_value();
+  const float scoreThreshold = float(a.scoreThreshold.value_or(0.0));
   const float* boxData = in[0].as<float>();
   const float* scoreData = in[1].as<float>();
   int64_t* selected = out[0].as<int64_t>();

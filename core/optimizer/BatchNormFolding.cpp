@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "PassUtils.h"
+#include "ember/OpAttrs.h"
 #include "ember/Pass.h"
 
 namespace ember {
@@ -36,7 +37,8 @@ class BatchNormFolding : public FunctionPass {
     const Type& outType = conv->resultType();
     const int64_t rank = int64_t(outType.rank());
     const int64_t channelAxis = rank - 1;  // NHWC
-    int64_t axis = bn->attrs().getInt("axis");
+    const BatchNormAttrs norm = bn->attrs<BatchNormAttrs>();
+    int64_t axis = norm.axis;
     if (axis < 0) axis += rank;
     if (axis != channelAxis || !isFloat(outType.kind)) return false;
     for (size_t i = 1; i < bn->numInputs(); ++i)
@@ -55,7 +57,7 @@ class BatchNormFolding : public FunctionPass {
     const Tensor& filter = filterNode->payload();
     if (filter.type().rank() == 0 || filter.type().dims[0] != channels) return false;
 
-    const double epsilon = bn->attrs().getFloat("epsilon");
+    const double epsilon = norm.epsilon;
     Tensor newFilter(filter.type());
     Tensor newBias(biasNode->payload().type());
     const int64_t perChannel = filter.type().numElements() / std::max<int64_t>(channels, 1);

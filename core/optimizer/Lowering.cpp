@@ -10,6 +10,7 @@
 #include "../graph/EinsumEquation.h"
 #include "PassUtils.h"
 #include "ember/Backend.h"
+#include "ember/OpAttrs.h"
 #include "ember/Pass.h"
 
 namespace ember {
@@ -284,7 +285,7 @@ NodeValue lowerEinsum(Builder& b, const Node& node) {
     inputs.push_back(node.input(i));
     dims.push_back(node.input(i).type().dims);
   }
-  Expected<einsum::Equation> eq = einsum::parse(node.attrs().getString("equation"), dims);
+  Expected<einsum::Equation> eq = einsum::parse(node.attrs<EinsumAttrs>().equation, dims);
   if (!eq) {
     b.fail(eq.error().message());
     return {};
@@ -303,7 +304,6 @@ NodeValue lowerNode(Builder& b, const Node& node) {
   const NodeValue x = node.input(0);
   const Type& inType = x.type();
   const size_t rank = inType.rank();
-  const Attributes& attrs = node.attrs();
   if (!isFloat(b.kind()) && !lowersNonFloat(node.kind())) {
     b.fail(std::string("element kind ") + std::string(elemKindName(b.kind())) +
            " has no primitive lowering; the backend must implement the op or not ask for lowering");
@@ -317,13 +317,12 @@ NodeValue lowerNode(Builder& b, const Node& node) {
         b.fail("Gemm operands must be matrices");
         return {};
       }
+      const GemmAttrs gemm = node.attrs<GemmAttrs>();
       const std::vector<int64_t> swap = {1, 0};
-      if (attrs.getInt("trans_a") != 0)
-        a = b.op(OpKind::Transpose, "transpose_a", {a}, Attributes{{"perm", swap}});
-      if (attrs.getInt("trans_b") != 0)
-        bMat = b.op(OpKind::Transpose, "transpose_b", {bMat}, Attributes{{"perm", swap}});
+      if (gemm.transA != 0) a = b.op(OpKind::Transpose, "transpose_a", {a}, Attributes{{"perm", swap}});
+      if (gemm.transB != 0) bMat = b.op(OpKind::Transpose, "transpose_b", {bMat}, Attributes{{"perm", swap}});
       NodeValue y = b.op(OpKind::MatMul, "matmul", {a, bMat});
-      const double alpha = attrs.getFloat("alpha"), beta = attrs.getFloat("beta");
+      const double alpha = gemm.alpha, beta = gemm.beta;
       if (alpha != 1.0) y = b.mul(y, b.scalar(alpha, "alpha"), "scaled");
       if (beta != 0.0) {
         NodeValue c = node.input(2);
@@ -333,7 +332,8 @@ NodeValue lowerNode(Builder& b, const Node& node) {
       return y;
     }
     case OpKind::BatchNorm: {
-      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      const BatchNormAttrs norm = node.attrs<BatchNormAttrs>();
+      const int64_t axis = normalizeAxis(norm.axis, rank);
       if (axis < 0 || axis >= int64_t(rank)) {
         b.fail("axis out of range");
         return {};
@@ -342,26 +342,27 @@ NodeValue lowerNode(Builder& b, const Node& node) {
       // scale / sqrt(var + eps) and bias - mean * that: constant-folded when
       // the parameters are constants.
       NodeValue stddev =
-          b.unary(OpKind::Sqrt, b.add(node.input(4), b.scalar(attrs.getFloat("epsilon"), "eps"), "var_eps"),
-                  "stddev");
+          b.unary(OpKind::Sqrt, b.add(node.input(4), b.scalar(norm.epsilon, "eps"), "var_eps"), "stddev");
       NodeValue multiplier = b.div(node.input(1), stddev, "multiplier");
       NodeValue shift = b.sub(node.input(2), b.mul(node.input(3), multiplier, "mean_scaled"), "shift");
       NodeValue y = b.mul(x, alongAxis(b, multiplier, rank, axis, channels, "multiplier_bcast"), "scaled");
       return b.add(y, alongAxis(b, shift, rank, axis, channels, "shift_bcast"), "shifted");
     }
     case OpKind::LayerNorm: {
-      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      const LayerNormAttrs norm = node.attrs<LayerNormAttrs>();
+      const int64_t axis = normalizeAxis(norm.axis, rank);
       if (axis < 0 || axis >= int64_t(rank)) {
         b.fail("axis out of range");
         return {};
       }
       std::vector<int64_t> axes;
       for (int64_t i = axis; i < int64_t(rank); ++i) axes.push_back(i);
-      NodeValue normalized = normalize(b, x, axes, attrs.getFloat("epsilon"));
+      NodeValue normalized = normalize(b, x, axes, norm.epsilon);
       return b.add(b.mul(normalized, node.input(1), "scaled"), node.input(2), "shifted");
     }
     case OpKind::InstanceNorm: {
-      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      const InstanceNormAttrs norm = node.attrs<InstanceNormAttrs>();
+      const int64_t axis = normalizeAxis(norm.axis, rank);
       std::vector<int64_t> axes;
       for (int64_t i = 1; i < int64_t(rank); ++i)
         if (i != axis) axes.push_back(i);
@@ -370,14 +371,15 @@ NodeValue lowerNode(Builder& b, const Node& node) {
         return {};
       }
       const int64_t channels = inType.dims[size_t(axis)];
-      NodeValue normalized = normalize(b, x, axes, attrs.getFloat("epsilon"));
+      NodeValue normalized = normalize(b, x, axes, norm.epsilon);
       NodeValue scaled =
           b.mul(normalized, alongAxis(b, node.input(1), rank, axis, channels, "scale_bcast"), "scaled");
       return b.add(scaled, alongAxis(b, node.input(2), rank, axis, channels, "bias_bcast"), "shifted");
     }
     case OpKind::Softmax:
     case OpKind::LogSoftmax: {
-      const int64_t axis = normalizeAxis(attrs.getInt("axis"), rank);
+      const int64_t axis =
+          normalizeAxis(node.attrs<SoftmaxAttrs>().axis, rank);  // LogSoftmaxAttrs is the same
       if (axis < 0 || axis >= int64_t(rank)) {
         b.fail("axis out of range");
         return {};
@@ -390,30 +392,33 @@ NodeValue lowerNode(Builder& b, const Node& node) {
       return b.sub(shifted, b.unary(OpKind::Log, sum, "log_sum"), "log_softmax");
     }
     case OpKind::ReduceMean: {
-      const std::vector<int64_t> axes = normalizeAxes(attrs.getInts("axes"), rank);
+      const ReduceMeanAttrs reduce = node.attrs<ReduceMeanAttrs>();
+      const std::vector<int64_t> axes = normalizeAxes(reduce.axes, rank);
       const int64_t count = countOver(inType.dims, axes);
-      NodeValue sum = b.reduce(OpKind::ReduceSum, x, axes, attrs.getInt("keepdims") != 0, "sum");
+      NodeValue sum = b.reduce(OpKind::ReduceSum, x, axes, reduce.keepdims != 0, "sum");
       return b.div(sum, b.scalar(double(count), "n"), "mean");
     }
     case OpKind::ReduceSumSquare: {
-      const std::vector<int64_t> axes = normalizeAxes(attrs.getInts("axes"), rank);
-      return b.reduce(OpKind::ReduceSum, b.mul(x, x, "square"), axes, attrs.getInt("keepdims") != 0, "sum");
+      const ReduceSumSquareAttrs reduce = node.attrs<ReduceSumSquareAttrs>();
+      const std::vector<int64_t> axes = normalizeAxes(reduce.axes, rank);
+      return b.reduce(OpKind::ReduceSum, b.mul(x, x, "square"), axes, reduce.keepdims != 0, "sum");
     }
     case OpKind::LeakyRelu:
     case OpKind::PRelu: {
-      NodeValue slope =
-          node.kind() == OpKind::PRelu ? node.input(1) : b.scalar(attrs.getFloat("alpha"), "alpha");
+      NodeValue slope = node.kind() == OpKind::PRelu ? node.input(1)
+                                                     : b.scalar(node.attrs<LeakyReluAttrs>().alpha, "alpha");
       NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
       return b.select(negative, b.mul(x, slope, "negative"), x);
     }
     case OpKind::Elu: {
       NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
-      return b.select(negative, expMinusOne(b, x, attrs.getFloat("alpha")), x);
+      return b.select(negative, expMinusOne(b, x, node.attrs<EluAttrs>().alpha), x);
     }
     case OpKind::Selu: {
       NodeValue nonPositive = b.op(OpKind::LessEqual, "is_non_positive", {x, b.scalar(0.0, "zero")});
-      NodeValue y = b.select(nonPositive, expMinusOne(b, x, attrs.getFloat("alpha")), x);
-      return b.mul(y, b.scalar(attrs.getFloat("gamma"), "gamma"), "selu");
+      const SeluAttrs selu = node.attrs<SeluAttrs>();
+      NodeValue y = b.select(nonPositive, expMinusOne(b, x, selu.alpha), x);
+      return b.mul(y, b.scalar(selu.gamma, "gamma"), "selu");
     }
     case OpKind::Softplus: {
       // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), which never overflows.
@@ -421,26 +426,25 @@ NodeValue lowerNode(Builder& b, const Node& node) {
           b.unary(OpKind::Exp, b.unary(OpKind::Neg, b.unary(OpKind::Abs, x, "abs"), "neg_abs"), "exp");
       return b.add(b.unary(OpKind::Relu, x, "relu"), logOnePlus(b, tail), "softplus");
     }
-    case OpKind::HardSigmoid:
-      return hardSigmoid(b, x, attrs.getFloat("alpha"), attrs.getFloat("beta"));
+    case OpKind::HardSigmoid: {
+      const HardSigmoidAttrs hard = node.attrs<HardSigmoidAttrs>();
+      return hardSigmoid(b, x, hard.alpha, hard.beta);
+    }
     case OpKind::HardSwish:
       return b.mul(x, hardSigmoid(b, x, 1.0 / 6.0, 0.5), "hard_swish");
     case OpKind::Gelu: {
-      const std::string& approximate = attrs.getString("approximate");
+      const GeluApproximate approximate = node.attrs<GeluAttrs>().approximate;
       NodeValue half = b.mul(x, b.scalar(0.5, "half"), "half_x");
       NodeValue inner;
-      if (approximate == "tanh") {
+      if (approximate == GeluApproximate::Tanh) {
         // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
         NodeValue cube = b.mul(b.mul(x, x, "square"), x, "cube");
         NodeValue poly = b.add(x, b.mul(cube, b.scalar(0.044715, "coeff"), "cube_scaled"), "poly");
         const double scale = std::sqrt(2.0 / std::numbers::pi);
         inner = b.unary(OpKind::Tanh, b.mul(poly, b.scalar(scale, "sqrt_2_over_pi"), "tanh_arg"), "tanh");
-      } else if (approximate == "none" || approximate.empty()) {
+      } else {  // GeluApproximate::None (the type rule admits only none and tanh)
         inner = b.unary(OpKind::Erf, b.mul(x, b.scalar(1.0 / std::numbers::sqrt2, "inv_sqrt2"), "erf_arg"),
                         "erf");
-      } else {
-        b.fail("unknown approximate '" + approximate + "'");
-        return {};
       }
       return b.mul(half, b.add(inner, b.scalar(1.0, "one"), "one_plus"), "gelu");
     }

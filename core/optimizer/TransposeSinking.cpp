@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "PassUtils.h"
+#include "ember/OpAttrs.h"
 #include "ember/Pass.h"
 
 namespace ember {
@@ -81,8 +82,8 @@ class Sinker {
     return std::all_of(it->second.begin(), it->second.end(), [&](const Use& u) { return u.user == user; });
   }
 
-  static const std::vector<int64_t>& permOf(const Node* transpose) {
-    return transpose->attrs().getInts("perm");
+  static std::vector<int64_t> permOf(const Node* transpose) {
+    return transpose->attrs<TransposeAttrs>().perm;
   }
 
   /// Replaces `node` by `kind(inputs, attrs)` followed by Transpose(outPerm)
@@ -240,7 +241,7 @@ class Sinker {
   bool sinkThroughConcat(Node* node) {
     auto perm = commonInputPerm(node);
     if (!perm) return false;
-    const int64_t axis = normalizeAxis(node->attrs().getInt("axis"), perm->size());
+    const int64_t axis = normalizeAxis(node->attrs<ConcatAttrs>().axis, perm->size());
     if (axis < 0 || axis >= int64_t(perm->size())) return false;
     std::vector<NodeValue> inputs;
     for (const NodeValue& input : node->inputs()) inputs.push_back(input.node->input(0));
@@ -293,7 +294,9 @@ class Sinker {
     const size_t rank = perm->size();
     std::vector<bool> reduced(rank, false);
     std::vector<int64_t> sourceAxes;
-    for (int64_t axis : node->attrs().getInts("axes")) {
+    // Every reduction of sink() has ReduceSum's attributes (one generated struct).
+    const ReduceSumAttrs reduce = node->attrs<ReduceSumAttrs>();
+    for (int64_t axis : reduce.axes) {
       axis = normalizeAxis(axis, rank);
       if (axis < 0 || axis >= int64_t(rank)) return false;
       reduced[size_t(axis)] = true;
@@ -302,7 +305,7 @@ class Sinker {
       if (reduced[j]) sourceAxes.push_back((*perm)[j]);
     if (orderSensitive && !std::is_sorted(sourceAxes.begin(), sourceAxes.end())) return false;
     std::sort(sourceAxes.begin(), sourceAxes.end());
-    const bool keepDims = node->attrs().getInt("keepdims") != 0;
+    const bool keepDims = reduce.keepdims != 0;
     return rebuild(node, inputsWithUntransposedFirst(node), withAttr(node->attrs(), "axes", sourceAxes),
                    keepDims ? *perm : keptAxesPerm(*perm, reduced));
   }
@@ -311,11 +314,12 @@ class Sinker {
     auto perm = firstInputPerm(node);
     if (!perm) return false;
     const size_t rank = perm->size();
-    const int64_t axis = normalizeAxis(node->attrs().getInt("axis"), rank);
+    const ArgMaxAttrs arg = node->attrs<ArgMaxAttrs>();  // ArgMinAttrs is the same struct
+    const int64_t axis = normalizeAxis(arg.axis, rank);
     if (axis < 0 || axis >= int64_t(rank)) return false;
     std::vector<bool> reduced(rank, false);
     reduced[size_t(axis)] = true;
-    const bool keepDims = node->attrs().getInt("keepdims") != 0;
+    const bool keepDims = arg.keepdims != 0;
     return rebuild(node, inputsWithUntransposedFirst(node),
                    withAttr(node->attrs(), "axis", (*perm)[size_t(axis)]),
                    keepDims ? *perm : keptAxesPerm(*perm, reduced));
