@@ -3,13 +3,15 @@
 
 #include <string>
 
+#include "ember/OpTable.h"
+
 namespace ember::cli {
 
 std::vector<std::string> valueDependentWarnings(const Function& function) {
   std::vector<std::string> warnings;
   for (Node* node : function.nodes()) {
     const OpKind kind = node->kind();
-    if (kind != OpKind::NonZero && kind != OpKind::Unique && kind != OpKind::NonMaxSuppression) continue;
+    if (opFamily(kind) != OpFamily::ValueDependent) continue;
     const NodeValue count(node, unsigned(node->numResults() - 1));
     std::string countOutput;
     for (const auto& [name, value] : function.outputs())
