@@ -245,9 +245,9 @@ class Compiled {
     const char* threads = std::getenv("EMBER_THREADS");
     // After a simulated run, the end-to-end latency as `ember run` reports it
     // (host time measured, the default host link; docs/cli.md).
-    std::function<void(cli::JsonWriter&)> moreKeys;
+    std::function<void(JsonWriter&)> moreKeys;
     if (runSeconds_ && device && device->cycles > 0)
-      moreKeys = [&](cli::JsonWriter& json) {
+      moreKeys = [&](JsonWriter& json) {
         cli::writeEndToEndLatency(
             json, cli::endToEndLatency(*device, lastRunStatistics(*model_->function),
                                        *runSeconds_ - device->hostSeconds, cli::HostLinkOptions{}));

@@ -1,39 +1,20 @@
 // Stats JSON and the Chrome trace-event timeline.
-#include <cstdio>
-#include <sstream>
+#include <optional>
+#include <string>
+#include <string_view>
 
+#include "ember/JsonWriter.h"
 #include "ember/npu/Simulator.h"
 
 namespace ember::npu {
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
+using Layout = JsonWriter::Layout;
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string stalls(const std::array<uint64_t, kNumStallReasons>& s) {
-  std::string out = "{";
-  for (size_t i = 0; i < kNumStallReasons; ++i)
-    out +=
-        (i ? ", " : "") + quote(std::string(stallReasonName(StallReason(i)))) + ": " + std::to_string(s[i]);
-  return out + "}";
+void writeStalls(JsonWriter& json, const std::array<uint64_t, kNumStallReasons>& stalls) {
+  json.beginObject(Layout::Inline);
+  for (size_t i = 0; i < kNumStallReasons; ++i) json.key(stallReasonName(StallReason(i))).value(stalls[i]);
+  json.endObject();
 }
 
 std::string_view mnemonic(uint8_t opcode) {
@@ -41,101 +22,123 @@ std::string_view mnemonic(uint8_t opcode) {
   return spec ? spec->mnemonic : "?";
 }
 
-}  // namespace
+std::string_view layerName(const Bundle& bundle, uint32_t layer) {
+  return layer ? std::string_view(bundle.layers[layer - 1]) : std::string_view("program");
+}
 
-std::string statsToJson(const SimStats& s, const Bundle& bundle, bool perInstruction) {
-  std::ostringstream os;
-  os << "{\n";
-  os << "  \"config\": " << quote(s.configName) << ",\n";
-  os << "  \"clock_ghz\": " << num(s.clockGhz) << ",\n";
-  os << "  \"cycles\": " << s.cycles << ",\n";
-  os << "  \"seconds\": " << num(double(s.cycles) / (s.clockGhz * 1e9)) << ",\n";
-  os << "  \"instructions\": " << s.instructions << ",\n";
-  os << "  \"macs\": " << s.macs << ",\n";
-  os << "  \"mac_utilization\": " << num(s.macUtilization) << ",\n";
-  os << "  \"dram_read_bytes\": " << s.dramReadBytes << ",\n";
-  os << "  \"dram_write_bytes\": " << s.dramWriteBytes << ",\n";
-  os << "  \"scratchpad_read_bytes\": " << s.scratchpadReadBytes << ",\n";
-  os << "  \"scratchpad_write_bytes\": " << s.scratchpadWriteBytes << ",\n";
-  os << "  \"accumulator_read_bytes\": " << s.accumulatorReadBytes << ",\n";
-  os << "  \"accumulator_write_bytes\": " << s.accumulatorWriteBytes << ",\n";
-  os << "  \"scratchpad_peak_bytes\": " << s.scratchpadPeakBytes << ",\n";
-  os << "  \"accumulator_peak_bytes\": " << s.accumulatorPeakBytes << ",\n";
-  os << "  \"vector_ops\": " << s.vectorOps << ",\n";
-  os << "  \"energy_pj\": " << num(s.energyPj) << ",\n";
-  os << "  \"energy_breakdown_pj\": {";
-  bool first = true;
-  for (const auto& [k, v] : s.energyBreakdownPj) {
-    os << (first ? "" : ", ") << quote(k) << ": " << num(v);
-    first = false;
-  }
-  os << "},\n";
-  os << "  \"host_seconds\": " << num(s.hostSeconds) << ",\n";
-  os << "  \"simulated_macs_per_host_second\": "
-     << num(s.hostSeconds > 0 ? double(s.macs) / s.hostSeconds : 0) << ",\n";
-  os << "  \"matrix_engine\": " << quote(s.matrixEngine) << ",\n";
-  os << "  \"matrix_engine_cycles\": " << s.matrixEngineCycles << ",\n";
-  os << "  \"units\": {\n";
+void writeTotals(JsonWriter& json, const SimStats& s) {
+  json.key("config").value(s.configName);
+  json.key("clock_ghz").value(s.clockGhz);
+  json.key("cycles").value(s.cycles);
+  json.key("seconds").value(double(s.cycles) / (s.clockGhz * 1e9));
+  json.key("instructions").value(s.instructions);
+  json.key("macs").value(s.macs);
+  json.key("mac_utilization").value(s.macUtilization);
+  json.key("dram_read_bytes").value(s.dramReadBytes);
+  json.key("dram_write_bytes").value(s.dramWriteBytes);
+  json.key("scratchpad_read_bytes").value(s.scratchpadReadBytes);
+  json.key("scratchpad_write_bytes").value(s.scratchpadWriteBytes);
+  json.key("accumulator_read_bytes").value(s.accumulatorReadBytes);
+  json.key("accumulator_write_bytes").value(s.accumulatorWriteBytes);
+  json.key("scratchpad_peak_bytes").value(s.scratchpadPeakBytes);
+  json.key("accumulator_peak_bytes").value(s.accumulatorPeakBytes);
+  json.key("vector_ops").value(s.vectorOps);
+  json.key("energy_pj").value(s.energyPj);
+  json.key("energy_breakdown_pj").beginObject(Layout::Inline);
+  for (const auto& [name, picojoules] : s.energyBreakdownPj) json.key(name).value(picojoules);
+  json.endObject();
+  json.key("host_seconds").value(s.hostSeconds);
+  json.key("simulated_macs_per_host_second").value(s.hostSeconds > 0 ? double(s.macs) / s.hostSeconds : 0);
+  json.key("matrix_engine").value(s.matrixEngine);
+  json.key("matrix_engine_cycles").value(s.matrixEngineCycles);
+}
+
+void writeUnits(JsonWriter& json, const SimStats& s) {
+  json.key("units").beginObject();
   for (size_t u = 0; u < kNumUnits; ++u) {
     const auto& us = s.units[u];
     uint64_t stalled = 0;
     for (auto v : us.stallCycles) stalled += v;
-    os << "    " << quote(std::string(unitName(Unit(u)))) << ": {\"busy_cycles\": " << us.busyCycles
-       << ", \"stall_cycles\": " << stalled << ", \"stalls\": " << stalls(us.stallCycles)
-       << ", \"utilization\": " << num(s.cycles ? double(us.busyCycles) / double(s.cycles) : 0) << "}"
-       << (u + 1 < kNumUnits ? "," : "") << "\n";
+    json.key(unitName(Unit(u))).beginObject(Layout::Inline);
+    json.key("busy_cycles").value(us.busyCycles).key("stall_cycles").value(stalled).key("stalls");
+    writeStalls(json, us.stallCycles);
+    json.key("utilization").value(s.cycles ? double(us.busyCycles) / double(s.cycles) : 0);
+    json.endObject();
   }
-  os << "  },\n";
-  os << "  \"layers\": [\n";
-  for (size_t i = 0; i < s.layers.size(); ++i) {
-    const auto& l = s.layers[i];
-    os << "    {\"name\": " << quote(l.name) << ", \"op\": " << quote(l.op) << ", \"cycles\": " << l.cycles
-       << ", \"macs\": " << l.macs << ", \"mac_utilization\": " << num(l.macUtilization)
-       << ", \"dram_bytes\": " << l.dramBytes << ", \"stalls\": " << stalls(l.stallCycles) << "}"
-       << (i + 1 < s.layers.size() ? "," : "") << "\n";
+  json.endObject();
+}
+
+void writeLayers(JsonWriter& json, const SimStats& s) {
+  json.key("layers").beginArray();
+  for (const auto& l : s.layers) {
+    json.beginObject(Layout::Inline);
+    json.key("name").value(l.name).key("op").value(l.op).key("cycles").value(l.cycles);
+    json.key("macs").value(l.macs).key("mac_utilization").value(l.macUtilization);
+    json.key("dram_bytes").value(l.dramBytes).key("stalls");
+    writeStalls(json, l.stallCycles);
+    json.endObject();
   }
-  os << "  ]";
-  if (perInstruction) {
-    os << ",\n  \"instruction_records\": [\n";
-    for (size_t i = 0; i < s.records.size(); ++i) {
-      const auto& r = s.records[i];
-      os << "    {\"index\": " << r.index << ", \"op\": " << quote(std::string(mnemonic(r.opcode)))
-         << ", \"unit\": " << quote(std::string(unitName(r.unit)))
-         << ", \"layer\": " << quote(r.layer ? bundle.layers[r.layer - 1] : "program")
-         << ", \"issue\": " << r.issueCycle << ", \"start\": " << r.startCycle << ", \"end\": " << r.endCycle
-         << ", \"macs\": " << r.macs << ", \"dram_bytes\": " << r.dramBytes
-         << ", \"stalls\": " << stalls(r.stallCycles) << "}" << (i + 1 < s.records.size() ? "," : "") << "\n";
-    }
-    os << "  ]";
+  json.endArray();
+}
+
+void writeInstructionRecords(JsonWriter& json, const SimStats& s, const Bundle& bundle) {
+  json.key("instruction_records").beginArray();
+  for (const auto& r : s.records) {
+    json.beginObject(Layout::Inline);
+    json.key("index").value(r.index).key("op").value(mnemonic(r.opcode)).key("unit").value(unitName(r.unit));
+    json.key("layer").value(layerName(bundle, r.layer));
+    json.key("issue").value(r.issueCycle).key("start").value(r.startCycle).key("end").value(r.endCycle);
+    json.key("macs").value(r.macs).key("dram_bytes").value(r.dramBytes).key("stalls");
+    writeStalls(json, r.stallCycles);
+    json.endObject();
   }
-  os << "\n}\n";
-  return os.str();
+  json.endArray();
+}
+
+}  // namespace
+
+std::string statsToJson(const SimStats& s, const Bundle& bundle, bool perInstruction) {
+  JsonWriter json(17);
+  json.beginObject();
+  writeTotals(json, s);
+  writeUnits(json, s);
+  writeLayers(json, s);
+  if (perInstruction) writeInstructionRecords(json, s, bundle);
+  json.endObject();
+  return json.str();
 }
 
 std::string traceToJson(const SimStats& s, const Bundle& bundle) {
-  std::ostringstream os;
   const double usPerCycle = 1.0 / (s.clockGhz * 1000.0);
-  os << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  os << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": "
-     << quote("Ember NPU " + s.configName) << "}}";
-  for (size_t u = 0; u < kNumUnits; ++u)
-    os << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": " << u
-       << ", \"args\": {\"name\": " << quote(std::string(unitName(Unit(u)))) << "}}";
-  auto slice = [&](const std::string& name, Unit unit, uint64_t begin, uint64_t end,
+  JsonWriter json(17);
+  json.beginObject(Layout::Inline);
+  json.key("displayTimeUnit").value("ns").key("traceEvents").beginArray(Layout::Lines);
+  auto metadata = [&](const char* name, std::optional<size_t> tid, const std::string& value) {
+    json.beginObject(Layout::Inline).key("name").value(name).key("ph").value("M").key("pid").value(0);
+    if (tid) json.key("tid").value(*tid);
+    json.key("args").beginObject(Layout::Inline).key("name").value(value).endObject();
+    json.endObject();
+  };
+  metadata("process_name", std::nullopt, "Ember NPU " + s.configName);
+  for (size_t u = 0; u < kNumUnits; ++u) metadata("thread_name", u, std::string(unitName(Unit(u))));
+  auto slice = [&](std::string_view name, Unit unit, uint64_t begin, uint64_t end,
                    const InstructionRecord& r) {
-    os << ",\n{\"name\": " << quote(name) << ", \"ph\": \"X\", \"pid\": 0, \"tid\": " << size_t(unit)
-       << ", \"ts\": " << num(double(begin) * usPerCycle)
-       << ", \"dur\": " << num(double(end - begin) * usPerCycle) << ", \"args\": {\"index\": " << r.index
-       << ", \"layer\": " << quote(r.layer ? bundle.layers[r.layer - 1] : "program") << "}}";
+    json.beginObject(Layout::Inline).key("name").value(name).key("ph").value("X").key("pid").value(0);
+    json.key("tid").value(size_t(unit)).key("ts").value(double(begin) * usPerCycle);
+    json.key("dur").value(double(end - begin) * usPerCycle);
+    json.key("args").beginObject(Layout::Inline).key("index").value(r.index);
+    json.key("layer").value(layerName(bundle, r.layer)).endObject();
+    json.endObject();
   };
   for (const auto& r : s.records) {
     const Unit queueUnit =
         r.unit == Unit::MatrixEngine || r.unit == Unit::VectorUnit ? Unit::Compute : r.unit;
     if (r.startCycle > r.issueCycle) slice("wait token", queueUnit, r.issueCycle, r.startCycle, r);
-    slice(std::string(mnemonic(r.opcode)), r.unit, r.startCycle, r.endCycle, r);
+    slice(mnemonic(r.opcode), r.unit, r.startCycle, r.endCycle, r);
   }
-  os << "\n]}\n";
-  return os.str();
+  json.endArray();
+  json.endObject();
+  return json.str();
 }
 
 }  // namespace ember::npu

@@ -8,8 +8,8 @@
 
 #include "Commands.h"
 #include "Conformance.h"
-#include "JsonWriter.h"
 #include "Tool.h"
+#include "ember/JsonWriter.h"
 
 namespace ember::cli {
 namespace {

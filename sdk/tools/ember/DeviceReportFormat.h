@@ -4,8 +4,8 @@
 
 #include <ostream>
 
-#include "JsonWriter.h"
 #include "ember/Backend.h"
+#include "ember/JsonWriter.h"
 
 namespace ember::cli {
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "JsonWriter.h"
 #include "ember/IR.h"
+#include "ember/JsonWriter.h"
 
 namespace ember::cli {
 

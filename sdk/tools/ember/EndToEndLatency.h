@@ -9,9 +9,9 @@
 #include <ostream>
 #include <string>
 
-#include "JsonWriter.h"
 #include "Options.h"
 #include "ember/Backend.h"
+#include "ember/JsonWriter.h"
 #include "ember/Runtime.h"
 
 namespace ember::cli {

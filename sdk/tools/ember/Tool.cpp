@@ -12,6 +12,7 @@
 #include <map>
 
 #include "backends/BuiltinBackends.h"
+#include "ember/FileIO.h"
 
 namespace ember::cli {
 
@@ -343,13 +344,6 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   return json.str();
 }
 
-Error writeTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return makeError(path, ": cannot open for writing: ", std::strerror(errno));
-  out << text;
-  out.close();
-  if (!out) return makeError(path, ": write failed");
-  return Error::success();
-}
+Error writeTextFile(const std::string& path, const std::string& text) { return writeFile(path, text); }
 
 }  // namespace ember::cli

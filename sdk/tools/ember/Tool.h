@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "DeviceReportFormat.h"
-#include "JsonWriter.h"
 #include "Options.h"
 #include "ember/Error.h"
 #include "ember/Graph.h"
 #include "ember/IR.h"
 #include "ember/Importer.h"
+#include "ember/JsonWriter.h"
 #include "ember/Quantization.h"
 #include "ember/Runtime.h"
 

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "ember/FileIO.h"
+#include "ember/JsonWriter.h"
+
 namespace ember::codesign {
 
 const Json* Json::find(std::string_view key) const {
@@ -41,35 +44,6 @@ Json& Json::set(std::string key, Json value) {
 }
 
 namespace {
-
-void escapeTo(std::string& out, const std::string& s) {
-  out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-}
-
-std::string formatNumber(double d) {
-  if (!std::isfinite(d)) return "null";
-  char buf[40];
-  if (d == std::floor(d) && std::fabs(d) < 9e15)
-    std::snprintf(buf, sizeof buf, "%.0f", d);
-  else
-    std::snprintf(buf, sizeof buf, "%.17g", d);
-  return buf;
-}
 
 class Parser {
  public:
@@ -227,70 +201,52 @@ class Parser {
 
 }  // namespace
 
-void Json::dumpTo(std::string& out, int indent) const {
-  const std::string pad(size_t(indent + 2), ' ');
+void Json::writeTo(JsonWriter& json) const {
   switch (kind_) {
     case Kind::Null:
-      out += "null";
+      json.null();
       break;
     case Kind::Bool:
-      out += bool_ ? "true" : "false";
+      json.value(bool_);
       break;
     case Kind::Number:
-      out += formatNumber(number_);
+      // Integers (counters, sizes) as integers; the rest with 17 digits to round-trip.
+      if (number_ == std::floor(number_) && std::fabs(number_) < 9e15 &&
+          !(number_ == 0 && std::signbit(number_)))
+        json.value(int64_t(number_));
+      else
+        json.value(number_);
       break;
     case Kind::String:
-      escapeTo(out, string_);
+      json.value(string_);
       break;
     case Kind::Array:
-      if (items_.empty()) {
-        out += "[]";
-        break;
-      }
-      out += "[\n";
-      for (size_t i = 0; i < items_.size(); ++i) {
-        out += pad;
-        items_[i].dumpTo(out, indent + 2);
-        out += i + 1 < items_.size() ? ",\n" : "\n";
-      }
-      out += std::string(size_t(indent), ' ') + "]";
+      json.beginArray();
+      for (const Json& item : items_) item.writeTo(json);
+      json.endArray();
       break;
     case Kind::Object:
-      if (members_.empty()) {
-        out += "{}";
-        break;
+      json.beginObject();
+      for (const auto& [key, value] : members_) {
+        json.key(key);
+        value.writeTo(json);
       }
-      out += "{\n";
-      for (size_t i = 0; i < members_.size(); ++i) {
-        out += pad;
-        escapeTo(out, members_[i].first);
-        out += ": ";
-        members_[i].second.dumpTo(out, indent + 2);
-        out += i + 1 < members_.size() ? ",\n" : "\n";
-      }
-      out += std::string(size_t(indent), ' ') + "}";
+      json.endObject();
       break;
   }
 }
 
 std::string Json::dump() const {
-  std::string out;
-  dumpTo(out, 0);
-  return out + "\n";
+  JsonWriter json(17);
+  writeTo(json);
+  return json.str();
 }
 
 Expected<Json> parseJson(std::string_view text, const std::string& origin) {
   return Parser(text, origin).document();
 }
 
-Expected<std::string> readTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path, ": cannot open for reading");
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) return makeError(path, ": read failed");
-  return os.str();
-}
+Expected<std::string> readTextFile(const std::string& path) { return readFile(path); }
 
 Expected<Json> readJsonFile(const std::string& path) {
   EMBER_ASSIGN_OR_RETURN(std::string text, readTextFile(path));
@@ -298,17 +254,7 @@ Expected<Json> readJsonFile(const std::string& path) {
 }
 
 Error writeTextFileAtomic(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    if (!out) return makeError(path, ": cannot open for writing");
-    out << text;
-    if (!out.flush()) return makeError(path, ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) return makeError(path, ": cannot write: ", ec.message());
-  return Error::success();
+  return writeFileAtomic(path, text);
 }
 
 }  // namespace ember::codesign

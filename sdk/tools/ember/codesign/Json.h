@@ -13,6 +13,10 @@
 
 #include "ember/Error.h"
 
+namespace ember {
+class JsonWriter;
+}
+
 namespace ember::codesign {
 
 class Json {
@@ -57,7 +61,7 @@ class Json {
 
  private:
   explicit Json(Kind kind) : kind_(kind) {}
-  void dumpTo(std::string& out, int indent) const;
+  void writeTo(JsonWriter& json) const;
 
   Kind kind_ = Kind::Null;
   bool bool_ = false;
