@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ember/Kernels.h"
+#include "tests/support/PlannedIRFunction.h"
 
 namespace fused {
 
@@ -79,71 +80,23 @@ void softmaxKernel(const Attributes& attrs, ConstTensorRef x, TensorRef y) {
 }
 
 /// Host memory for the three regions of the plan.
-class FusedFunction final : public CompiledFunction {
+class FusedFunction final : public test::PlannedIRFunction {
  public:
-  explicit FusedFunction(const IRFunction& ir)
-      : ir_(ir),
-        constants_(ir_.plan().constantBytes),
-        io_(ir_.plan().ioBytes),
-        activations_(ir_.plan().activationBytes) {
-    for (ValueId v = 0; v < ir_.numValues(); ++v)
-      if (ir_.value(v).kind == ValueKind::Constant)
-        std::memcpy(address(v), ir_.value(v).payload->data(), ir_.value(v).type.sizeInBytes());
-  }
-
-  Error execute(ExecutionContext& context) override {
-    for (ValueId v : ir_.inputs()) {
-      const Tensor* t = context.input(ir_.value(v).name);
-      if (!t || t->type() != ir_.value(v).type)
-        return makeError("fused: bad input '", ir_.value(v).name, "'");
-      std::memcpy(address(v), t->data(), t->type().sizeInBytes());
-    }
-    for (const Instruction& inst : ir_.instructions()) {
-      if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;
-      std::vector<TensorRef> outs;
-      std::vector<ConstTensorRef> ins;
-      for (const Operand& op : inst.operands) {
-        TensorRef ref{ir_.value(op.value).type, address(op.value)};
-        if (op.access == Access::In)
-          ins.push_back(ref);
-        else
-          outs.push_back(ref);
-      }
-      if (inst.kind == OpKind::Copy) {
-        std::memmove(outs[0].data, ins[0].data, outs[0].type.sizeInBytes());
-      } else if (inst.kind == OpKind::Gemm) {
-        gemmKernel(inst.attrs, ins[0], ins[1], ins[2], outs[0]);
-      } else if (inst.kind == OpKind::Softmax) {
-        softmaxKernel(inst.attrs, ins[0], outs[0]);
-      } else if (Error e = runKernel(inst.kind, inst.attrs, ins, outs)) {
-        return e.withContext("fused: instruction '" + inst.name + "'");
-      }
-    }
-    for (ValueId v : ir_.outputs()) {
-      Tensor out(ir_.value(v).type);
-      std::memcpy(out.data(), address(v), out.type().sizeInBytes());
-      context.setOutput(ir_.value(v).name, std::move(out));
-    }
-    return Error::success();
-  }
+  explicit FusedFunction(const IRFunction& ir) : PlannedIRFunction(ir, "fused") {}
 
  private:
-  std::byte* address(ValueId id) {
-    auto [root, offset] = ir_.resolve(id);
-    uint64_t at = ir_.value(root).offset + offset;
-    switch (ir_.regionOf(root)) {
-      case Region::Constants:
-        return constants_.data() + at;
-      case Region::IO:
-        return io_.data() + at;
-      case Region::Activations:
-        return activations_.data() + at;
+  bool runOwnKernel(const Instruction& inst, const std::vector<ConstTensorRef>& ins,
+                    const std::vector<TensorRef>& outs) override {
+    if (inst.kind == OpKind::Gemm) {
+      gemmKernel(inst.attrs, ins[0], ins[1], ins[2], outs[0]);
+      return true;
     }
-    return nullptr;
+    if (inst.kind == OpKind::Softmax) {
+      softmaxKernel(inst.attrs, ins[0], outs[0]);
+      return true;
+    }
+    return false;
   }
-
-  IRFunction ir_;  // a copy: the compiled function outlives the compiler's IR
-  std::vector<std::byte> constants_, io_, activations_;
 };
 
 class FusedBackend final : public Backend {

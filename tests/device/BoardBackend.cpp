@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "ember/Kernels.h"
+#include "tests/support/PlannedIRFunction.h"
 
 namespace board {
 
@@ -35,66 +36,9 @@ void event(const std::string& text) {
 }
 
 /// The planned IR run over the reference kernels, in the three regions.
-class BoardFunction final : public CompiledFunction {
+class BoardFunction final : public test::PlannedIRFunction {
  public:
-  explicit BoardFunction(const IRFunction& ir)
-      : ir_(ir),
-        constants_(ir_.plan().constantBytes),
-        io_(ir_.plan().ioBytes),
-        activations_(ir_.plan().activationBytes) {
-    for (ValueId v = 0; v < ir_.numValues(); ++v)
-      if (ir_.value(v).kind == ValueKind::Constant)
-        std::memcpy(address(v), ir_.value(v).payload->data(), ir_.value(v).type.sizeInBytes());
-  }
-
-  Error execute(ExecutionContext& context) override {
-    for (ValueId v : ir_.inputs()) {
-      const Tensor* t = context.input(ir_.value(v).name);
-      if (!t || t->type() != ir_.value(v).type)
-        return makeError("board: bad input '", ir_.value(v).name, "'");
-      std::memcpy(address(v), t->data(), t->type().sizeInBytes());
-    }
-    for (const Instruction& inst : ir_.instructions()) {
-      if (inst.kind == OpKind::AllocActivation || inst.kind == OpKind::DeallocActivation) continue;
-      std::vector<TensorRef> outs;
-      std::vector<ConstTensorRef> ins;
-      for (const Operand& op : inst.operands) {
-        TensorRef ref{ir_.value(op.value).type, address(op.value)};
-        if (op.access == Access::In)
-          ins.push_back(ref);
-        else
-          outs.push_back(ref);
-      }
-      if (inst.kind == OpKind::Copy)
-        std::memmove(outs[0].data, ins[0].data, outs[0].type.sizeInBytes());
-      else if (Error e = runKernel(inst.kind, inst.attrs, ins, outs))
-        return e.withContext("board: instruction '" + inst.name + "'");
-    }
-    for (ValueId v : ir_.outputs()) {
-      Tensor out(ir_.value(v).type);
-      std::memcpy(out.data(), address(v), out.type().sizeInBytes());
-      context.setOutput(ir_.value(v).name, std::move(out));
-    }
-    return Error::success();
-  }
-
- private:
-  std::byte* address(ValueId id) {
-    auto [root, offset] = ir_.resolve(id);
-    uint64_t at = ir_.value(root).offset + offset;
-    switch (ir_.regionOf(root)) {
-      case Region::Constants:
-        return constants_.data() + at;
-      case Region::IO:
-        return io_.data() + at;
-      case Region::Activations:
-        return activations_.data() + at;
-    }
-    return nullptr;
-  }
-
-  IRFunction ir_;
-  std::vector<std::byte> constants_, io_, activations_;
+  explicit BoardFunction(const IRFunction& ir) : PlannedIRFunction(ir, "board") {}
 };
 
 /// A tensor in board memory.
