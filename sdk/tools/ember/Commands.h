@@ -22,5 +22,7 @@ int asmCommand(const std::vector<std::string>& args);
 int disasmCommand(const std::vector<std::string>& args);
 int compareCommand(const std::vector<std::string>& args);
 int npyDiffCommand(const std::vector<std::string>& args);
+// A model split over several NPUs (docs/multichip.md).
+int multichipCommand(const std::vector<std::string>& args);
 
 }  // namespace ember::cli

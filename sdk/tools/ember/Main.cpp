@@ -38,6 +38,7 @@ const Subcommand kSubcommands[] = {
     {"new-backend", "write the skeleton of an out-of-tree backend plugin", newBackendCommand},
     {"sweep", "run a hardware design-space sweep (local pool or Slurm array)", sweepCommand},
     {"report", "write the roofline and stall report of one simulation", reportCommand},
+    {"multichip", "split a model over several NPUs (pipeline or data parallel) and time it", multichipCommand},
 };
 
 void printHelp(std::ostream& os) {

@@ -1,0 +1,351 @@
+// Compiling, running and timing a model split over several chips
+// (MultichipModel.h, docs/multichip.md).
+#include "ember/multichip/MultichipModel.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "ember/PassGate.h"
+#include "ember/multichip/StageSplit.h"
+
+namespace ember::multichip {
+
+std::string_view splitModeName(SplitMode mode) { return mode == SplitMode::Pipeline ? "pipeline" : "data"; }
+
+namespace {
+
+std::string chipLabel(const SystemConfig& system, size_t chip) {
+  return "chip '" + system.chips[chip].name + "' (" + system.chips[chip].config.name + ")";
+}
+
+double nanosecondsOf(const SystemConfig& system, size_t chip, uint64_t cycles) {
+  return double(cycles) / system.chips[chip].config.clockGhz;
+}
+
+Expected<std::unique_ptr<Backend>> chipBackend(const SystemConfig& system, size_t chip,
+                                               const MultichipOptions& options) {
+  auto backend = BackendRegistry::global().create(options.backend);
+  if (!backend) return backend.error();
+  EMBER_RETURN_IF_ERROR(
+      (*backend)->setOption("config", system.chips[chip].configPath).withContext(chipLabel(system, chip)));
+  return backend.take();
+}
+
+/// The options a stage compiles with: the graph is already optimized and
+/// quantized, so only lowering and what follows run.
+CompileOptions stageOptions(const MultichipOptions& options) {
+  CompileOptions stage = options.compile;
+  stage.optimizeGraph = false;
+  stage.beforeLowering = {};
+  stage.extraGraphPasses.clear();
+  stage.passLimit = -1;
+  return stage;
+}
+
+Expected<CompiledStage> compileStage(StageFunction stageFunction, const std::string& name, size_t chip,
+                                     const SystemConfig& system, const MultichipOptions& options,
+                                     const std::vector<Node*>& nodes) {
+  const std::string where = chipLabel(system, chip) + " cannot hold stage '" + name + "'";
+  EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, chipBackend(system, chip, options));
+  Expected<CompiledModel> compiled =
+      compileFunction(*stageFunction.function, std::move(backend), stageOptions(options));
+  if (!compiled) return compiled.error().withContext(where);
+  CompiledStage stage;
+  stage.name = name;
+  stage.chip = chip;
+  stage.inputs = std::move(stageFunction.inputs);
+  stage.outputs = std::move(stageFunction.outputs);
+  stage.outputAliases = std::move(stageFunction.outputAliases);
+  stage.numNodes = nodes.size();
+  if (!nodes.empty()) {
+    stage.firstNode = nodes.front()->name();
+    stage.lastNode = nodes.back()->name();
+  }
+  for (const LayerReport& layer : compiled->report.device.layers)
+    stage.estimatedCycles += layer.estimatedCycles;
+  const MemoryPlan& memory = compiled->report.memory;
+  stage.dramBytes = int64_t(memory.constantBytes + memory.ioBytes + memory.activationBytes);
+  stage.model = std::make_shared<CompiledModel>(compiled.take());
+  return stage;
+}
+
+/// Each node's estimated cycles on `chip`: the whole model compiled for it.
+Expected<std::map<std::string, uint64_t>> nodeEstimates(const Function& function,
+                                                        const std::vector<Node*>& nodes,
+                                                        const SystemConfig& system, size_t chip,
+                                                        const MultichipOptions& options) {
+  EMBER_ASSIGN_OR_RETURN(StageFunction whole, buildStageFunction(function, nodes, "whole"));
+  EMBER_ASSIGN_OR_RETURN(CompiledStage compiled,
+                         compileStage(std::move(whole), "whole model", chip, system, options, nodes));
+  std::map<std::string, uint64_t> cycles;
+  for (const LayerReport& layer : compiled.model->report.device.layers)
+    cycles[layer.name] += layer.estimatedCycles;
+  return cycles;
+}
+
+Error checkOutputsComputed(const Function& function) {
+  for (const auto& [name, value] : function.outputs())
+    if (value.node->isPlaceholder() || value.node->isConstant())
+      return makeError("model output '", name, "' is not computed by any node; a multi-chip run needs one");
+  return Error::success();
+}
+
+Error compilePipeline(Function& function, const SystemConfig& system, const MultichipOptions& options,
+                      MultichipModel& model) {
+  const std::vector<Node*> nodes = computeNodes(function);
+  const size_t chips = system.chips.size();
+  // Per distinct chip config, the compiler's estimate of every node.
+  // A chip that cannot hold the whole model borrows another chip's estimates
+  // (its own stage is then compiled, or refused, for it).
+  std::map<std::string, std::map<std::string, uint64_t>> estimatesByConfig;
+  Error firstFailure;
+  for (size_t chip = 0; chip < chips; ++chip) {
+    const std::string& config = system.chips[chip].configPath;
+    if (estimatesByConfig.count(config)) continue;
+    Expected<std::map<std::string, uint64_t>> estimates =
+        nodeEstimates(function, nodes, system, chip, options);
+    if (estimates)
+      estimatesByConfig[config] = estimates.take();
+    else if (!firstFailure)
+      firstFailure = estimates.error();
+  }
+  if (estimatesByConfig.empty()) return firstFailure;
+  std::vector<std::vector<double>> stageCost(chips, std::vector<double>(nodes.size(), 0.0));
+  for (size_t chip = 0; chip < chips; ++chip) {
+    auto own = estimatesByConfig.find(system.chips[chip].configPath);
+    const auto& estimates = own != estimatesByConfig.end() ? own->second : estimatesByConfig.begin()->second;
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      auto it = estimates.find(nodes[j]->name());
+      if (it != estimates.end()) stageCost[chip][j] = nanosecondsOf(system, chip, it->second);
+    }
+  }
+  const std::vector<int64_t> bytes = cutBytes(nodes);
+  std::vector<std::vector<double>> boundaryCost(chips, std::vector<double>(nodes.size() + 1, 0.0));
+  for (size_t chip = 0; chip + 1 < chips; ++chip) {
+    const std::vector<size_t> path = route(system, chip, chip + 1);
+    for (size_t j = 0; j <= nodes.size(); ++j)
+      boundaryCost[chip][j] = bytes[j] ? transferNanoseconds(system, path, bytes[j]) : 0.0;
+  }
+  EMBER_ASSIGN_OR_RETURN(std::vector<size_t> starts, balanceStages(stageCost, boundaryCost, nodes.size()));
+
+  std::map<std::string, size_t> producerOf;
+  for (size_t k = 0; k < chips; ++k) {
+    const std::vector<Node*> stageNodes(nodes.begin() + std::ptrdiff_t(starts[k]),
+                                        nodes.begin() + std::ptrdiff_t(starts[k + 1]));
+    const std::string name = "s" + std::to_string(k);
+    EMBER_ASSIGN_OR_RETURN(StageFunction stageFunction, buildStageFunction(function, stageNodes, name));
+    EMBER_ASSIGN_OR_RETURN(CompiledStage stage,
+                           compileStage(std::move(stageFunction), name, k, system, options, stageNodes));
+    for (const std::string& input : stage.inputs) {
+      auto producer = producerOf.find(input);
+      if (producer == producerOf.end()) continue;  // a model input
+      int64_t inputBytes = 0;
+      for (const auto& [inputName, type] : stage.model->inputs)
+        if (inputName == input) inputBytes = int64_t(type.sizeInBytes());
+      model.transfers.push_back({input, producer->second, k, inputBytes});
+    }
+    for (const std::string& output : stage.outputs) producerOf[output] = k;
+    model.stages.push_back(std::move(stage));
+  }
+  return Error::success();
+}
+
+Error compileDataParallel(Function& function, const SystemConfig& system, const MultichipOptions& options,
+                          MultichipModel& model) {
+  const std::vector<Node*> nodes = computeNodes(function);
+  for (size_t chip = 0; chip < system.chips.size(); ++chip) {
+    const std::string name = "s" + std::to_string(chip);
+    EMBER_ASSIGN_OR_RETURN(StageFunction whole, buildStageFunction(function, nodes, name));
+    EMBER_ASSIGN_OR_RETURN(CompiledStage stage,
+                           compileStage(std::move(whole), name, chip, system, options, nodes));
+    model.stages.push_back(std::move(stage));
+  }
+  return Error::success();
+}
+
+}  // namespace
+
+Expected<MultichipModel> compileMultichip(Function& function, const SystemConfig& system,
+                                          const MultichipOptions& options) {
+  if (system.chips.empty()) return makeError(system.path, ": the system has no chip");
+  MultichipModel model;
+  model.system = system;
+  model.split = options.split;
+  // The graph stages of the one-chip run: optimizer, then the quantizer (for
+  // the first chip's support, with the fallbacks).
+  {
+    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, chipBackend(system, 0, options));
+    PassGate gate(options.compile.disabledPasses, options.compile.passLimit);
+    EMBER_RETURN_IF_ERROR(runStagesBeforeLowering(function, *backend, options.compile, gate));
+  }
+  EMBER_RETURN_IF_ERROR(checkOutputsComputed(function));
+  for (const Node* input : function.inputs()) model.inputs.push_back({input->name(), input->resultType()});
+  for (const auto& [name, value] : function.outputs()) model.outputs.push_back({name, value.type()});
+
+  EMBER_RETURN_IF_ERROR(options.split == SplitMode::Pipeline
+                            ? compilePipeline(function, system, options, model)
+                            : compileDataParallel(function, system, options, model));
+  std::vector<StagePlacement> placements;
+  for (const CompiledStage& stage : model.stages)
+    placements.push_back({stage.name, system.chips[stage.chip].name, stage.dramBytes});
+  EMBER_RETURN_IF_ERROR(checkStagePlacement(system, placements));
+  return model;
+}
+
+namespace {
+
+/// Data parallel: each micro-batch to the chip whose estimated finish is earliest.
+std::vector<size_t> assignMicroBatches(const MultichipModel& model, size_t microBatches) {
+  std::vector<double> finish(model.stages.size(), 0.0);
+  std::vector<size_t> assigned;
+  for (size_t i = 0; i < microBatches; ++i) {
+    size_t best = 0;
+    double bestFinish = std::numeric_limits<double>::infinity();
+    for (size_t s = 0; s < model.stages.size(); ++s) {
+      const double estimate =
+          finish[s] + nanosecondsOf(model.system, model.stages[s].chip,
+                                    std::max<uint64_t>(1, model.stages[s].estimatedCycles));
+      if (estimate < bestFinish) {
+        bestFinish = estimate;
+        best = s;
+      }
+    }
+    finish[best] = bestFinish;
+    assigned.push_back(best);
+  }
+  return assigned;
+}
+
+Error runStage(CompiledStage& stage, std::map<std::string, Tensor>& values, size_t microBatch,
+               MultichipRun& run, size_t stageIndex, const SystemConfig& system) {
+  ExecutionContext context;
+  for (const std::string& input : stage.inputs) {
+    auto value = values.find(input);
+    if (value == values.end())
+      return makeError("micro-batch ", microBatch, ": no value for input '", input, "'");
+    context.setInput(input, value->second);
+  }
+  const std::string where = "micro-batch " + std::to_string(microBatch) + ", stage '" + stage.name + "' on " +
+                            chipLabel(system, stage.chip);
+  EMBER_RETURN_IF_ERROR(checkInputs(*stage.model, context).withContext(where));
+  EMBER_RETURN_IF_ERROR(stage.model->function->execute(context).withContext(where));
+  uint64_t cycles = 0;
+  if (const DeviceReport* device = stage.model->function->deviceReport()) {
+    cycles = device->cycles;
+    run.stageMacs[stageIndex] += device->macs;
+    run.hostSeconds += device->hostSeconds;
+  }
+  run.stageCycles[microBatch][stageIndex] = cycles;
+  for (const std::string& output : stage.outputs) {
+    const Tensor* tensor = context.output(output);
+    if (!tensor) return makeError(where, ": no output '", output, "'");
+    values[output] = *tensor;
+  }
+  for (const auto& [modelOutput, cutName] : stage.outputAliases) values[modelOutput] = values.at(cutName);
+  return Error::success();
+}
+
+}  // namespace
+
+Expected<MultichipRun> runMultichip(MultichipModel& model,
+                                    const std::vector<std::map<std::string, Tensor>>& inputs) {
+  MultichipRun run;
+  run.outputs.resize(inputs.size());
+  run.stageCycles.resize(inputs.size());
+  run.stageMacs.assign(model.stages.size(), 0);
+  const std::vector<size_t> assigned =
+      model.split == SplitMode::Data ? assignMicroBatches(model, inputs.size()) : std::vector<size_t>{};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::map<std::string, Tensor> values = inputs[i];
+    if (model.split == SplitMode::Data) {
+      EMBER_RETURN_IF_ERROR(runStage(model.stages[assigned[i]], values, i, run, assigned[i], model.system));
+    } else {
+      for (size_t s = 0; s < model.stages.size(); ++s)
+        EMBER_RETURN_IF_ERROR(runStage(model.stages[s], values, i, run, s, model.system));
+    }
+    for (const auto& [name, type] : model.outputs) {
+      auto value = values.find(name);
+      if (value == values.end())
+        return makeError("micro-batch ", i, ": no stage produced output '", name, "'");
+      run.outputs[i][name] = value->second;
+    }
+  }
+  return run;
+}
+
+std::vector<Task> buildTasks(const MultichipModel& model, const MultichipRun& run,
+                             const SystemConfig& system) {
+  std::vector<Task> tasks;
+  std::map<size_t, size_t> lastOnStage;  // stage -> its previous compute task (runs in micro-batch order)
+  for (size_t i = 0; i < run.stageCycles.size(); ++i) {
+    std::map<size_t, size_t> computeOf;  // stage -> this micro-batch's compute task
+    for (const auto& [s, cycles] : run.stageCycles[i]) {
+      const CompiledStage& stage = model.stages[s];
+      Task compute;
+      compute.kind = Task::Kind::Compute;
+      compute.microBatch = i;
+      compute.chip = stage.chip;
+      compute.nanoseconds = nanosecondsOf(system, stage.chip, cycles);
+      compute.label = stage.name + " #" + std::to_string(i);
+      for (const CutTransfer& transfer : model.transfers) {
+        if (transfer.toStage != s) continue;
+        Task send;
+        send.kind = Task::Kind::Transfer;
+        send.microBatch = i;
+        send.chip = model.stages[transfer.fromStage].chip;
+        send.toChip = stage.chip;
+        send.bytes = transfer.bytes;
+        send.after = {computeOf.at(transfer.fromStage)};
+        send.label = transfer.tensor + " #" + std::to_string(i);
+        compute.after.push_back(tasks.size());
+        tasks.push_back(std::move(send));
+      }
+      if (auto previous = lastOnStage.find(s); previous != lastOnStage.end())
+        compute.after.push_back(previous->second);
+      computeOf[s] = lastOnStage[s] = tasks.size();
+      tasks.push_back(std::move(compute));
+    }
+  }
+  return tasks;
+}
+
+MultichipFigures timeRun(const MultichipModel& model, const MultichipRun& run, const SystemConfig& system) {
+  MultichipFigures figures;
+  const size_t microBatches = run.stageCycles.size();
+  figures.schedule = scheduleTasks(system, buildTasks(model, run, system), microBatches);
+  const Schedule& schedule = figures.schedule;
+  figures.makespanNs = schedule.makespanNs;
+  figures.latencyNs = microBatches ? schedule.microBatchEndNs[0] : 0.0;
+  const double span = schedule.makespanNs > 0 ? schedule.makespanNs : 1.0;
+  figures.throughputPerSecond =
+      schedule.makespanNs > 0 ? double(microBatches) * 1e9 / schedule.makespanNs : 0.0;
+  // The steady state: one micro-batch per interval of the busiest chip or link direction.
+  double bottleneck = 0;
+  for (double busy : schedule.chipBusyNs) bottleneck = std::max(bottleneck, busy);
+  for (const LinkUse& use : schedule.links) bottleneck = std::max({bottleneck, use.busyNs[0], use.busyNs[1]});
+  figures.steadyThroughputPerSecond =
+      bottleneck > 0 && microBatches ? double(microBatches) * 1e9 / bottleneck : 0.0;
+  std::vector<uint64_t> chipMacs(system.chips.size(), 0);
+  for (size_t s = 0; s < model.stages.size(); ++s) chipMacs[model.stages[s].chip] += run.stageMacs[s];
+  for (size_t c = 0; c < system.chips.size(); ++c) {
+    figures.chipUtilization.push_back(schedule.chipBusyNs[c] / span);
+    const npu::NpuConfig& config = system.chips[c].config;
+    const double peakMacs = span * config.clockGhz * double(config.rows * config.cols);
+    figures.chipMacUtilization.push_back(double(chipMacs[c]) / peakMacs);
+  }
+  for (const LinkUse& use : schedule.links)
+    figures.linkUtilization.push_back(std::max(use.busyNs[0], use.busyNs[1]) / span);
+  return figures;
+}
+
+SystemConfig withLinks(const SystemConfig& system, double bandwidthGBps, double latencyNs) {
+  SystemConfig changed = system;
+  for (Link& link : changed.links) {
+    link.bandwidthGBps = bandwidthGBps;
+    if (latencyNs >= 0) link.latencyNs = latencyNs;
+  }
+  return changed;
+}
+
+}  // namespace ember::multichip

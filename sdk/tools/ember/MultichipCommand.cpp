@@ -1,0 +1,191 @@
+// ember multichip: a model split over the chips of a multi-NPU system
+// (docs/multichip.md): pipeline stages or data parallelism over a batch of
+// micro-batches, each stage run on the simulator, the chips and links timed
+// together; outputs as the one-chip run writes them.
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "Commands.h"
+#include "ModelIO.h"
+#include "MultichipReport.h"
+#include "Tool.h"
+#include "ember/multichip/MultichipModel.h"
+#include "ember/multichip/SystemConfig.h"
+
+namespace ember::cli {
+namespace {
+
+using multichip::MultichipModel;
+
+/// `type` with its leading dimension multiplied by `factor` (a batch of micro-batches).
+Expected<Type> batched(const std::string& name, const Type& type, int64_t factor) {
+  if (factor == 1) return type;
+  if (type.dims.empty())
+    return makeError("input or output '", name, "' is a scalar: it cannot be batched (--batch 1 only)");
+  Dims dims = type.dims;
+  dims[0] *= factor;
+  return type.withDims(dims);
+}
+
+Expected<std::vector<double>> parseBandwidths(const std::string& list) {
+  std::vector<double> values;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    char* stop = nullptr;
+    const double value = std::strtod(item.c_str(), &stop);
+    if (item.empty() || *stop != '\0' || !(value > 0))
+      return makeError("--sweep-link-bandwidth: '", item, "' is not a positive number of GB/s");
+    values.push_back(value);
+    start = end + 1;
+  }
+  return values;
+}
+
+/// Micro-batch i of `tensor` (its leading dimension `count` micro-batches long).
+Tensor sliceOf(const Tensor& tensor, const Type& microType, size_t i) {
+  Tensor slice(microType);
+  const size_t bytes = microType.sizeInBytes();
+  std::memcpy(slice.data(), static_cast<const std::byte*>(tensor.data()) + i * bytes, bytes);
+  return slice;
+}
+
+}  // namespace
+
+int multichipCommand(const std::vector<std::string>& args) {
+  const auto started = std::chrono::steady_clock::now();
+  PipelineArgs pipeline;
+  pipeline.backend = "npu";
+  InputArgs inputArgs;
+  std::string systemPath, split = "pipeline", outputDir, reportPath, sweepList;
+  int64_t batch = 1;
+  bool quiet = false;
+  OptionParser parser(
+      "ember multichip", "MODEL.onnx --system SYSTEM.yaml [options]",
+      "Splits MODEL.onnx over the NPUs of a multi-chip system (docs/multichip.md): pipeline\n"
+      "stages balanced by the compiler's cycle estimates, or data parallelism over the batch.\n"
+      "Runs --batch micro-batches (each the model's own input shape) through the chips on the\n"
+      "simulator, times chips and links together and prints latency, throughput and per-chip\n"
+      "and per-link utilisation. Outputs are the one-chip run's, the batch along axis 0.");
+  pipeline.addTo(parser);
+  parser.addString("--system", "SYSTEM.yaml", &systemPath,
+                   "the multi-chip system: chips, links, DRAM (e.g. multichip/configs/ring4-npu16.yaml)");
+  parser.addString("--split", "pipeline|data", &split,
+                   "pipeline: one stage per chip; data: the whole model on every chip (default: pipeline)");
+  parser.addInt("--batch", "N", &batch,
+                "micro-batches to run, stacked along each input's axis 0 (default: 1)", 1, 1 << 20);
+  parser.addList(
+      "--input", "NAME=FILE.npy", &inputArgs.inputs,
+      "the batch of input NAME (FILE.npy alone for a one-input model); axis 0 is --batch times the\n"
+      "model's");
+  parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
+  parser.addString("--output-dir", "DIR", &outputDir,
+                   "write each output (the whole batch) to DIR/<name>.npy");
+  parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
+  parser.addString("--sweep-link-bandwidth", "GBPS,...", &sweepList,
+                   "also retime the run with every link at each of these bandwidths (GB/s)");
+  parser.addFlag("--quiet", &quiet, "print nothing on success");
+  if (auto status = parser.parse(args)) return *status;
+  if (auto status = pipeline.validate(parser)) return *status;
+  if (pipeline.backend != "npu")
+    return parser.usageError("--backend must be npu (the system's chips are NPUs), not '" + pipeline.backend +
+                             "'");
+  if (!pipeline.config.empty())
+    return parser.usageError("--config: each chip's NPU config comes from --system");
+  if (systemPath.empty()) return parser.usageError("--system SYSTEM.yaml is required");
+  if (split != "pipeline" && split != "data")
+    return parser.usageError("--split must be pipeline or data, not '" + split + "'");
+  std::vector<double> sweep;
+  if (!sweepList.empty()) {
+    Expected<std::vector<double>> parsed = parseBandwidths(sweepList);
+    if (!parsed) return parser.usageError(parsed.error().message());
+    sweep = parsed.take();
+  }
+  if (!outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(outputDir, ec);
+    if (ec) return fail(outputDir + ": cannot create output directory: " + ec.message());
+  }
+
+  Expected<multichip::SystemConfig> system = multichip::loadSystemConfig(systemPath);
+  if (!system) return fail(system.error());
+  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+  Expected<LoadedModel> loaded = importModel(pipeline);
+  if (!loaded) return fail(loaded.error());
+  Function& function = *loaded->function;
+
+  // The batch's inputs, read (or drawn) whole and checked, then cut into micro-batches.
+  Signature batchInputs, batchOutputs;
+  for (const Node* in : function.inputs()) {
+    Expected<Type> type = batched(in->name(), in->resultType(), batch);
+    if (!type) return fail(type.error());
+    batchInputs.push_back({in->name(), *type});
+  }
+  ExecutionContext given;
+  if (Error e = prepareInputs(batchInputs, inputArgs, given)) return fail(e);
+
+  multichip::MultichipOptions options;
+  options.split = split == "pipeline" ? multichip::SplitMode::Pipeline : multichip::SplitMode::Data;
+  options.compile = pipeline.compileOptions();
+  Expected<MultichipModel> model = multichip::compileMultichip(function, *system, options);
+  if (!model) return fail(model.error().withContext(pipeline.model));
+
+  std::vector<std::map<std::string, Tensor>> microBatches(static_cast<size_t>(batch));
+  for (const auto& [name, type] : model->inputs)
+    for (size_t i = 0; i < size_t(batch); ++i) microBatches[i][name] = sliceOf(*given.input(name), type, i);
+  Expected<multichip::MultichipRun> run = multichip::runMultichip(*model, microBatches);
+  if (!run) return fail(run.error().withContext(pipeline.model));
+
+  // The batch's outputs: the micro-batches' along axis 0.
+  ExecutionContext outputs;
+  for (const auto& [name, type] : model->outputs) {
+    Expected<Type> whole = batched(name, type, batch);
+    if (!whole) return fail(whole.error());
+    batchOutputs.push_back({name, *whole});
+    Tensor tensor(*whole);
+    const size_t bytes = type.sizeInBytes();
+    for (size_t i = 0; i < size_t(batch); ++i)
+      std::memcpy(static_cast<std::byte*>(tensor.data()) + i * bytes, run->outputs[i].at(name).data(), bytes);
+    outputs.setOutput(name, std::move(tensor));
+  }
+
+  MultichipSummary summary;
+  summary.model = &*model;
+  summary.run = &*run;
+  summary.figures = multichip::timeRun(*model, *run, model->system);
+  const Type& firstInput = model->inputs.empty() ? Type() : model->inputs.front().second;
+  summary.imagesPerMicroBatch = firstInput.dims.empty() ? 1 : firstInput.dims.front();
+  for (double bandwidth : sweep)
+    summary.sweep.push_back(
+        {bandwidth, multichip::timeRun(*model, *run, multichip::withLinks(model->system, bandwidth))});
+  summary.hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::vector<std::string> written;
+  if (!outputDir.empty()) {
+    Expected<std::vector<std::string>> paths = writeOutputs(outputDir, batchOutputs, outputs);
+    if (!paths) return fail(paths.error());
+    written = paths.take();
+  }
+  if (!reportPath.empty()) {
+    JsonWriter json;
+    json.beginObject();
+    writeMultichipJson(json, summary);
+    json.endObject();
+    if (Error e = writeTextFile(reportPath, json.str())) return fail(e);
+  }
+  if (!quiet) {
+    for (size_t i = 0; i < batchOutputs.size(); ++i) {
+      std::cout << "output ";
+      printTensorSummary(std::cout, batchOutputs[i].first, *outputs.output(batchOutputs[i].first));
+      if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
+    }
+    printMultichipReport(std::cout, summary);
+  }
+  return kExitSuccess;
+}
+
+}  // namespace ember::cli

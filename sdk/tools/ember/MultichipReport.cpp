@@ -1,0 +1,189 @@
+// The report of `ember multichip` (MultichipReport.h).
+#include "MultichipReport.h"
+
+#include <algorithm>
+#include <iomanip>
+
+namespace ember::cli {
+namespace {
+
+using multichip::MultichipFigures;
+
+double meanCycles(const multichip::MultichipRun& run, size_t stage, size_t* count) {
+  uint64_t total = 0;
+  *count = 0;
+  for (const auto& cycles : run.stageCycles)
+    if (auto it = cycles.find(stage); it != cycles.end()) {
+      total += it->second;
+      ++*count;
+    }
+  return *count ? double(total) / double(*count) : 0.0;
+}
+
+double busiestLink(const MultichipFigures& figures) {
+  double busiest = 0;
+  for (double u : figures.linkUtilization) busiest = std::max(busiest, u);
+  return busiest;
+}
+
+/// "link" when a link direction is busier than every chip, else "chips".
+std::string boundBy(const MultichipFigures& figures) {
+  double chip = 0, link = 0;
+  for (double busy : figures.schedule.chipBusyNs) chip = std::max(chip, busy);
+  for (const auto& use : figures.schedule.links) link = std::max({link, use.busyNs[0], use.busyNs[1]});
+  return link > chip ? "link" : "chips";
+}
+
+std::string percent(double fraction) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << 100.0 * fraction << "%";
+  return os.str();
+}
+
+}  // namespace
+
+void printMultichipReport(std::ostream& os, const MultichipSummary& summary) {
+  const multichip::MultichipModel& model = *summary.model;
+  const multichip::MultichipRun& run = *summary.run;
+  const multichip::SystemConfig& system = model.system;
+  const MultichipFigures& figures = summary.figures;
+  const double images = double(summary.imagesPerMicroBatch);
+  os << "system:       " << system.name << " (" << system.chips.size() << " chips, " << system.links.size()
+     << " links), split " << multichip::splitModeName(model.split) << ", " << run.stageCycles.size()
+     << " micro-batches of " << summary.imagesPerMicroBatch << "\n";
+  os << "stages:\n";
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const auto& stage = model.stages[s];
+    size_t runs = 0;
+    const double cycles = meanCycles(run, s, &runs);
+    os << "  " << stage.name << " on " << system.chips[stage.chip].name << " ("
+       << system.chips[stage.chip].config.name << "): " << stage.numNodes << " nodes " << stage.firstNode
+       << " .. " << stage.lastNode << ", estimated " << stage.estimatedCycles << " cycles, measured "
+       << std::fixed << std::setprecision(0) << cycles << " per micro-batch x " << runs << ", DRAM "
+       << stage.dramBytes << " B\n";
+  }
+  for (const auto& transfer : model.transfers)
+    os << "  transfer " << transfer.tensor << ": " << model.stages[transfer.fromStage].name << " -> "
+       << model.stages[transfer.toStage].name << ", " << transfer.bytes << " B per micro-batch\n";
+  os << std::setprecision(1);
+  os << "latency:      " << figures.latencyNs / 1e3 << " us (first micro-batch, end to end)\n";
+  os << "batch:        " << figures.makespanNs / 1e3 << " us; throughput "
+     << figures.throughputPerSecond * images << " images/s over the batch, "
+     << figures.steadyThroughputPerSecond * images << " images/s steady state\n";
+  for (size_t c = 0; c < system.chips.size(); ++c)
+    os << "chip " << system.chips[c].name << ":    busy " << percent(figures.chipUtilization[c])
+       << ", MAC utilisation " << percent(figures.chipMacUtilization[c]) << "\n";
+  for (size_t l = 0; l < system.links.size(); ++l) {
+    const auto& use = figures.schedule.links[l];
+    os << "link " << system.linkName(system.links[l]) << ": busy " << percent(figures.linkUtilization[l])
+       << ", " << use.bytes[0] + use.bytes[1] << " B in " << use.transfers << " transfers\n";
+  }
+  if (!summary.sweep.empty()) {
+    os << "link bandwidth sweep (same split and stage cycles, retimed):\n"
+       << "  GB/s      latency us   images/s   steady images/s   busiest link   bound by\n";
+    for (const BandwidthPoint& point : summary.sweep)
+      os << "  " << std::setw(8) << point.bandwidthGBps << "  " << std::setw(11)
+         << point.figures.latencyNs / 1e3 << "  " << std::setw(9)
+         << point.figures.throughputPerSecond * images << "  " << std::setw(16)
+         << point.figures.steadyThroughputPerSecond * images << "  " << std::setw(13)
+         << percent(busiestLink(point.figures)) << "  " << boundBy(point.figures) << "\n";
+  }
+  os << "note:         each chip's stage is simulated on its own, per micro-batch; the chips and links are\n"
+        "              composed by an event-driven schedule, not co-simulated in one SystemC elaboration\n";
+}
+
+void writeMultichipJson(JsonWriter& json, const MultichipSummary& summary) {
+  const multichip::MultichipModel& model = *summary.model;
+  const multichip::MultichipRun& run = *summary.run;
+  const multichip::SystemConfig& system = model.system;
+  const MultichipFigures& figures = summary.figures;
+  const double images = double(summary.imagesPerMicroBatch);
+  json.key("backend").value("npu");
+  json.key("system").value(system.name);
+  json.key("system_path").value(system.path);
+  json.key("split").value(multichip::splitModeName(model.split));
+  json.key("num_chips").value(uint64_t(system.chips.size()));
+  json.key("micro_batches").value(uint64_t(run.stageCycles.size()));
+  json.key("images_per_micro_batch").value(summary.imagesPerMicroBatch);
+  json.key("co_simulated").value(false);
+  json.key("latency_us").value(figures.latencyNs / 1e3);
+  json.key("makespan_us").value(figures.makespanNs / 1e3);
+  json.key("throughput_images_per_s").value(figures.throughputPerSecond * images);
+  json.key("steady_throughput_images_per_s").value(figures.steadyThroughputPerSecond * images);
+  json.key("simulation_host_seconds").value(run.hostSeconds);
+  json.key("host_seconds").value(summary.hostSeconds);
+  json.key("stages").beginArray();
+  for (size_t s = 0; s < model.stages.size(); ++s) {
+    const auto& stage = model.stages[s];
+    size_t runs = 0;
+    const double cycles = meanCycles(run, s, &runs);
+    json.beginObject();
+    json.key("name").value(stage.name);
+    json.key("chip").value(system.chips[stage.chip].name);
+    json.key("nodes").value(uint64_t(stage.numNodes));
+    json.key("first_node").value(stage.firstNode);
+    json.key("last_node").value(stage.lastNode);
+    json.key("estimated_cycles").value(stage.estimatedCycles);
+    json.key("cycles_per_micro_batch").value(cycles);
+    json.key("micro_batches").value(uint64_t(runs));
+    json.key("macs").value(run.stageMacs[s]);
+    json.key("dram_bytes").value(stage.dramBytes);
+    json.endObject();
+  }
+  json.endArray();
+  json.key("transfers").beginArray();
+  for (const auto& transfer : model.transfers) {
+    json.beginObject();
+    json.key("tensor").value(transfer.tensor);
+    json.key("from").value(model.stages[transfer.fromStage].name);
+    json.key("to").value(model.stages[transfer.toStage].name);
+    json.key("bytes_per_micro_batch").value(transfer.bytes);
+    json.key("route").beginArray();
+    for (size_t link :
+         multichip::route(system, model.stages[transfer.fromStage].chip, model.stages[transfer.toStage].chip))
+      json.value(system.linkName(system.links[link]));
+    json.endArray();
+    json.endObject();
+  }
+  json.endArray();
+  json.key("chips").beginArray();
+  for (size_t c = 0; c < system.chips.size(); ++c) {
+    json.beginObject();
+    json.key("name").value(system.chips[c].name);
+    json.key("config").value(system.chips[c].config.name);
+    json.key("busy_us").value(figures.schedule.chipBusyNs[c] / 1e3);
+    json.key("utilization").value(figures.chipUtilization[c]);
+    json.key("mac_utilization").value(figures.chipMacUtilization[c]);
+    json.endObject();
+  }
+  json.endArray();
+  json.key("links").beginArray();
+  for (size_t l = 0; l < system.links.size(); ++l) {
+    const auto& link = system.links[l];
+    const auto& use = figures.schedule.links[l];
+    json.beginObject();
+    json.key("name").value(system.linkName(link));
+    json.key("bandwidth_gb_per_s").value(link.bandwidthGBps);
+    json.key("latency_ns").value(link.latencyNs);
+    json.key("bytes").value(use.bytes[0] + use.bytes[1]);
+    json.key("transfers").value(uint64_t(use.transfers));
+    json.key("busy_us").value(std::max(use.busyNs[0], use.busyNs[1]) / 1e3);
+    json.key("utilization").value(figures.linkUtilization[l]);
+    json.endObject();
+  }
+  json.endArray();
+  json.key("bandwidth_sweep").beginArray();
+  for (const BandwidthPoint& point : summary.sweep) {
+    json.beginObject();
+    json.key("bandwidth_gb_per_s").value(point.bandwidthGBps);
+    json.key("latency_us").value(point.figures.latencyNs / 1e3);
+    json.key("throughput_images_per_s").value(point.figures.throughputPerSecond * images);
+    json.key("steady_throughput_images_per_s").value(point.figures.steadyThroughputPerSecond * images);
+    json.key("busiest_link_utilization").value(busiestLink(point.figures));
+    json.key("bound_by").value(boundBy(point.figures));
+    json.endObject();
+  }
+  json.endArray();
+}
+
+}  // namespace ember::cli

@@ -1,0 +1,162 @@
+// The four transformers of scripts/gen_models.py (the encoder, BERT-style,
+// ViT-style, GPT-style with a causal mask) int8 on the npu, bit for bit
+// against the reference backend's int8 run, with at most the fallback nodes of
+// docs/npu/compiler.md "Transformers" (the Softmax and LayerNorm rows and the
+// model's float edges; the attention matmuls and GELU run on the NPU).
+//
+// Each model is calibrated in-process (minmax, per-channel weights) on 8
+// inputs drawn like its test input, as quant_transformer_sqnr_test does, and
+// compiled twice from the same ONNX file: once for the npu (fallback:
+// reference) and once for the reference backend alone.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <tuple>
+
+#include "backends/BuiltinBackends.h"
+#include "ember/Importer.h"
+#include "ember/Npy.h"
+#include "ember/Pass.h"
+#include "ember/Quantization.h"
+#include "ember/Runtime.h"
+
+#ifndef EMBER_MODEL_TESTDATA_DIR
+#error "EMBER_MODEL_TESTDATA_DIR must name the directory of gen_models.py's output"
+#endif
+
+namespace {
+
+using namespace ember;
+
+std::string dataPath(const std::string& model, const std::string& suffix) {
+  return (std::filesystem::path(EMBER_MODEL_TESTDATA_DIR) / (model + suffix)).string();
+}
+
+/// 8 calibration inputs like `input`: standard normal values, or token ids up to its largest.
+std::vector<Tensor> calibrationInputs(const Tensor& input) {
+  std::vector<Tensor> samples;
+  std::mt19937 rng(2024);
+  const int64_t n = input.type().numElements();
+  for (int s = 0; s < 8; ++s) {
+    Tensor t(input.type());
+    if (input.type().kind == ElemKind::I64) {
+      const int64_t top = *std::max_element(input.as<int64_t>(), input.as<int64_t>() + n);
+      std::uniform_int_distribution<int64_t> id(0, top);
+      for (int64_t i = 0; i < n; ++i) t.as<int64_t>()[i] = id(rng);
+    } else {
+      std::normal_distribution<float> normal;
+      for (int64_t i = 0; i < n; ++i) t.as<float>()[i] = normal(rng);
+    }
+    samples.push_back(std::move(t));
+  }
+  return samples;
+}
+
+Expected<QuantizationProfile> calibrateModel(const std::string& model, const Tensor& input) {
+  Module module;
+  EMBER_ASSIGN_OR_RETURN(Function * f, importOnnxFile(dataPath(model, ".onnx"), module));
+  PassManager pm;
+  addGraphOptimizationPasses(pm);
+  EMBER_RETURN_IF_ERROR(pm.run(*f));
+  std::vector<CalibrationSample> samples;
+  for (Tensor& t : calibrationInputs(input)) samples.push_back({{f->inputs()[0]->name(), std::move(t)}});
+  CalibrationOptions options;
+  options.perChannel = true;
+  auto reference = BackendRegistry::global().create("reference");
+  if (!reference) return reference.error();
+  return calibrate(*f, reference.take(), samples, options);
+}
+
+struct Run {
+  Tensor output;
+  std::vector<FallbackNode> fallbackNodes;
+  uint64_t cycles = 0;
+};
+
+Expected<Run> run(const std::string& model, const std::string& backendName, const std::string& config,
+                  const QuantizationProfile& profile, const Tensor& input) {
+  Module module;
+  EMBER_ASSIGN_OR_RETURN(Function * f, importOnnxFile(dataPath(model, ".onnx"), module));
+  auto backend = BackendRegistry::global().create(backendName);
+  if (!backend) return backend.error();
+  if (!config.empty())
+    EMBER_RETURN_IF_ERROR((*backend)->setOption("config", std::string(EMBER_NPU_CONFIG_DIR) + "/" + config));
+  CompileOptions options;
+  options.verifyEachPass = true;
+  options.beforeLowering = [&profile](Function& fn, const Backend& b) {
+    return quantizeFunction(fn, profile, b);
+  };
+  if (backendName != "reference") options.fallbackBackends = {"reference"};
+  EMBER_ASSIGN_OR_RETURN(CompiledModel compiled, compileFunction(*f, backend.take(), options));
+  ExecutionContext context;
+  context.setInput(compiled.inputs[0].first, input);
+  EMBER_RETURN_IF_ERROR(compiled.function->execute(context));
+  const Tensor* out = context.output(compiled.outputs[0].first);
+  if (!out) return makeError(model, ": no output");
+  Run result{*out, compiled.report.fallbackNodes, 0};
+  if (const DeviceReport* device = compiled.function->deviceReport()) result.cycles = device->cycles;
+  return result;
+}
+
+/// Model, config, and the most fallback nodes allowed (docs/npu/compiler.md, "Transformers").
+using Case = std::tuple<std::string, std::string, size_t>;
+
+class NpuTransformerModel : public testing::TestWithParam<Case> {
+ protected:
+  static void SetUpTestSuite() { registerBuiltinBackends(); }
+};
+
+TEST_P(NpuTransformerModel, Int8BitExactWithFewerFallbackNodes) {
+  const auto& [model, config, maxFallback] = GetParam();
+  ASSERT_TRUE(std::filesystem::exists(dataPath(model, ".onnx"))) << "build the model_data target";
+  auto input = readNpy(dataPath(model, ".input.npy"));
+  ASSERT_TRUE(input) << input.error().message();
+  auto profile = calibrateModel(model, *input);
+  ASSERT_TRUE(profile) << profile.error().message();
+  auto onNpu = run(model, "npu", config, *profile, *input);
+  ASSERT_TRUE(onNpu) << onNpu.error().message();
+  auto onReference = run(model, "reference", "", *profile, *input);
+  ASSERT_TRUE(onReference) << onReference.error().message();
+
+  const Tensor &a = onNpu->output, &b = onReference->output;
+  ASSERT_EQ(a.type().str(), b.type().str());
+  size_t differing = 0;
+  for (size_t i = 0; i < a.sizeInBytes(); ++i)
+    differing += static_cast<const uint8_t*>(a.data())[i] != static_cast<const uint8_t*>(b.data())[i];
+  EXPECT_EQ(differing, 0u) << model << ": output bytes differ from the reference backend's int8 run";
+
+  EXPECT_GT(onNpu->cycles, 0u);
+  EXPECT_LE(onNpu->fallbackNodes.size(), maxFallback);
+  for (const FallbackNode& node : onNpu->fallbackNodes) {
+    // What stays on the host: the float edges and the row reductions (docs/npu/compiler.md).
+    EXPECT_NE(node.op, "QuantizedMatMul") << node.name;
+    EXPECT_NE(node.op, "QuantizedGelu") << node.name;
+    if (node.op == "Transpose" || node.op == "Reshape") {  // head split and merge: only float edges may stay
+      EXPECT_EQ(node.reason.find("i8q"), std::string::npos) << node.name << ": " << node.reason;
+    }
+  }
+  std::cout << model << " on " << config << ": " << onNpu->cycles << " cycles, "
+            << onNpu->fallbackNodes.size() << " fallback nodes\n";
+}
+
+// The counts measured when the attention matmuls and GELU moved to the NPU
+// (before: 8, 16, 10, 9): Softmax, LayerNorm and the float edges remain.
+INSTANTIATE_TEST_SUITE_P(Transformers, NpuTransformerModel,
+                         testing::Values(Case{"transformer_encoder", "npu-16x16-v3.yaml", 5},
+                                         Case{"bert_encoder", "npu-16x16-v3.yaml", 10},
+                                         Case{"vit_encoder", "npu-16x16-v3.yaml", 7},
+                                         Case{"gpt_block", "npu-16x16-v3.yaml", 6},
+                                         Case{"transformer_encoder", "npu-64x64-v3.yaml", 5},
+                                         Case{"bert_encoder", "npu-64x64-v3.yaml", 10},
+                                         Case{"vit_encoder", "npu-64x64-v3.yaml", 7},
+                                         Case{"gpt_block", "npu-64x64-v3.yaml", 6}),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           std::string config = std::get<1>(info.param);
+                           config = config.substr(0, config.find('.'));
+                           std::replace(config.begin(), config.end(), '-', '_');
+                           return std::get<0>(info.param) + "_" + config;
+                         });
+
+}  // namespace
