@@ -10,6 +10,7 @@
 
 #include "ember/QuantMath.h"
 #include "ember/Quantization.h"
+#include "ember/TensorHash.h"
 #include "ember/TextEscape.h"
 
 namespace ember {
@@ -65,11 +66,17 @@ std::string graphHash(const Function& function) {
       h *= 0x100000001b3ull;
     }
   };
-  for (const Node* node : function.topologicalOrder()) {
+  const auto order = function.topologicalOrder();
+  std::vector<const Tensor*> payloads;
+  for (const Node* node : order)
+    if (node->isConstant()) payloads.push_back(&node->payload());
+  const std::vector<uint64_t> payloadHashes = hashTensors(payloads);
+  size_t constantIndex = 0;
+  for (const Node* node : order) {
     std::string line = node->str();
     mix(line.data(), line.size());
     if (node->isConstant()) {
-      uint64_t payload = node->payload().hash();
+      uint64_t payload = payloadHashes[constantIndex++];
       mix(&payload, sizeof payload);
     }
   }

@@ -4,14 +4,17 @@
 // stays float, fed by Dequantize and feeding Quantize. Model outputs stay f32.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <optional>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "TransformerPatterns.h"
+#include "WeightQuantization.h"
 #include "ember/Kernels.h"
 #include "ember/Pass.h"
 #include "ember/QuantMath.h"
@@ -51,13 +54,26 @@ struct Weights {
 };
 
 /// `w` is channel-major: channel c owns w[c * per, (c + 1) * per).
-Weights quantizeWeights(const std::vector<float>& w, int64_t channels, bool perChannel, QuantSchema schema) {
+Weights quantizeWeights(std::span<const float> w, int64_t channels, bool perChannel, QuantSchema schema) {
   const int64_t per = channels ? int64_t(w.size()) / channels : 0;
   std::vector<float> absMax(size_t(channels), 0.0f);
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t i = 0; i < per; ++i)
-      if (std::isfinite(w[size_t(c * per + i)]))
-        absMax[size_t(c)] = std::max(absMax[size_t(c)], std::fabs(w[size_t(c * per + i)]));
+  for (int64_t c = 0; c < channels; ++c) {
+    // Infinities and NaN do not count (the comparisons are false for them).
+    // Eight running maxima, not one: a single one is a chain of dependent
+    // compares; the maximum does not depend on the order.
+    constexpr int64_t kChains = 8;
+    float m[kChains] = {};
+    auto fold = [](float& running, float x) {
+      const float a = std::fabs(x);
+      running = a <= std::numeric_limits<float>::max() && a > running ? a : running;
+    };
+    const float* in = w.data() + c * per;
+    int64_t i = 0;
+    for (; i + kChains <= per; i += kChains)
+      for (int64_t k = 0; k < kChains; ++k) fold(m[k], in[i + k]);
+    for (; i < per; ++i) fold(m[0], in[i]);
+    absMax[size_t(c)] = *std::max_element(m, m + kChains);
+  }
   float tensorMax = channels ? *std::max_element(absMax.begin(), absMax.end()) : 0.0f;
   auto scaleOf = [&](float m) {
     double s = double(m) / 127.0;
@@ -73,16 +89,17 @@ Weights quantizeWeights(const std::vector<float>& w, int64_t channels, bool perC
     // An all-zero channel borrows the tensor's scale so that its bias keeps precision.
     float s = m > 0 ? scaleOf(m) : out.maxScale;
     out.scales[size_t(c)] = s;
-    for (int64_t i = 0; i < per; ++i)
-      out.values[size_t(c * per + i)] = int8_t(quant::quantizeValue(w[size_t(c * per + i)], s, 0, -127, 127));
+    const float* in = w.data() + c * per;
+    int8_t* values = out.values.data() + c * per;
+    for (int64_t i = 0; i < per; ++i) values[i] = quant::quantizeWeight(in[i], s);
   }
   return out;
 }
 
-/// f32 payload of a constant as a vector (f32 constants only).
-std::vector<float> floats(const Node* constant) {
+/// f32 payload of a constant (f32 constants only).
+std::span<const float> floats(const Node* constant) {
   const Tensor& t = constant->payload();
-  return std::vector<float>(t.as<float>(), t.as<float>() + t.type().numElements());
+  return std::span<const float>(t.as<float>(), size_t(t.type().numElements()));
 }
 
 bool isF32Constant(NodeValue v) { return v.node->isConstant() && v.type().kind == ElemKind::F32; }
@@ -225,7 +242,7 @@ Expected<NodeValue> Quantizer::quantized(NodeValue v) {
   NodeValue q;
   if (v.node->isConstant()) {
     // Constants are quantized from their own range.
-    std::vector<float> values = floats(v.node);
+    std::span<const float> values = floats(v.node);
     float lo = 0, hi = 0;
     for (float x : values)
       if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
@@ -288,7 +305,7 @@ Quantizer::Outcome Quantizer::convertConv(Node* node) {
   Tensor qf(Type(ElemKind::Int8Q, fd, w.maxScale, 0));
   std::copy(w.values.begin(), w.values.end(), qf.as<int8_t>());
   const float inScale = qin.type().scale;
-  std::vector<float> b = floats(bias.node);
+  std::span<const float> b = floats(bias.node);
   Tensor qb(Type(ElemKind::Int32Q, {fd[0]}, inScale * w.maxScale, 0));
   for (int64_t o = 0; o < fd[0]; ++o)
     qb.as<int32_t>()[o] = quant::quantizeBias(b[size_t(o)], inScale, w.scales[size_t(o)]);
@@ -334,7 +351,7 @@ Quantizer::Outcome Quantizer::convertLinear(Node* node) {
     const int64_t k = a.type().dims.back();
     const bool transB = at.getInt("trans_b") != 0;
     const double alpha = at.getFloat("alpha"), beta = at.getFloat("beta");
-    std::vector<float> bv = floats(b.node), cv = floats(c.node);
+    std::span<const float> bv = floats(b.node), cv = floats(c.node);
     weights.resize(size_t(k * n));
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j)
@@ -343,7 +360,8 @@ Quantizer::Outcome Quantizer::convertLinear(Node* node) {
     for (int64_t j = 0; j < n; ++j)
       bias[size_t(j)] = float(beta * double(cv[cv.size() == 1 ? 0 : size_t(j)]));
   } else {
-    if (isF32Constant(b) && b.type().rank() == 2) weights = floats(b.node);
+    if (isF32Constant(b) && b.type().rank() == 2)
+      weights.assign(floats(b.node).begin(), floats(b.node).end());
     // A following Add of a constant row bias folds into the accumulator.
     auto it = uses_.find(node);
     if (!outputs_.count(node) && it != uses_.end() && it->second.size() == 1 &&
@@ -355,7 +373,7 @@ Quantizer::Outcome Quantizer::convertLinear(Node* node) {
       bool rowBias = isF32Constant(other) && other.type().numElements() == n && other.type().rank() > 0 &&
                      other.type().dims.back() == n && add->resultType() == outType;
       if (rowBias) {
-        bias = floats(other.node);
+        bias.assign(floats(other.node).begin(), floats(other.node).end());
         replaced = add;
       }
     }

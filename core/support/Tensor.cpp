@@ -1,28 +1,42 @@
 #include "ember/Tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <new>
 
+#include "ember/TensorHash.h"
+
 namespace ember {
 
 void Tensor::FreeAligned::operator()(std::byte* p) const { std::free(p); }
 
-Tensor::Tensor(Type type) : type_(std::move(type)) {
-  size_t bytes = type_.sizeInBytes();
+namespace {
+
+/// 64-byte aligned storage for `bytes`, zeroed from byte `zeroFrom` on.
+std::byte* allocateStorage(size_t bytes, size_t zeroFrom) {
   // Round up so that aligned_alloc's size is a multiple of the alignment; never
   // allocate zero bytes so data() is always a valid pointer.
   size_t rounded = ((bytes + 63) / 64) * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, rounded);
-  storage_.reset(static_cast<std::byte*>(p));
+  std::memset(static_cast<std::byte*>(p) + zeroFrom, 0, rounded - zeroFrom);
+  return static_cast<std::byte*>(p);
 }
 
-Tensor::Tensor(const Tensor& other) : Tensor(other.type_) {
-  if (other.storage_) std::memcpy(data(), other.data(), sizeInBytes());
+}  // namespace
+
+Tensor::Tensor(Type type) : type_(std::move(type)) {
+  storage_.reset(allocateStorage(type_.sizeInBytes(), 0));
+}
+
+Tensor::Tensor(const Tensor& other) : type_(other.type_) {
+  // The copy overwrites the payload: only the padding is zeroed.
+  const size_t bytes = other.storage_ ? sizeInBytes() : 0;
+  storage_.reset(allocateStorage(sizeInBytes(), bytes));
+  if (bytes) std::memcpy(data(), other.data(), bytes);
 }
 
 Tensor& Tensor::operator=(const Tensor& other) {
@@ -41,17 +55,98 @@ bool Tensor::bitwiseEqual(const Tensor& other) const {
   return std::memcmp(data(), other.data(), sizeInBytes()) == 0;
 }
 
-uint64_t Tensor::hash() const {
-  uint64_t h = 1469598103934665603ull;
-  auto feed = [&](const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  };
-  auto kind = static_cast<uint8_t>(type_.kind);
-  feed(&kind, 1);
-  feed(type_.dims.data(), type_.dims.size() * sizeof(int64_t));
-  if (data()) feed(data(), sizeInBytes());
+namespace {
+
+// Not the standard FNV basis (14695981039346656037, one digit longer): the
+// hash keys quantization profiles already written, so it stays as it is.
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t fnvFeed(uint64_t h, const void* p, size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * kFnvPrime;
   return h;
+}
+
+/// The hash state after the type, before the payload.
+uint64_t fnvHeader(const Type& type) {
+  auto kind = static_cast<uint8_t>(type.kind);
+  uint64_t h = fnvFeed(kFnvOffset, &kind, 1);
+  return fnvFeed(h, type.dims.data(), type.dims.size() * sizeof(int64_t));
+}
+
+/// One payload chain of hashTensors.
+struct FnvLane {
+  const unsigned char* bytes;
+  size_t remaining;
+  uint64_t h;
+  size_t index;
+};
+
+/// Advances the first `Lanes` lanes by `n` bytes each, interleaved so that
+/// the independent multiplies overlap.
+template <int Lanes>
+void feedLanes(FnvLane* lanes, size_t n) {
+  const unsigned char* bytes[Lanes];
+  uint64_t h[Lanes];
+  for (int l = 0; l < Lanes; ++l) bytes[l] = lanes[l].bytes, h[l] = lanes[l].h;
+  for (size_t i = 0; i < n; ++i)
+    for (int l = 0; l < Lanes; ++l) h[l] = (h[l] ^ bytes[l][i]) * kFnvPrime;
+  for (int l = 0; l < Lanes; ++l) {
+    lanes[l].bytes += n;
+    lanes[l].remaining -= n;
+    lanes[l].h = h[l];
+  }
+}
+
+}  // namespace
+
+uint64_t Tensor::hash() const {
+  uint64_t h = fnvHeader(type_);
+  return data() ? fnvFeed(h, data(), sizeInBytes()) : h;
+}
+
+std::vector<uint64_t> hashTensors(std::span<const Tensor* const> tensors) {
+  constexpr int kLanes = 8;
+  std::vector<uint64_t> hashes(tensors.size());
+  // Largest first, so that the last lanes to finish are short ones.
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tensors[a]->sizeInBytes() > tensors[b]->sizeInBytes(); });
+  size_t next = 0;
+  FnvLane lanes[kLanes];
+  int active = 0;
+  for (;;) {
+    // Refill the empty lanes; a tensor without payload is finished at once.
+    while (active < kLanes && next < order.size()) {
+      const size_t index = order[next++];
+      const Tensor& t = *tensors[index];
+      uint64_t h = fnvHeader(t.type());
+      if (!t.data() || t.sizeInBytes() == 0)
+        hashes[index] = h;
+      else
+        lanes[active++] = {static_cast<const unsigned char*>(t.data()), t.sizeInBytes(), h, index};
+    }
+    if (active == 0) break;
+    size_t n = lanes[0].remaining;
+    for (int l = 1; l < active; ++l) n = std::min(n, lanes[l].remaining);
+    using Feed = void (*)(FnvLane*, size_t);
+    static constexpr Feed kFeeds[kLanes + 1] = {nullptr,      feedLanes<1>, feedLanes<2>,
+                                                feedLanes<3>, feedLanes<4>, feedLanes<5>,
+                                                feedLanes<6>, feedLanes<7>, feedLanes<8>};
+    kFeeds[active](lanes, n);
+    // Retire the finished lanes, keeping the active ones at the front.
+    int kept = 0;
+    for (int l = 0; l < active; ++l) {
+      if (lanes[l].remaining == 0)
+        hashes[lanes[l].index] = lanes[l].h;
+      else
+        lanes[kept++] = lanes[l];
+    }
+    active = kept;
+  }
+  return hashes;
 }
 
 double Tensor::elementAsDouble(int64_t i) const {
