@@ -3,12 +3,21 @@
 
 #include "OnnxImporter.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "ember/Importer.h"
 #include "ember/Kernels.h"
@@ -465,12 +474,14 @@ Error GraphImporter::importGraph(const onnx::GraphProto& graph) {
 
 namespace {
 
-Expected<Function*> importModel(const std::string& bytes, const std::string& origin,
-                                const std::string& baseDir, Module& module, const ImportOptions& options) {
+Expected<Function*> importModel(std::string_view bytes, const std::string& origin, const std::string& baseDir,
+                                Module& module, const ImportOptions& options) {
   auto fail = [&](const Error& e) -> Expected<Function*> { return oneLineError(e.withContext(origin)); };
   if (bytes.empty()) return fail(makeError("empty file"));
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) return fail(makeError("not a valid ONNX model (protobuf parse failed)"));
+  if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes.data(), int(bytes.size())))
+    return fail(makeError("not a valid ONNX model (protobuf parse failed)"));
   if (!model.has_graph()) return fail(makeError("the model has no graph"));
 
   // Without a default-domain opset_import (IR version < 3) the opset is 1.
@@ -505,6 +516,41 @@ Expected<Function*> importModel(const std::string& bytes, const std::string& ori
 }  // namespace
 }  // namespace onnx_import
 
+namespace {
+
+/// A read-only mapping of a whole regular, non-empty file.
+class MappedFile {
+ public:
+  /// The mapping, or nothing when the file is not a regular non-empty file or
+  /// cannot be mapped (the caller then reads it as a stream).
+  static std::optional<MappedFile> open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    void* data = MAP_FAILED;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+      data = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (data == MAP_FAILED) return std::nullopt;
+    return MappedFile(data, size_t(st.st_size));
+  }
+  MappedFile(MappedFile&& other) noexcept : data_(std::exchange(other.data_, nullptr)), size_(other.size_) {}
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  MappedFile& operator=(MappedFile&&) = delete;
+  ~MappedFile() {
+    if (data_) ::munmap(data_, size_);
+  }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  MappedFile(void* data, size_t size) : data_(data), size_(size) {}
+  void* data_;
+  size_t size_;
+};
+
+}  // namespace
+
 Expected<Function*> importOnnxBytes(const std::string& bytes, const std::string& origin, Module& module,
                                     const ImportOptions& options) {
   return onnx_import::importModel(bytes, origin, "", module, options);
@@ -513,14 +559,19 @@ Expected<Function*> importOnnxBytes(const std::string& bytes, const std::string&
 Expected<Function*> importOnnxFile(const std::string& path, Module& module, const ImportOptions& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return makeError(path, ": is a directory, not a model file");
+  std::string baseDir = std::filesystem::path(path).parent_path().string();
+  if (baseDir.empty()) baseDir = ".";
+  // A regular file is mapped, not read: protobuf copies the payloads out of
+  // it anyway, so a second in-memory copy of a large model would only cost
+  // page faults and a memcpy.
+  if (auto mapped = MappedFile::open(path))
+    return onnx_import::importModel(mapped->bytes(), path, baseDir, module, options);
   std::ifstream in(path, std::ios::binary);
   if (!in) return makeError(path, ": cannot open file");
   std::ostringstream contents;
   contents << in.rdbuf();
   if (in.bad()) return makeError(path, ": cannot read file");
-  std::string baseDir = std::filesystem::path(path).parent_path().string();
-  if (baseDir.empty()) baseDir = ".";
-  return onnx_import::importModel(contents.str(), path, baseDir, module, options);
+  return onnx_import::importModel(contents.view(), path, baseDir, module, options);
 }
 
 }  // namespace ember
