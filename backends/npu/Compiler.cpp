@@ -196,12 +196,15 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
   if (config.weightBuffers == 2) alternateWeightBuffers(ctx.program().program());
   const auto& program = ctx.program().program();
 
-  // The independent checks, on every program (ProgramCheck.h).
-  if (Error e = npu::checkTokens(program, config))
+  // The independent checks, on every program (ProgramCheck.h); the queue view
+  // is built once for the token and the race check.
+  auto view = npu::ProgramView::of(program);
+  if (!view) return view.error().withContext("npu: token check of '" + ir.name() + "'");
+  if (Error e = npu::checkTokens(*view, config))
     return e.withContext("npu: token check of '" + ir.name() + "'");
   if (Error e = npu::checkWeightBuffers(program, config))
     return e.withContext("npu: weight buffer check of '" + ir.name() + "'");
-  if (Error e = npu::checkSramRaces(program, config))
+  if (Error e = npu::checkSramRaces(*view, config))
     return e.withContext("npu: SRAM race check of '" + ir.name() + "'");
   if (Error e = npu::checkAllocation(ctx.sram().buffers(), config))
     return e.withContext("npu: SRAM allocation check of '" + ir.name() + "'");

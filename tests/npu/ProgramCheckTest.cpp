@@ -101,6 +101,27 @@ TEST(ProgramCheck, AMissingPopIsARace) {
   EXPECT_EQ(runError(assembleText(withPop(false)), c), "");
 }
 
+// The compiler builds the queue view once and runs both checks on it: the
+// same verdicts and messages as the checks that build their own.
+TEST(ProgramCheck, OneViewServesBothChecks) {
+  const NpuConfig c = config();
+  for (bool pop : {true, false}) {
+    const auto program = programOf(withPop(pop));
+    const auto view = ProgramView::of(program);
+    ASSERT_TRUE(view) << view.error().message();
+    EXPECT_EQ(checkSramRaces(*view, c).message(), checkSramRaces(program, c).message());
+    EXPECT_EQ(checkTokens(*view, c).message(), checkTokens(program, c).message());
+  }
+  EXPECT_FALSE(checkSramRaces(*ProgramView::of(programOf(withPop(true))), c));
+  EXPECT_TRUE(checkSramRaces(*ProgramView::of(programOf(withPop(false))), c));
+  const auto deadlock = programOf("sync q=compute pop_prev\nfinish\n");
+  EXPECT_EQ(checkTokens(*ProgramView::of(deadlock), c).message(), checkTokens(deadlock, c).message());
+  EXPECT_TRUE(checkTokens(*ProgramView::of(deadlock), c));
+  const auto noFinish = ProgramView::of({isa::Instruction{isa::Opcode::Sync, {}, 0, {}}});
+  ASSERT_FALSE(noFinish);
+  EXPECT_NE(noFinish.error().message().find("no FINISH"), std::string::npos);
+}
+
 TEST(ProgramCheck, EveryOperandFootprintIsChecked) {
   const NpuConfig c = config();
   // Each case: a load writes (no token) what a compute instruction then reads.

@@ -1,6 +1,7 @@
 // Field tables of the NPU ISA (the layout documented in docs/npu/isa.md).
 #include "ember/npu/Isa.h"
 
+#include <bit>
 #include <cstring>
 
 #include "ember/npu/IsaTables.h"
@@ -31,7 +32,10 @@ static_assert(allLayoutsValid(), "an NPU instruction field overlaps another or c
 
 uint64_t readWord(std::span<const uint8_t, kInstructionBytes> bytes, int word) {
   uint64_t value = 0;
-  for (int b = 7; b >= 0; --b) value = (value << 8) | bytes[size_t(word * 8 + b)];
+  if constexpr (std::endian::native == std::endian::little)
+    std::memcpy(&value, bytes.data() + word * 8, 8);
+  else
+    for (int b = 7; b >= 0; --b) value = (value << 8) | bytes[size_t(word * 8 + b)];
   return value;
 }
 
@@ -88,9 +92,15 @@ std::string_view queueName(Queue q) {
 }
 
 const OpcodeSpec* findOpcode(uint8_t value) {
-  for (const auto& spec : kOpcodeSpecs)
-    if (uint8_t(spec.opcode) == value) return &spec;
-  return nullptr;
+  // Indexed by the opcode byte: encode, decode and the program checks look
+  // up every instruction of programs of millions.
+  static const std::array<const OpcodeSpec*, 256> byValue = [] {
+    std::array<const OpcodeSpec*, 256> table{};
+    for (const auto& spec : kOpcodeSpecs)
+      if (!table[uint8_t(spec.opcode)]) table[uint8_t(spec.opcode)] = &spec;
+    return table;
+  }();
+  return byValue[value];
 }
 
 const OpcodeSpec* findOpcode(std::string_view mnemonic) {
@@ -135,8 +145,11 @@ Expected<EncodedInstruction> encode(const Instruction& instr) {
     return makeError(spec->mnemonic, ": the ", queueName(instr.queue()), " queue has no ", linkNoun(*l),
                      " queue (pop_", linkName(*l), "/push_", linkName(*l), ")");
   EncodedInstruction out{};
-  for (int w = 0; w < 4; ++w)
-    for (int b = 0; b < 8; ++b) out[size_t(w * 8 + b)] = uint8_t(words[size_t(w)] >> (8 * b));
+  if constexpr (std::endian::native == std::endian::little)
+    std::memcpy(out.data(), words.data(), out.size());
+  else
+    for (int w = 0; w < 4; ++w)
+      for (int b = 0; b < 8; ++b) out[size_t(w * 8 + b)] = uint8_t(words[size_t(w)] >> (8 * b));
   return out;
 }
 

@@ -58,15 +58,21 @@ std::string describe(const std::vector<Instruction>& program, uint32_t index) {
   return os.str();
 }
 
+}  // namespace
+
 /// The executed part of a program (everything before the first FINISH),
 /// split into its queues.
-struct QueueView {
+struct detail::QueueView {
   size_t end = 0;                                            ///< index of the first FINISH
   std::array<std::vector<uint32_t>, isa::kNumQueues> order;  ///< instruction indices per queue
   std::vector<uint8_t> queueOf;                              ///< queue of each instruction
   std::vector<uint32_t> position;                            ///< position within its queue
   std::array<uint64_t, kNumSemaphores> totalPushes{};        ///< in the whole executed program
 };
+
+namespace {
+
+using detail::QueueView;
 
 Expected<QueueView> viewProgram(const std::vector<Instruction>& program) {
   QueueView v;
@@ -418,8 +424,25 @@ class RaceChecker {
 
 }  // namespace
 
+ProgramView::ProgramView(const std::vector<isa::Instruction>& program, std::unique_ptr<QueueView> queues)
+    : program_(&program), queues_(std::move(queues)) {}
+ProgramView::ProgramView(ProgramView&&) noexcept = default;
+ProgramView& ProgramView::operator=(ProgramView&&) noexcept = default;
+ProgramView::~ProgramView() = default;
+
+Expected<ProgramView> ProgramView::of(const std::vector<isa::Instruction>& program) {
+  EMBER_ASSIGN_OR_RETURN(QueueView queues, viewProgram(program));
+  return ProgramView(program, std::make_unique<QueueView>(std::move(queues)));
+}
+
 Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
-  EMBER_ASSIGN_OR_RETURN(const QueueView view, viewProgram(program));
+  EMBER_ASSIGN_OR_RETURN(const ProgramView view, ProgramView::of(program));
+  return checkTokens(view, config);
+}
+
+Error checkTokens(const ProgramView& programView, const NpuConfig& config) {
+  const std::vector<isa::Instruction>& program = programView.program();
+  const QueueView& view = programView.queues();
   TokenMachine machine{
       program,
       view,
@@ -479,7 +502,13 @@ Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const Npu
 }
 
 Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
-  EMBER_ASSIGN_OR_RETURN(const QueueView view, viewProgram(program));
+  EMBER_ASSIGN_OR_RETURN(const ProgramView view, ProgramView::of(program));
+  return checkSramRaces(view, config);
+}
+
+Error checkSramRaces(const ProgramView& programView, const NpuConfig& config) {
+  const std::vector<isa::Instruction>& program = programView.program();
+  const QueueView& view = programView.queues();
   // Queue depths only delay fetch; they never order execution, so the
   // happens-before relation is built with unbounded queues.
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,33 @@
 #include "ember/npu/Isa.h"
 
 namespace ember::npu {
+
+namespace detail {
+struct QueueView;
+}
+
+/// The executed part of a program (up to its first FINISH) split into its
+/// queues, with every instruction's fields range-checked. checkTokens and
+/// checkSramRaces both need it; a compiler builds it once for both (on
+/// programs of millions of instructions). Refers to `program`, which must
+/// outlive it and stay unchanged.
+class ProgramView {
+ public:
+  /// Fails on a program without FINISH, an undefined opcode, a field out of
+  /// its range or a token toward a queue that does not exist.
+  static Expected<ProgramView> of(const std::vector<isa::Instruction>& program);
+  ProgramView(ProgramView&&) noexcept;
+  ProgramView& operator=(ProgramView&&) noexcept;
+  ~ProgramView();
+
+  const std::vector<isa::Instruction>& program() const { return *program_; }
+  const detail::QueueView& queues() const { return *queues_; }
+
+ private:
+  ProgramView(const std::vector<isa::Instruction>& program, std::unique_ptr<detail::QueueView> queues);
+  const std::vector<isa::Instruction>* program_;
+  std::unique_ptr<detail::QueueView> queues_;
+};
 
 /// Dependency tokens: executes the program abstractly (fetch in program order
 /// into queues of the config's depths, each queue in order, counting
@@ -24,6 +52,8 @@ namespace ember::npu {
 /// credits (compute->load, store->compute) may remain at the end, as double
 /// buffering returns them after each buffer's last use.
 Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config);
+/// checkTokens on a view already built.
+Error checkTokens(const ProgramView& program, const NpuConfig& config);
 
 /// SRAM races: every pair of instructions on different queues that touch
 /// overlapping scratchpad or accumulator bytes, one of them writing, must be
@@ -31,6 +61,8 @@ Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig&
 /// every SRAM access lies inside the configured scratchpad/accumulator. Errors
 /// name both instruction indices and the address range.
 Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config);
+/// checkSramRaces on a view already built.
+Error checkSramRaces(const ProgramView& program, const NpuConfig& config);
 
 /// Weight buffers: every gemm's `wbuf` names a buffer the config has
 /// (matrix_engine.weight_buffers), and a gemm without preload streams from a
