@@ -2,12 +2,17 @@
 
 #include <cstring>
 
+#include "WeightPrefetch.h"
+
 namespace ember::npu_backend {
 
 CompileContext::CompileContext(const IRFunction& ir, const npu::NpuConfig& config)
     : ir_(ir), config_(config), cost_(config), sram_(config) {
   activationBase_ = alignUp(ir.plan().ioBytes, 64);
   weightsOffset_ = alignUp(activationBase_ + ir.plan().activationBytes, 64);
+  if (config.prefetchWeights)
+    program_.prefetchFirstLoads(
+        [this](const npu::isa::Instruction& load) { return prefetchable(load, weightsOffset_, sram_); });
 }
 
 uint64_t CompileContext::addressOf(ValueId id) {

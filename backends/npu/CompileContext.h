@@ -27,6 +27,8 @@ struct LayerInfo {
 class CompileContext {
  public:
   CompileContext(const IRFunction& ir, const npu::NpuConfig& config);
+  CompileContext(const CompileContext&) = delete;  // the prefetch predicate points at this context
+  CompileContext& operator=(const CompileContext&) = delete;
 
   const IRFunction& ir() const { return ir_; }
   const npu::NpuConfig& config() const { return config_; }

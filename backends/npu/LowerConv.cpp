@@ -10,6 +10,7 @@
 #include "Instructions.h"
 #include "IsaLimits.h"
 #include "Lowering.h"
+#include "SpaceToDepth.h"
 
 namespace ember::npu_backend {
 namespace {
@@ -156,16 +157,20 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     inSlots.clear(), wSlots.clear(), outSlots.clear(), residualSlots.clear();
     bool ok = true;
     auto take = [&](std::vector<uint64_t>& slots, const std::string& role, int64_t count, int64_t bytes,
-                    int bank, int bankStep = 1) {
+                    int bank, int bankStep = 1, bool awayFromPreviousLayer = false) {
       for (int64_t i = 0; i < count && ok; ++i) {
-        auto a = sram.allocScratchpad(job.name + "." + role + "[" + std::to_string(i) + "]", uint64_t(bytes),
-                                      bankHints ? bank + bankStep * int(i) : -1);
+        auto a =
+            sram.allocScratchpad(job.name + "." + role + "[" + std::to_string(i) + "]", uint64_t(bytes),
+                                 bankHints ? bank + bankStep * int(i) : -1, awayFromPreviousLayer && i == 0);
         if (a) slots.push_back(*a);
         ok = ok && a.has_value();
       }
     };
     take(inSlots, "input", needs.inputSlots, needs.bandBytes, 0);
-    take(wSlots, "weights", needs.weightSlots, needs.blockWeightBytes, 2);
+    // The first weight slot (and the bias row) away from the previous
+    // layer's buffers, so the first step's weight load can start before that
+    // layer ends; the second slot is first loaded after the barrier.
+    take(wSlots, "weights", needs.weightSlots, needs.blockWeightBytes, 2, 1, cfg.prefetchWeights);
     // With the epilogue on the vector queue the requant writes one output
     // slot while the gemms stream an input slot: when the second output slot
     // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
@@ -186,7 +191,9 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
       if (a) accTiles.push_back(*a);
       ok = ok && a.has_value();
     }
-    if (!t.biasByDma) biasAcc = sram.allocAccumulator(job.name + ".bias", uint64_t(needs.biasEntries));
+    if (!t.biasByDma)
+      biasAcc =
+          sram.allocAccumulator(job.name + ".bias", uint64_t(needs.biasEntries), -1, cfg.prefetchWeights);
     return ok && (t.biasByDma || biasAcc);
   };
   // Tiles one per accumulator bank can leave no contiguous room for the bias
@@ -263,7 +270,9 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
       const int slot = inLoads++ % int(inSlots.size());
       inSlot = inSlots[size_t(slot)];
       curBand = bandIndex;
-      if (inLoads <= int(inSlots.size())) {  // first use of this slot: its padding columns
+      // First use of this slot: its padding columns (2x2 blocks: the band
+      // loads write them as DMA padding rows).
+      if (inLoads <= int(inSlots.size()) && !job.spaceToDepthChannels) {
         for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g.pl}, {g.pl + g.w, rightPad}}) {
           if (width <= 0) continue;
           Dma fill;
@@ -284,7 +293,41 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
       data.sram = inSlot + uint64_t(g.pl * g.c);
       data.x = g.w * g.c;
       data.sramStride = rowBytes;
-      if (realRows > 0 && inPixelBytes != g.c) {  // subsampled pixels: one DMA row per pixel
+      if (job.spaceToDepthChannels) {
+        // 2x2 blocks: one DMA per block row half (dy), a block's dx pixels
+        // (2·C bytes) as one DMA row at a stride of 4·C, the padding columns
+        // as padding rows of each plane; padding rows as fills of whole rows.
+        const int64_t c0 = job.spaceToDepthChannels, bottom = inRows - top - realRows;
+        auto fillRows = [&](int64_t firstRow, int64_t count) {
+          if (count <= 0) return;
+          Dma fill;
+          fill.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(rowBytes));
+          fill.sram = inSlot + uint64_t(firstRow * rowBytes);
+          fill.x = rowBytes;
+          fill.y = count;
+          fill.sramStride = rowBytes;
+          step.loads.push_back(makeLoad(fill));
+        };
+        fillRows(0, top);
+        fillRows(top + realRows, bottom);
+        if (g.pl > limits::kDmaPadRows || rightPad > limits::kDmaPadRows)
+          return layerError("padding of more than ", limits::kDmaPadRows, " blocks");
+        for (int64_t dy = 0; dy < 2 && realRows > 0; ++dy) {
+          Dma half;
+          half.dram = job.input + uint64_t(band.image * inImageBytes + (2 * realStart + dy) * 2 * g.w * c0);
+          half.sram = inSlot + uint64_t(top * rowBytes + dy * 2 * c0);
+          half.x = 2 * c0;
+          half.y = g.w;
+          half.z = realRows;
+          half.dramYStride = 2 * c0;
+          half.dramZStride = 4 * g.w * c0;
+          half.sramStride = 4 * c0;
+          half.padTop = g.pl;
+          half.padBottom = rightPad;
+          half.padValue = job.inZero;
+          step.loads.push_back(makeLoad(half));
+        }
+      } else if (realRows > 0 && inPixelBytes != g.c) {  // subsampled pixels: one DMA row per pixel
         data.dram = job.input + uint64_t(band.image * inImageBytes + realStart * inRowBytes);
         data.x = g.c;
         data.y = g.w;
@@ -306,7 +349,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
         data.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(g.w * g.c));
         data.y = inRows;
       }
-      step.loads.push_back(makeLoad(data));
+      if (!job.spaceToDepthChannels) step.loads.push_back(makeLoad(data));
     }
     const size_t firstTile = size_t(block) * size_t(t.tilesPerBlock);
     const size_t lastTile = std::min(tiles.size(), firstTile + size_t(t.tilesPerBlock));
@@ -475,6 +518,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
     ctx.program().addStep(std::move(step));
   }
   const std::string shape = describe(g) + (job.inPixelBytes ? " (strided 1x1, input gathered by DMA)" : "") +
+                            (job.spaceToDepthChannels ? " (stride 2 as 2x2 blocks)" : "") +
                             (g.residualAdd ? " + residual add" : "");
   return LayerInfo{shape, t.str(), t.estimatedCycles};
 }
@@ -544,6 +588,23 @@ Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, cons
   job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
   job.input = ctx.addressOf(inst.operands[1].value);
   job.output = ctx.addressOf(inst.operands[0].value);
+  // A 1x1 conv without padding reads one input row per output row (every
+  // sh-th), so N images of H rows in NHWC are one image of N*H rows: the
+  // gemms stream every image's rows (compiler.batch_rows).
+  if (ctx.config().batchRows && g.n > 1 && g.kh == 1 && g.kw == 1 && g.pt + g.pb + g.pl + g.pr == 0 &&
+      g.h == g.sh * g.oh) {
+    g.h *= g.n, g.oh *= g.n;
+    g.n = 1;
+  }
+  if (ctx.config().denseStem) {
+    if (auto blocks = spaceToDepthGeometry(g, ctx.config().rows);
+        blocks && fitConv(*blocks, makeNTiles(*blocks, ctx.config().rows, ctx.config().cols), ctx.cost())) {
+      job.filter = spaceToDepthFilter(g, job.filter);
+      job.spaceToDepthChannels = g.c;
+      job.inImageBytes = g.h * g.w * g.c;
+      g = *blocks;
+    }
+  }
   if (gathersStrided1x1(g)) {
     job.inImageBytes = g.h * g.w * g.c;
     job.inRowBytes = g.sh * g.w * g.c;

@@ -26,6 +26,9 @@ struct ConvJob {
   /// not the dense NHWC ones of `g` (0: dense): a strided 1x1 conv reads only
   /// the pixels it uses and runs as a stride-1 conv on them.
   int64_t inImageBytes = 0, inRowBytes = 0, inPixelBytes = 0;
+  /// > 0: `g` is the 2x2-block form of a stride-2 conv over this many
+  /// channels (SpaceToDepth.h); the band loads assemble the blocks.
+  int64_t spaceToDepthChannels = 0;
   int32_t inZero = 0;  ///< padding value: padded taps contribute 0
   /// filter(o, ky, kx, cInGroup) as int8.
   std::function<int32_t(int64_t, int64_t, int64_t, int64_t)> filter;

@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "Instructions.h"
+#include "WeightPrefetch.h"
 
 namespace ember::npu_backend {
 
@@ -59,9 +60,33 @@ void ProgramBuilder::popOwedLoadTokens() {
   }
 }
 
+void ProgramBuilder::emitPrefetchedLoads() {
+  if (!hoistable_ || steps_.empty() || layers_.size() < 2) return;
+  std::vector<Instruction>& loads = steps_.front().loads;
+  // A load moves ahead of the others only when it overlaps none of them, so
+  // the first step's SRAM contents do not depend on the new order.
+  std::vector<bool> hoist(loads.size());
+  for (size_t i = 0; i < loads.size(); ++i) {
+    hoist[i] = hoistable_(loads[i]);
+    for (size_t j = 0; j < loads.size() && hoist[i]; ++j)
+      hoist[i] = j == i || loads[j].opcode != npu::isa::Opcode::Load ||
+                 !loadSpan(loads[i]).meets(loadSpan(loads[j]));
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    if (hoist[i])
+      emit(loads[i]);
+    else
+      loads[kept++] = loads[i];
+  }
+  loads.resize(kept);
+}
+
 std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
   const uint64_t first = program_.size();
   const int numSteps = int(steps_.size());
+  // Weight loads that need nothing from the previous layer start first.
+  emitPrefetchedLoads();
   // The previous layer's step releases and barrier: popped before any load.
   popOwedLoadTokens();
   reserveForSteps();

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ class ProgramBuilder {
   /// fill, `slots` of them in rotation (a fused residual add's operand), so a
   /// load that overwrites one waits for the vector queue `slots` steps before.
   void vectorReadsLoadedSlots(int slots) { layerVectorLoadSlots_ = slots; }
+  /// From now on, the loads of each layer's first step that `hoistable`
+  /// accepts (and that no other first-step load overlaps) are emitted before
+  /// the previous layer's barrier is popped, so they overlap its end
+  /// (compiler.prefetch_weights).
+  void prefetchFirstLoads(std::function<bool(const npu::isa::Instruction&)> hoistable) {
+    hoistable_ = std::move(hoistable);
+  }
   /// Starts a layer; its instructions carry the new layer tag.
   void beginLayer(const std::string& name);
   void addStep(Step step) { steps_.push_back(std::move(step)); }
@@ -64,6 +72,8 @@ class ProgramBuilder {
   void emit(const npu::isa::Instruction& in);
   /// The previous layer's owed tokens, popped by load-queue syncs.
   void popOwedLoadTokens();
+  /// Emits the first step's loads `hoistable_` accepts, ahead of the barrier.
+  void emitPrefetchedLoads();
   /// Grows the program ahead of emitting the buffered steps.
   void reserveForSteps();
   void emitSharedSteps(int numSteps);
@@ -77,6 +87,7 @@ class ProgramBuilder {
   int pendingLoadSidePops_ = 0;  ///< vector->load tokens the load queue has not popped yet
   bool separate_ = false, layerSeparate_ = false;
   int layerVectorLoadSlots_ = 0;  ///< 0: the vector queue reads no loaded scratchpad slot
+  std::function<bool(const npu::isa::Instruction&)> hoistable_;  ///< empty: no prefetch
 };
 
 }  // namespace ember::npu_backend

@@ -7,6 +7,8 @@ namespace ember::npu_backend {
 SramAllocator::SramAllocator(const npu::NpuConfig& config) : config_(config) {}
 
 void SramAllocator::beginLayer() {
+  previousSpad_ = std::move(spadUsed_);
+  previousAcc_ = std::move(accUsed_);
   spadUsed_.clear();
   accUsed_.clear();
   layerFirstBuffer_ = buffers_.size();
@@ -39,20 +41,55 @@ std::optional<uint64_t> SramAllocator::fit(std::vector<Range>& used, uint64_t ca
   return std::nullopt;
 }
 
-std::optional<uint64_t> SramAllocator::allocScratchpad(const std::string& name, uint64_t bytes, int bank) {
+std::optional<uint64_t> SramAllocator::fitAway(std::vector<Range>& used, const std::vector<Range>& previous,
+                                               uint64_t capacity, uint64_t size, uint64_t align,
+                                               uint64_t start) {
+  std::vector<Range> both = used;
+  both.insert(both.end(), previous.begin(), previous.end());
+  auto addr = fit(both, capacity, size, align, start);
+  if (!addr) return fit(used, capacity, size, align, start);
+  used.push_back({*addr, *addr + std::max<uint64_t>(size, 1)});
+  return addr;
+}
+
+bool SramAllocator::previousLayerTouches(bool accumulator, uint64_t begin, uint64_t end) const {
+  const std::vector<Range>& previous = accumulator ? previousAcc_ : previousSpad_;
+  return std::any_of(previous.begin(), previous.end(),
+                     [&](const Range& r) { return begin < r.end && r.begin < end; });
+}
+
+std::optional<uint64_t> SramAllocator::allocScratchpad(const std::string& name, uint64_t bytes, int bank,
+                                                       bool awayFromPreviousLayer) {
   const uint64_t start =
       bank >= 0 ? uint64_t(bank % config_.scratchpadBanks) * uint64_t(config_.bankBytes()) : 0;
-  auto addr = fit(spadUsed_, uint64_t(config_.scratchpadBytes), bytes, 64, start);
+  std::optional<uint64_t> addr;
+  if (awayFromPreviousLayer) {
+    // Away from the previous layer only within the hinted banks: a buffer
+    // pushed into another bank costs more in bank conflicts than the
+    // prefetch saves.
+    std::vector<Range> both = spadUsed_;
+    both.insert(both.end(), previousSpad_.begin(), previousSpad_.end());
+    const uint64_t bank = uint64_t(config_.bankBytes());
+    const uint64_t regionEnd = bank > 0 ? start + (std::max<uint64_t>(bytes, 1) + bank - 1) / bank * bank : 0;
+    addr = fit(both, uint64_t(config_.scratchpadBytes), bytes, 64, start);
+    if (addr && (*addr < start || *addr + bytes > regionEnd)) addr.reset();
+    if (addr) spadUsed_.push_back({*addr, *addr + std::max<uint64_t>(bytes, 1)});
+  }
+  if (!addr) addr = fit(spadUsed_, uint64_t(config_.scratchpadBytes), bytes, 64, start);
   if (!addr) return std::nullopt;
   buffers_.push_back({name, false, *addr, std::max<uint64_t>(bytes, 1), 0, 0});
   peakSpad_ = std::max(peakSpad_, *addr + bytes);
   return addr;
 }
 
-std::optional<uint64_t> SramAllocator::allocAccumulator(const std::string& name, uint64_t entries, int bank) {
+std::optional<uint64_t> SramAllocator::allocAccumulator(const std::string& name, uint64_t entries, int bank,
+                                                        bool awayFromPreviousLayer) {
   const uint64_t start =
       bank >= 0 ? uint64_t(bank % config_.accumulatorBanks) * uint64_t(config_.accumulatorBankEntries()) : 0;
-  auto addr = fit(accUsed_, uint64_t(config_.accumulatorEntries()), entries, 16, start);
+  auto addr =
+      awayFromPreviousLayer
+          ? fitAway(accUsed_, previousAcc_, uint64_t(config_.accumulatorEntries()), entries, 16, start)
+          : fit(accUsed_, uint64_t(config_.accumulatorEntries()), entries, 16, start);
   if (!addr) return std::nullopt;
   buffers_.push_back({name, true, *addr, std::max<uint64_t>(entries, 1), 0, 0});
   return addr;

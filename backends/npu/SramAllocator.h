@@ -23,12 +23,20 @@ class SramAllocator {
   void beginLayer();
   /// Scratchpad bytes (64-byte aligned). `bank` (if >= 0) is where the search
   /// starts, so that buffers used at the same time land in different banks.
-  std::optional<uint64_t> allocScratchpad(const std::string& name, uint64_t bytes, int bank = -1);
+  /// With `awayFromPreviousLayer` the buffer avoids the previous layer's
+  /// buffers where it can, so its first load may run before that layer ends
+  /// (compiler.prefetch_weights).
+  std::optional<uint64_t> allocScratchpad(const std::string& name, uint64_t bytes, int bank = -1,
+                                          bool awayFromPreviousLayer = false);
   /// Accumulator entries. `bank` (if >= 0) is where the search starts
   /// (accumulator.banks), so the tiles of consecutive steps can sit in
   /// different banks and the vector queue reads one while the gemms write the
   /// other.
-  std::optional<uint64_t> allocAccumulator(const std::string& name, uint64_t entries, int bank = -1);
+  std::optional<uint64_t> allocAccumulator(const std::string& name, uint64_t entries, int bank = -1,
+                                           bool awayFromPreviousLayer = false);
+  /// Whether [begin, end) of the scratchpad (bytes) or the accumulator
+  /// (entries) meets a buffer of the previous layer.
+  bool previousLayerTouches(bool accumulator, uint64_t begin, uint64_t end) const;
   /// Forgets every buffer of the current layer (to retry another placement).
   void rollbackLayer();
   /// Closes the layer: its buffers live over program indices [first, last].
@@ -43,9 +51,13 @@ class SramAllocator {
   };
   std::optional<uint64_t> fit(std::vector<Range>& used, uint64_t capacity, uint64_t size, uint64_t align,
                               uint64_t start);
+  /// `fit`, first also avoiding `previous`; the address is recorded in `used` only.
+  std::optional<uint64_t> fitAway(std::vector<Range>& used, const std::vector<Range>& previous,
+                                  uint64_t capacity, uint64_t size, uint64_t align, uint64_t start);
 
   npu::NpuConfig config_;
   std::vector<Range> spadUsed_, accUsed_;
+  std::vector<Range> previousSpad_, previousAcc_;  ///< the previous layer's buffers
   std::vector<npu::SramBuffer> buffers_;
   size_t layerFirstBuffer_ = 0;
   uint64_t peakSpad_ = 0;

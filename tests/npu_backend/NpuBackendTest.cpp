@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 
 #include "backends/BuiltinBackends.h"
 #include "ember/Runtime.h"
@@ -618,6 +620,113 @@ TEST(NpuConv, LayerNoTilingFitsFallsBack) {
   ASSERT_EQ(npu.fallbackNodes.size(), 1u);
   EXPECT_EQ(npu.fallbackNodes[0].name, "aspp");
   EXPECT_GT(npu.report.cycles, 0u);  // the head ran on the npu
+}
+
+// ---- Layers that overlap at the barrier, the batch as gemm rows (issue 17, item 3) ------
+
+/// The shipped config `name` with `key: value` replaced (or appended under
+/// `compiler:`), written to the test's temporary directory.
+std::string configWith(const std::string& name, const std::string& key, bool value) {
+  std::ifstream in(std::string(EMBER_NPU_CONFIG_DIR) + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string setting = "  " + key + ": " + (value ? "true" : "false");
+  const size_t at = yaml.find("  " + key + ":");
+  if (at != std::string::npos)
+    yaml.replace(at, yaml.find('\n', at) - at, setting);
+  else
+    yaml.replace(yaml.find("compiler:\n"), 10, "compiler:\n" + setting + "\n");
+  const std::string path = ::testing::TempDir() + "/" + key + (value ? "_on_" : "_off_") + name;
+  std::ofstream(path) << yaml;
+  return path;
+}
+
+/// Three convs in a row (3x3, 1x1, 3x3 stride 2): each layer's first weights
+/// are loaded while the previous layer still computes.
+Builder convChain(int64_t batch) {
+  return [batch](Function& f) -> Error {
+    Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, {batch, 14, 14, 64}, 0.05f, -3));
+    auto conv = [&](const std::string& name, Node* in, int64_t c, int64_t o, int64_t k,
+                    int64_t stride) -> Expected<Node*> {
+      Attributes attrs{{"strides", std::vector<int64_t>{stride, stride}},
+                       {"pads", std::vector<int64_t>(4, k / 2)},
+                       {"dilations", std::vector<int64_t>{1, 1}},
+                       {"group", int64_t(1)},
+                       {"kind", std::string("i8q")},
+                       {"scale", 0.09},
+                       {"offset", int64_t(5)},
+                       {"clip_min", 0.0}};
+      return f.create(OpKind::QuantizedConv, name,
+                      {in, constantI8(f, name + ".w", {o, k, k, c}, uint32_t(c + o)),
+                       constantBias(f, name + ".b", o, uint32_t(o)), constantScales(f, name + ".s", o, true)},
+                      attrs);
+    };
+    EMBER_ASSIGN_OR_RETURN(Node * a, conv("a", x, 64, 128, 3, 1));
+    EMBER_ASSIGN_OR_RETURN(Node * b, conv("b", a, 128, 256, 1, 1));
+    EMBER_ASSIGN_OR_RETURN(Node * c, conv("c", b, 256, 64, 3, 2));
+    f.addOutput("y", c);
+    return Error::success();
+  };
+}
+
+// compiler.prefetch_weights: bit-exact on both v3 configs, and the layers
+// overlap (fewer cycles than the same program with the full barrier).
+TEST(NpuLayerOverlap, WeightsPrefetchedAcrossTheBarrier) {
+  for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
+    SCOPED_TRACE(cfg);
+    RunResult on, off;
+    expectBitExact(convChain(1), configWith(cfg, "prefetch_weights", true), {}, &on);
+    expectBitExact(convChain(1), configWith(cfg, "prefetch_weights", false), {}, &off);
+    ASSERT_EQ(on.report.layers.size(), 3u);
+    EXPECT_LT(on.report.cycles, off.report.cycles);
+  }
+}
+
+// compiler.batch_rows: a batch's 1x1 convs run as one image of batch x height
+// rows (the report's shape says so), bit-exact; 3x3 convs still run image by
+// image. (Whether it is faster depends on the tiling: on ResNet-50 at batch 4
+// it is, docs/npu/compiler.md.)
+TEST(NpuBatchRows, PointwiseConvsStreamEveryImage) {
+  for (int64_t batch : {2, 4})
+    for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
+      SCOPED_TRACE(std::string(cfg) + " batch " + std::to_string(batch));
+      RunResult on;
+      expectBitExact(convChain(batch), configWith(cfg, "batch_rows", true), {}, &on);
+      ASSERT_EQ(on.report.layers.size(), 3u);
+      EXPECT_EQ(on.report.layers[1].shape.rfind("1x" + std::to_string(14 * batch) + "x14x128", 0), 0u)
+          << on.report.layers[1].shape;
+      EXPECT_EQ(on.report.layers[0].shape.rfind(std::to_string(batch) + "x14x14x64", 0), 0u)
+          << on.report.layers[0].shape;
+    }
+  // A strided 1x1 (gathered by DMA) over a batch, fused with its residual add.
+  expectBitExact(residualBuilder({"batch4_strided", 16, 16, 32, 64, 1, 2, true, true, false, 4}),
+                 configWith("npu-64x64-v3.yaml", "batch_rows", true));
+}
+
+// compiler.dense_stem: a stride-2 conv over few channels as a stride-1 conv
+// over 2x2 pixel blocks, bit-exact; the report's shape says when it applied
+// (an odd-sized input keeps the plain lowering).
+TEST(NpuDenseStem, StrideTwoConvOnPixelBlocks) {
+  struct StemCase {
+    ConvCase conv;
+    bool blocksOn16, blocksOn64;
+  };
+  for (const StemCase& p :
+       {StemCase{{"stem_7x7", 1, 32, 32, 3, 64, 7, 2, 3, 1, 1, true, true}, true, true},
+        StemCase{{"stem_7x7_batch2", 2, 20, 24, 3, 16, 7, 2, 3, 1, 1, false, true}, true, true},
+        StemCase{{"k3_c4", 1, 16, 16, 4, 32, 3, 2, 1, 1, 1, false, false}, false, true},
+        StemCase{{"k5_pad2", 1, 18, 18, 3, 24, 5, 2, 2, 1, 1, true, false}, false, true},
+        StemCase{{"odd_input", 1, 31, 31, 3, 16, 7, 2, 3, 1, 1, false, true}, false, false}})
+    for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
+      SCOPED_TRACE(std::string(p.conv.name) + " on " + cfg);
+      RunResult npu;
+      expectBitExact(convBuilder(p.conv), configWith(cfg, "dense_stem", true), {}, &npu);
+      ASSERT_EQ(npu.report.layers.size(), 1u);
+      const bool blocks = std::string(cfg).find("16x16") != std::string::npos ? p.blocksOn16 : p.blocksOn64;
+      EXPECT_EQ(npu.report.layers[0].shape.find("2x2 blocks") != std::string::npos, blocks)
+          << npu.report.layers[0].shape;
+    }
 }
 
 }  // namespace

@@ -82,6 +82,12 @@ const std::vector<KeySpec>& keys() {
       {"energy_pj.static_per_cycle", RealKey{nullptr, &EnergyTable::staticPjPerCycle, 0, 1e9}},
       {"compiler.fuse_residual_add",
        EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.fuseResidualAdd = i == 1; }}},
+      {"compiler.prefetch_weights",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.prefetchWeights = i == 1; }}},
+      {"compiler.dense_stem",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.denseStem = i == 1; }}},
+      {"compiler.batch_rows",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.batchRows = i == 1; }}},
       {"simulation.quantum_cycles", IntKey{&NpuConfig::quantumCycles, 1, 1000000000}},
   };
   return kKeys;

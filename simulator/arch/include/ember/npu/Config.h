@@ -71,6 +71,16 @@ struct NpuConfig {
   /// Fuse a residual add into the epilogue of the conv that produces one of
   /// its operands (docs/npu/compiler.md, "Residual add in the conv epilogue").
   bool fuseResidualAdd = false;
+  /// Start a layer's first weight loads before the previous layer's barrier
+  /// (docs/npu/compiler.md, "Weights prefetched across the layer barrier").
+  bool prefetchWeights = false;
+  /// Run a batch's 1x1 stride-1 convs as one image of batch x height rows, so
+  /// a gemm streams the rows of every image (docs/npu/compiler.md, "Batch as
+  /// more rows per gemm").
+  bool batchRows = false;
+  /// Run a stride-2 conv over few channels (the stem) as a stride-1 conv over
+  /// 2x2 blocks of pixels (docs/npu/compiler.md, "The stem as 2x2 blocks").
+  bool denseStem = false;
   // Simulation (not hardware): how far a DMA may run ahead of SystemC time.
   int64_t quantumCycles = 1000;
 
