@@ -20,6 +20,7 @@
 
 #include "CpuKernels.h"
 #include "ThreadPool.h"
+#include "ember/Arithmetic.h"
 
 namespace ember::cpu {
 
@@ -46,7 +47,6 @@ constexpr int64_t kMC = 144;
 constexpr int64_t kNC = 512;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-int64_t ceilDiv(int64_t v, int64_t m) { return (v + m - 1) / m; }
 
 /// 6 x 16 AVX2 micro-kernel: C[6,16] (=|+=) A-panel[kc][6] * B-panel[kc][16].
 void microKernel6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
