@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ember/Arithmetic.h"
 #include "ember/npu/Config.h"
 #include "ember/npu/Isa.h"
 #include "ember/npu/Timing.h"
@@ -46,7 +47,6 @@ class CostModel {
   npu::NpuConfig c_;
 };
 
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace ember::npu_backend
