@@ -9,12 +9,11 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ember/Arithmetic.h"
 #include "ember/npu/Config.h"
 #include "ember/npu/Isa.h"
 
 namespace ember::npu::timing {
-
-inline constexpr uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /// Cycles a port that moves `width` bytes per cycle is busy with `bytes`
 /// (a DRAM channel, a scratchpad bank, the accumulator port).
