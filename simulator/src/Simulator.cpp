@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "Functional.h"
+#include "ember/Arithmetic.h"
 #include "ember/npu/MatrixEngine.h"
 #include "ember/npu/Timing.h"
 
@@ -47,8 +48,6 @@ using isa::Field;
 using isa::Instruction;
 using isa::Opcode;
 using isa::Queue;
-
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // 1 cycle = 1 ns of SystemC time. from_value avoids sc_time's slow double path.
 uint64_t timeUnitsPerCycle() {
