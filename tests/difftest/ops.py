@@ -154,7 +154,7 @@ ORDER = ["Binary", "Variadic", "PRelu", "WhereCompare", "CastRoundTrip", "MatMul
 LATE_ORDER = ["GridSample", "ResizeCubic", "BatchNormTraining", "LayerNormStats", "Mvn", "Det", "Loss", "CumSum",
               "Compress", "MaxUnpool", "Window", "Dft", "Stft", "IntPow", "RnnOnnx", "F64Chain",
               "Spatial3d", "ValueDependentConst", "QuantRoundTrip", "QLinearOps", "ResizeDown", "MaxPoolIndices",
-              "RoiAlign", "MaskedSoftmax", "ResidualConv", "ConvBnRelu"]
+              "RoiAlign", "MaskedSoftmax", "ResidualConv", "ConvBnRelu", "AttentionGelu"]
 
 
 def all_ops():

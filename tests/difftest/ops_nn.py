@@ -1125,6 +1125,53 @@ class ConvBnRelu(Op):
         return e.node("Relu", [y])
 
 
+class AttentionGelu(Op):
+    """Multi-head self-attention over x [B, S, D] (projections, head split by Reshape/Transpose,
+    Q.K^T, Softmax, scores.V, head merge) then an erf GELU: int8 quantization makes the two
+    activation x activation QuantizedMatMuls, QuantizedGelu and the head split/merge that the npu
+    runs (docs/npu/compiler.md, "Transformers")."""
+    name = "attention_gelu"
+    ranks = (3,)
+    weight = 0.5
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "heads": int(g.rng.choice([1, 2, 4]))}
+
+    def infer(self, p, ins):
+        b, s, d = ins[0].shape
+        if d % p["heads"]:
+            raise Invalid("heads do not divide the width")
+        w = {k: normal(p, (d, d), 1 / math.sqrt(d), salt=i) for i, k in enumerate(("q", "k", "v"))}
+        return Val(check_size((b, s, d))), dict(p), w
+
+    def torch(self, r, w, x):
+        torch, tf = _t()
+        b, s, d = x.shape
+        h = r["heads"]
+        split = lambda t: t.reshape(b, s, h, d // h).transpose(1, 2)  # noqa: E731
+        q, k, v = split(x @ w["q"]), split(x @ w["k"]), split(x @ w["v"])
+        a = tf.softmax((q @ k.transpose(2, 3)) * (1 / math.sqrt(d // h)), -1)
+        o = (a @ v).transpose(1, 2).reshape(b, s, d)
+        return o * 0.5 * (1 + torch.erf(o / math.sqrt(2)))
+
+    def onnx(self, r, w, e, x):
+        h = r["heads"]
+        dh = w["q"].shape[0] // h
+        heads = e.init(np.array([0, 0, h, dh], np.int64))
+        merged = e.init(np.array([0, 0, h * dh], np.int64))
+
+        def split(t, perm):
+            return e.node("Transpose", [e.node("Reshape", [e.node("MatMul", [x, e.init(t)]), heads])], perm=perm)
+
+        q, kt, v = split(w["q"], [0, 2, 1, 3]), split(w["k"], [0, 2, 3, 1]), split(w["v"], [0, 2, 1, 3])
+        scores = e.node("Mul", [e.node("MatMul", [q, kt]), e.init(np.array(1 / math.sqrt(dh), np.float32))])
+        o = e.node("MatMul", [e.node("Softmax", [scores], axis=-1), v])
+        o = e.node("Reshape", [e.node("Transpose", [o], perm=[0, 2, 1, 3]), merged])
+        erf = e.node("Erf", [e.node("Div", [o, e.init(np.array(math.sqrt(2), np.float32))])])
+        one_plus = e.node("Add", [erf, e.init(np.array(1.0, np.float32))])
+        return e.node("Mul", [e.node("Mul", [o, one_plus]), e.init(np.array(0.5, np.float32))])
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
-            Spatial3d(), MaskedSoftmax(), ResidualConv(), ConvBnRelu()]
+            Spatial3d(), MaskedSoftmax(), ResidualConv(), ConvBnRelu(), AttentionGelu()]
