@@ -4,6 +4,7 @@
 // for the exact shapes; programs are cached by the IR's hash (ProgramCache.h).
 // See docs/backends/cpu.md.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -53,15 +54,19 @@ class CpuBackend final : public Backend {
       EMBER_ASSIGN_OR_RETURN(BuiltProgram built, buildProgram(ir, arch));
       program = built.program;
       program->ops = built.ops;
-      EMBER_ASSIGN_OR_RETURN(program->code, jitCompile(ir.name(), built.ops, hostRuntime()));
+      const auto jitStart = std::chrono::steady_clock::now();
+      EMBER_ASSIGN_OR_RETURN(program->code, jitCompile(ir.name(), built.ops, hostRuntime(), text));
+      const double jitMs =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - jitStart).count();
       if (std::getenv("EMBER_CPU_DUMP_IR")) std::fprintf(stderr, "%s\n", program->code->irText().c_str());
       if (std::getenv("EMBER_CPU_VERBOSE"))
         std::fprintf(
             stderr,
             "cpu: %zu kernel steps, %zu JIT loops, %zu reference steps, %zu fused; f32 GEMM %dx%d %s, "
-            "int8 %s\n",
+            "int8 %s; JIT %.1f ms (%s)\n",
             program->kernelSteps, program->jitLoops, program->referenceSteps, program->fusedInstructions,
-            arch.mr, arch.nr, arch.avx512 ? "avx512" : "avx2+fma", int8KernelName());
+            arch.mr, arch.nr, arch.avx512 ? "avx512" : "avx2+fma", int8KernelName(), jitMs,
+            program->code->fromDiskCache() ? "disk cache hit" : "compiled");
       ProgramCache::global().insert(key, std::move(text), program);
     }
     return makeCpuFunction(ir, program, threads_, aotHeader_);

@@ -22,6 +22,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -29,6 +30,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+
+#include "JitDiskCache.h"
 
 namespace ember::cpu {
 namespace {
@@ -52,15 +56,17 @@ void initializeLLVM() {
 
 class LLJitCode final : public JitCode {
  public:
-  LLJitCode(std::unique_ptr<llvm::orc::LLJIT> jit, Entry entry, std::string ir)
-      : jit_(std::move(jit)), entry_(entry), ir_(std::move(ir)) {}
+  LLJitCode(std::unique_ptr<llvm::orc::LLJIT> jit, Entry entry, std::string ir, bool fromDiskCache)
+      : jit_(std::move(jit)), entry_(entry), ir_(std::move(ir)), fromDiskCache_(fromDiskCache) {}
   Entry entry() const override { return entry_; }
   const std::string& irText() const override { return ir_; }
+  bool fromDiskCache() const override { return fromDiskCache_; }
 
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   Entry entry_;
   std::string ir_;
+  bool fromDiskCache_;
 };
 
 class Emitter {
@@ -90,7 +96,7 @@ class Emitter {
       switch (op.kind) {
         case JitOp::Kind::Kernel:
           b_.CreateCall(stepTy, callee(runtime_.runStep, "ember_aot_run_step", stepTy),
-                        {aot_ ? blob(op.blob) : constPtr(op.step), regions, context});
+                        {aot_ ? blob(op.blob) : stepSymbol(steps_++), regions, context});
           break;
         case JitOp::Kind::Copy:
           b_.CreateMemMove(address(regions, op.dst), llvm::MaybeAlign(4), address(regions, op.src),
@@ -162,13 +168,19 @@ class Emitter {
   }
 
  private:
-  llvm::Value* constPtr(const void* p) {
-    return b_.CreateIntToPtr(b_.getInt64(uint64_t(uintptr_t(p))), ptrTy_);
+  /// JIT: kernel step i is the external symbol ember_step_<i>, bound to the
+  /// step's host address when the object is loaded, so the object holds no
+  /// host address and can be cached on disk.
+  llvm::Value* stepSymbol(int index) {
+    const std::string name = "ember_step_" + std::to_string(index);
+    if (llvm::GlobalVariable* g = module_.getNamedGlobal(name)) return g;
+    return new llvm::GlobalVariable(module_, b_.getInt8Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                                    nullptr, name);
   }
 
-  /// A host function: its address (JIT) or its C name in the AOT runtime.
-  llvm::Value* callee(const void* address, const char* name, llvm::FunctionType* type) {
-    if (!aot_) return constPtr(address);
+  /// A host function, by its C name: the AOT runtime library's, or (JIT) a
+  /// symbol bound to the host address when the object is loaded.
+  llvm::Value* callee(const void* /*address*/, const char* name, llvm::FunctionType* type) {
     return module_.getOrInsertFunction(name, type).getCallee();
   }
 
@@ -343,6 +355,7 @@ class Emitter {
   llvm::Module& module_;
   const JitRuntime& runtime_;
   bool aot_;
+  int steps_ = 0;
   llvm::IRBuilder<> b_;
   llvm::PointerType* ptrTy_;
   llvm::Type* i64Ty_;
@@ -413,26 +426,83 @@ bool jitSupportsElementwise(OpKind kind) {
   }
 }
 
+namespace {
+
+/// What the object depends on besides the caller's key: every op as the
+/// Emitter sees it (kernel steps only by position: their addresses are bound
+/// at load time).
+std::string opsKeyText(const std::vector<JitOp>& ops) {
+  std::string text;
+  auto num = [&](auto v) { text += std::to_string(v) + ' '; };
+  auto address = [&](const Address& a) { num(a.region), num(a.offset); };
+  for (const JitOp& op : ops) {
+    num(int(op.kind));
+    if (op.kind == JitOp::Kind::Copy) {
+      address(op.dst), address(op.src), num(op.bytes);
+    } else if (op.kind == JitOp::Kind::Elementwise) {
+      const ElementwiseLoop& l = op.loop;
+      uint32_t lo, hi;
+      std::memcpy(&lo, &l.lo, 4);
+      std::memcpy(&hi, &l.hi, 4);
+      num(int(l.kind)), num(lo), num(hi), num(l.dims.size());
+      for (int64_t d : l.dims) num(d);
+      address(l.out);
+      for (const Address& a : l.ins) address(a);
+      for (const auto& strides : l.inStrides)
+        for (int64_t st : strides) num(st);
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std::vector<JitOp>& ops,
-                                              const JitRuntime& runtime) {
+                                              const JitRuntime& runtime, const std::string& cacheKey) {
   initializeLLVM();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return makeError("cpu backend: cannot detect the host for the JIT: ", llvmErrorText(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  // Position-independent: steps and runtime functions are external symbols
+  // at arbitrary host addresses, reached through the GOT.
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
   auto tm = jtmb->createTargetMachine();
   if (!tm) return makeError("cpu backend: no LLVM target machine: ", llvmErrorText(tm.takeError()));
 
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>(name, *context);
-  module->setDataLayout((*tm)->createDataLayout());
-  module->setTargetTriple((*tm)->getTargetTriple().str());
-  Emitter(*context, *module, runtime).emit(ops);
-  EMBER_RETURN_IF_ERROR(finishModule(*module, **tm, name));
+  // The on-disk cache (JitDiskCache.h): the full key names the Ember build,
+  // the target (triple, CPU, features), the caller's IR text and the ops.
+  const std::string directory = cacheKey.empty() ? "" : jitCacheDirectory();
+  std::string key, path;
+  if (!directory.empty()) {
+    key = jitCacheVersionLine() + "\ntarget " + jtmb->getTargetTriple().str() + " " + jtmb->getCPU() + " " +
+          jtmb->getFeatures().getString() + "\n" + cacheKey + "\nops\n" + opsKeyText(ops);
+    path = jitCachePath(directory, key);
+  }
+  std::optional<std::vector<char>> object;
+  if (!path.empty()) object = readJitCacheEntry(path, key);
   std::string irText;
-  if (std::getenv("EMBER_CPU_DUMP_IR")) {
-    llvm::raw_string_ostream os(irText);
-    module->print(os, nullptr);
+  const bool hit = object.has_value();
+  if (!object) {
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>(name, *context);
+    module->setDataLayout((*tm)->createDataLayout());
+    module->setTargetTriple((*tm)->getTargetTriple().str());
+    Emitter(*context, *module, runtime).emit(ops);
+    EMBER_RETURN_IF_ERROR(finishModule(*module, **tm, name));
+    if (std::getenv("EMBER_CPU_DUMP_IR")) {
+      llvm::raw_string_ostream os(irText);
+      module->print(os, nullptr);
+    }
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream out(buffer);
+    llvm::legacy::PassManager pm;
+    if ((*tm)->addPassesToEmitFile(pm, out, nullptr, llvm::CGFT_ObjectFile))
+      return makeError("cpu backend: the target cannot emit an object file");
+    pm.run(*module);
+    object = std::vector<char>(buffer.begin(), buffer.end());
+    if (!path.empty()) writeJitCacheEntry(path, key, *object);
   }
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
@@ -442,13 +512,34 @@ Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std
       (*jit)->getDataLayout().getGlobalPrefix());
   if (!process)
     return makeError("cpu backend: cannot search the process: ", llvmErrorText(process.takeError()));
-  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
-  if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
-    return makeError("cpu backend: JIT rejected the module: ", llvmErrorText(std::move(e)));
+  llvm::orc::JITDylib& dylib = (*jit)->getMainJITDylib();
+  dylib.addGenerator(std::move(*process));
+  // Bind the object's external names to this process's steps and functions.
+  llvm::orc::SymbolMap symbols;
+  auto bind = [&](const std::string& symbol, const void* address, llvm::JITSymbolFlags flags) {
+    symbols[(*jit)->mangleAndIntern(symbol)] =
+        llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(address), flags);
+  };
+  int stepIndex = 0;
+  for (const JitOp& op : ops)
+    if (op.kind == JitOp::Kind::Kernel) bind("ember_step_" + std::to_string(stepIndex++), op.step, {});
+  const std::pair<const char*, void*> functions[] = {
+      {"ember_aot_run_step", runtime.runStep}, {"ember_aot_parallel", runtime.parallel},
+      {"ember_aot_tanhf", runtime.tanhF},      {"ember_aot_erff", runtime.erfF},
+      {"ember_aot_sinf", runtime.sinF},        {"ember_aot_cosf", runtime.cosF},
+      {"ember_aot_expf", runtime.expF},        {"ember_aot_logf", runtime.logF},
+      {"ember_aot_powf", runtime.powF}};
+  for (const auto& [symbol, address] : functions)
+    if (address) bind(symbol, address, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  if (auto e = dylib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
+    return makeError("cpu backend: cannot bind the JIT's symbols: ", llvmErrorText(std::move(e)));
+  auto memory = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object->data(), object->size()), name);
+  if (auto e = (*jit)->addObjectFile(std::move(memory)))
+    return makeError("cpu backend: JIT rejected the object: ", llvmErrorText(std::move(e)));
   auto symbol = (*jit)->lookup("ember_main");
   if (!symbol) return makeError("cpu backend: JIT lookup failed: ", llvmErrorText(symbol.takeError()));
   auto entry = symbol->toPtr<JitCode::Entry>();
-  return std::unique_ptr<JitCode>(new LLJitCode(std::move(*jit), entry, std::move(irText)));
+  return std::unique_ptr<JitCode>(new LLJitCode(std::move(*jit), entry, std::move(irText), hit));
 }
 
 Error writeAotObject(const AotModule& m, const std::string& path) {

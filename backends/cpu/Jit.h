@@ -87,12 +87,17 @@ class JitCode {
   virtual Entry entry() const = 0;
   /// The optimised LLVM IR, for debugging (EMBER_CPU_DUMP_IR=1 prints it).
   virtual const std::string& irText() const = 0;
+  /// Whether the object came from the on-disk cache (no LLVM compile ran).
+  virtual bool fromDiskCache() const = 0;
 };
 
 /// Whether the JIT can emit `kind` as an f32 elementwise loop.
 bool jitSupportsElementwise(OpKind kind);
 
+/// Compiles `ops` to native code. With a non-empty `cacheKey` (the program's
+/// IR text; the ops, the target and the Ember build are added) the object is
+/// read from and written to the on-disk cache (JitDiskCache.h).
 Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std::vector<JitOp>& ops,
-                                              const JitRuntime& runtime);
+                                              const JitRuntime& runtime, const std::string& cacheKey = "");
 
 }  // namespace ember::cpu

@@ -1,5 +1,6 @@
 // ember: the command-line tool (docs/cli.md). Dispatches to one subcommand;
 // every failure is one line on stderr and a non-zero exit, never a crash.
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -54,6 +55,7 @@ void printHelp(std::ostream& os) {
   for (const Subcommand& c : kSubcommands)
     if (!c.run)
       os << "  " << c.name << std::string(14 - std::string(c.name).size(), ' ') << c.summary << "\n";
+  os << "\n--no-cache (with any command): compile without the cpu backend's on-disk JIT cache.\n";
   os << "\nexit status: 0 success, 1 bad input or unsupported model, 2 bad command line.\n";
 }
 
@@ -95,6 +97,9 @@ int dispatch(const std::vector<std::string>& words) {
 int main(int argc, char** argv) {
   using namespace ember::cli;
   std::vector<std::string> words(argv + 1, argv + argc);
+  // --no-cache (any command, any position): the cpu backend's on-disk JIT
+  // cache is neither read nor written (docs/backends/cpu.md).
+  if (std::erase(words, std::string("--no-cache")) > 0) ::setenv("EMBER_NO_CACHE", "1", 1);
   // Errors are values everywhere below; this is the last line of defence.
   try {
     return dispatch(words);

@@ -1,0 +1,33 @@
+// The on-disk JIT cache (docs/backends/cpu.md, "JIT cache"): one file per
+// compiled program holding its full key and the native object. No LLVM here;
+// Jit.cpp compiles and loads the object.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ember::cpu {
+
+/// The cache directory: $EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember/cpu-jit,
+/// else $HOME/.cache/ember/cpu-jit. Empty when disabled: EMBER_NO_CACHE=1
+/// (what `ember --no-cache` sets), or no directory can be named.
+std::string jitCacheDirectory();
+
+/// What every key starts with: the cache format, the Ember version and build
+/// of this library, so another build's entries are ignored.
+std::string jitCacheVersionLine();
+
+/// The entry's path for a full key: DIR/<64-bit hash of the key, hex>.jit.
+std::string jitCachePath(const std::string& directory, const std::string& key);
+
+/// The object stored under `key` at `path`, or nothing: a missing file
+/// silently; a corrupt entry, one of another Ember version or one whose key
+/// differs (a hash collision) with a one-line warning on stderr.
+std::optional<std::vector<char>> readJitCacheEntry(const std::string& path, const std::string& key);
+
+/// Writes the entry atomically (a temporary file in the same directory, then
+/// rename), creating the directory. A failure is a one-line warning.
+void writeJitCacheEntry(const std::string& path, const std::string& key, const std::vector<char>& object);
+
+}  // namespace ember::cpu
