@@ -351,11 +351,9 @@ std::string csvNumber(std::optional<double> v) {
   return buf;
 }
 
-/// results.csv, the plots and report.html from every point's JSON. Returns
-/// the Pareto-front summary lines.
-Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std::vector<SweepPoint>& points,
-                                               const std::string& outDir,
-                                               const std::map<size_t, SlurmTaskState>& slurm) {
+/// Every point's row: its point.json (when there is one) and its Slurm state.
+std::vector<Row> loadRows(const std::vector<SweepPoint>& points, const std::string& outDir,
+                          const std::map<size_t, SlurmTaskState>& slurm) {
   std::vector<Row> rows;
   for (const SweepPoint& p : points) {
     Row row;
@@ -374,11 +372,12 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
     }
     rows.push_back(std::move(row));
   }
-  // Pareto front per model, over latency and energy.
-  std::vector<bool> front(rows.size(), false);
-  std::vector<std::string> summary;
-  Page page;
-  page.title = "Ember co-design sweep: " + spec.name;
+  return rows;
+}
+
+/// The page's opening paragraphs: the counts and the area proxy.
+void addOverview(Page& page, const SweepSpec& spec, const std::vector<SweepPoint>& points,
+                 const std::vector<Row>& rows) {
   size_t ok = 0, failed = 0, pending = 0;
   for (const Row& r : rows) (r.ok ? ok : r.status == "not run" ? pending : failed)++;
   page.paragraphs.push_back(
@@ -390,67 +389,90 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
   page.paragraphs.push_back("Area proxy: PEs × " + shortNumber(kAreaPerPeMm2) + " mm² + SRAM bytes × " +
                             shortNumber(kAreaPerSramByteMm2) +
                             " mm² (scratchpad + accumulator; 28 nm-class estimates, docs/codesign.md).");
-  Table frontTable;
-  frontTable.heading = "Pareto front (latency vs energy, per model)";
-  frontTable.header = {"model", "config", "latency µs", "energy µJ", "MAC utilisation", "area mm²"};
+}
+
+/// The Pareto fronts (latency vs energy) of every model.
+struct Fronts {
+  std::vector<bool> onFront;  ///< per row
+  Table table;
+  std::vector<std::string> summary;  ///< one line per model
   std::vector<UtilizationDot> utilization;
-  for (size_t m = 0; m < spec.models.size(); ++m) {
-    std::vector<size_t> members;
-    std::vector<std::optional<std::pair<double, double>>> values;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].point->model != m) continue;
-      members.push_back(i);
-      auto latency = rows[i].metric("latency_us"), energy = rows[i].metric("energy_pj");
-      values.push_back(rows[i].ok && latency && energy ? std::optional(std::pair(*latency, *energy))
-                                                       : std::nullopt);
-      if (auto u = rows[i].metric("mac_utilization"); rows[i].ok && u)
-        utilization.push_back({spec.models[m].name,
-                               double(rows[i].point->config.rows * rows[i].point->config.cols), *u,
-                               rows[i].point->label});
-    }
-    std::vector<bool> onFront = paretoFront(values);
-    std::vector<ParetoDot> dots;
-    std::string listed;
-    for (size_t k = 0; k < members.size(); ++k) {
-      const Row& r = rows[members[k]];
-      front[members[k]] = onFront[k];
-      if (!values[k]) continue;
-      dots.push_back({values[k]->first, values[k]->second, r.point->label, onFront[k]});
-    }
-    std::vector<size_t> order;
-    for (size_t k = 0; k < members.size(); ++k)
-      if (onFront[k]) order.push_back(members[k]);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return *rows[a].metric("latency_us") < *rows[b].metric("latency_us");
-    });
-    for (size_t i : order) {
-      const Row& r = rows[i];
-      frontTable.rows.push_back({spec.models[m].name, r.point->label, cell(r.metric("latency_us")),
+};
+
+/// One model's front: marks its rows, adds them to the table and the summary,
+/// and draws its latency-vs-energy plot.
+Error addModelFront(const SweepSpec& spec, size_t m, const std::vector<Row>& rows, const std::string& outDir,
+                    Page& page, Fronts& fronts) {
+  std::vector<size_t> members;
+  std::vector<std::optional<std::pair<double, double>>> values;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].point->model != m) continue;
+    members.push_back(i);
+    auto latency = rows[i].metric("latency_us"), energy = rows[i].metric("energy_pj");
+    values.push_back(rows[i].ok && latency && energy ? std::optional(std::pair(*latency, *energy))
+                                                     : std::nullopt);
+    if (auto u = rows[i].metric("mac_utilization"); rows[i].ok && u)
+      fronts.utilization.push_back({spec.models[m].name,
+                                    double(rows[i].point->config.rows * rows[i].point->config.cols), *u,
+                                    rows[i].point->label});
+  }
+  std::vector<bool> onFront = paretoFront(values);
+  std::vector<ParetoDot> dots;
+  for (size_t k = 0; k < members.size(); ++k) {
+    fronts.onFront[members[k]] = onFront[k];
+    if (!values[k]) continue;
+    dots.push_back({values[k]->first, values[k]->second, rows[members[k]].point->label, onFront[k]});
+  }
+  std::vector<size_t> order;
+  for (size_t k = 0; k < members.size(); ++k)
+    if (onFront[k]) order.push_back(members[k]);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return *rows[a].metric("latency_us") < *rows[b].metric("latency_us");
+  });
+  std::string listed;
+  for (size_t i : order) {
+    const Row& r = rows[i];
+    fronts.table.rows.push_back({spec.models[m].name, r.point->label, cell(r.metric("latency_us")),
                                  cell(scaled(r.metric("energy_pj"), 1e-6)),
                                  cell(scaled(r.metric("mac_utilization"), 100)) + "%",
                                  cell(r.metric("area_mm2"))});
-      frontTable.links.push_back("points/" + r.point->id + "/report.html");
-      listed += (listed.empty() ? "" : "; ") + r.point->label + " (" + cell(r.metric("latency_us")) +
-                " µs, " + cell(scaled(r.metric("energy_pj"), 1e-6)) + " µJ)";
-    }
-    summary.push_back(spec.models[m].name + ": " +
-                      (listed.empty() ? "no point with latency and energy" : listed));
-    if (!dots.empty()) {
-      std::string svg = paretoSvg("Latency vs energy: " + spec.models[m].name, dots);
-      EMBER_RETURN_IF_ERROR(writeTextFileAtomic(
-          outDir + "/plots/pareto_" + sanitizeFileName(spec.models[m].name) + ".svg", svg));
-      page.figures.push_back({svg, "Every config of " + spec.models[m].name +
-                                       "; orange: the Pareto front (no other config is both faster and more "
-                                       "frugal)."});
-    }
+    fronts.table.links.push_back("points/" + r.point->id + "/report.html");
+    listed += (listed.empty() ? "" : "; ") + r.point->label + " (" + cell(r.metric("latency_us")) + " µs, " +
+              cell(scaled(r.metric("energy_pj"), 1e-6)) + " µJ)";
   }
-  if (!utilization.empty()) {
-    std::string svg = utilizationSvg("MAC utilisation vs array size", utilization);
+  fronts.summary.push_back(spec.models[m].name + ": " +
+                           (listed.empty() ? "no point with latency and energy" : listed));
+  if (dots.empty()) return Error::success();
+  std::string svg = paretoSvg("Latency vs energy: " + spec.models[m].name, dots);
+  EMBER_RETURN_IF_ERROR(
+      writeTextFileAtomic(outDir + "/plots/pareto_" + sanitizeFileName(spec.models[m].name) + ".svg", svg));
+  page.figures.push_back({svg, "Every config of " + spec.models[m].name +
+                                   "; orange: the Pareto front (no other config is both faster and more "
+                                   "frugal)."});
+  return Error::success();
+}
+
+/// Every model's front, then the utilisation plot of all configs.
+Expected<Fronts> addFronts(const SweepSpec& spec, const std::vector<Row>& rows, const std::string& outDir,
+                           Page& page) {
+  Fronts fronts;
+  fronts.onFront.assign(rows.size(), false);
+  fronts.table.heading = "Pareto front (latency vs energy, per model)";
+  fronts.table.header = {"model", "config", "latency µs", "energy µJ", "MAC utilisation", "area mm²"};
+  for (size_t m = 0; m < spec.models.size(); ++m)
+    EMBER_RETURN_IF_ERROR(addModelFront(spec, m, rows, outDir, page, fronts));
+  if (!fronts.utilization.empty()) {
+    std::string svg = utilizationSvg("MAC utilisation vs array size", fronts.utilization);
     EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/plots/utilization.svg", svg));
     page.figures.push_back(
         {svg, "Each point is one config; the line joins each model's best config per array size."});
   }
-  // Roofline and stall breakdown of each model's fastest config.
+  return fronts;
+}
+
+/// Roofline and stall breakdown of each model's fastest config.
+Error addFastestConfigPlots(const SweepSpec& spec, const std::vector<Row>& rows, const std::string& outDir,
+                            Page& page) {
   for (size_t m = 0; m < spec.models.size(); ++m) {
     const Row* best = nullptr;
     for (const Row& r : rows)
@@ -475,8 +497,12 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
                                       "config's compute and bandwidth roofs."});
     page.figures.push_back({stalls, "Per-layer cycles and stall cycles by reason, same config."});
   }
-  page.tables.push_back(std::move(frontTable));
+  return Error::success();
+}
 
+/// results.csv and the page's table of all points.
+Error writeAllPoints(const SweepSpec& spec, const std::vector<Row>& rows, const std::vector<bool>& onFront,
+                     const std::string& outDir, Page& page) {
   Table all;
   all.heading = "All points";
   all.header = {"point",       "model",     "config",      "status",       "cycles",
@@ -498,22 +524,37 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
       csv += "," + csvField(spec.axes[a].values[p.axisValues[a]].label);
     csv += "," + status + "," + csvField(error);
     for (const std::string& c : metricColumns()) csv += "," + csvNumber(r.metric(c));
-    csv += "," + csvNumber(r.json.numberAt("wall_seconds")) + "," + (front[i] ? "1" : "0") + "," +
+    csv += "," + csvNumber(r.json.numberAt("wall_seconds")) + "," + (onFront[i] ? "1" : "0") + "," +
            (r.slurm ? r.slurm->job() + "," + r.slurm->state : ",") + "\n";
     all.rows.push_back({p.id, spec.models[p.model].name, p.label, status, cell(r.metric("cycles")),
                         cell(r.metric("latency_us")),
                         r.metric("mac_utilization") ? cell(*r.metric("mac_utilization") * 100) + "%" : "",
                         cell(r.metric("dram_read_bytes")), cell(r.metric("dram_write_bytes")),
                         cell(scaled(r.metric("energy_pj"), 1e-6)), cell(r.metric("sram_peak_bytes")),
-                        cell(r.metric("area_mm2")), front[i] ? "yes" : "", error});
-    all.highlight.push_back(front[i]);
+                        cell(r.metric("area_mm2")), onFront[i] ? "yes" : "", error});
+    all.highlight.push_back(onFront[i]);
     all.links.push_back(r.json.find("report") ? "points/" + p.id + "/report.html"
                                               : "points/" + p.id + "/log.txt");
   }
   page.tables.push_back(std::move(all));
-  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/results.csv", csv));
+  return writeTextFileAtomic(outDir + "/results.csv", csv);
+}
+
+/// results.csv, the plots and report.html from every point's JSON. Returns
+/// the Pareto-front summary lines.
+Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+                                               const std::string& outDir,
+                                               const std::map<size_t, SlurmTaskState>& slurm) {
+  const std::vector<Row> rows = loadRows(points, outDir, slurm);
+  Page page;
+  page.title = "Ember co-design sweep: " + spec.name;
+  addOverview(page, spec, points, rows);
+  EMBER_ASSIGN_OR_RETURN(Fronts fronts, addFronts(spec, rows, outDir, page));
+  EMBER_RETURN_IF_ERROR(addFastestConfigPlots(spec, rows, outDir, page));
+  page.tables.push_back(std::move(fronts.table));
+  EMBER_RETURN_IF_ERROR(writeAllPoints(spec, rows, fronts.onFront, outDir, page));
   EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/report.html", renderPage(page)));
-  return summary;
+  return fronts.summary;
 }
 
 void addSlurmOptions(OptionParser& parser, SweepArgs& args) {
@@ -529,14 +570,9 @@ void addSlurmOptions(OptionParser& parser, SweepArgs& args) {
 
 }  // namespace
 
-int sweepCommand(const std::vector<std::string>& argv) {
-  SweepArgs args;
-  OptionParser parser(
-      "ember sweep", "SPEC.yaml -o DIR [-j N] [--emit-slurm | --resume] [--partition P --time T --mem M]",
-      "Runs a hardware design-space sweep (docs/codesign.md): every combination of the spec's axes, for\n"
-      "every model, compiled and simulated in its own process. Writes DIR/results.csv, DIR/points/<id>/\n"
-      "(config.yaml, point.json, stats.json, log.txt, report.html), DIR/plots/*.svg and DIR/report.html.\n"
-      "Points already finished with status ok are skipped (resume). Exit status 1 when a point failed.");
+namespace {
+
+void addSweepOptions(OptionParser& parser, SweepArgs& args) {
   parser.addPositional("SPEC.yaml", &args.spec, "the sweep spec");
   parser.addString("--output", "DIR", &args.outDir, "output directory (required)");
   parser.addAlias("-o", "--output");
@@ -551,19 +587,11 @@ int sweepCommand(const std::vector<std::string>& argv) {
   parser.addString("--point", "INDEX|ID", &args.point, "run only this point (one Slurm array task)");
   parser.addFlag("--report-only", &args.reportOnly, "run nothing; rebuild results.csv and report.html");
   addSlurmOptions(parser, args);
-  if (auto status = parser.parse(argv)) return *status;
-  if (args.outDir.empty()) return parser.usageError("missing -o DIR");
+}
 
-  std::map<std::string, std::string> vars;
-  for (const std::string& v : args.vars) {
-    size_t eq = v.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return parser.usageError("--var expects NAME=VALUE, got '" + v + "'");
-    vars[v.substr(0, eq)] = v.substr(eq + 1);
-  }
-  Expected<SweepSpec> loaded = loadSweepSpec(args.spec, vars);
-  if (!loaded) return fail(loaded.error());
-  SweepSpec spec = loaded.take();
+/// The spec with the command line's overrides, its models checked to exist.
+Expected<SweepSpec> loadSpec(const SweepArgs& args, const std::map<std::string, std::string>& vars) {
+  EMBER_ASSIGN_OR_RETURN(SweepSpec spec, loadSweepSpec(args.spec, vars));
   if (args.timeout) spec.timeoutSeconds = double(args.timeout);
   if (!args.backend.empty()) {
     spec.backend = args.backend;
@@ -571,44 +599,49 @@ int sweepCommand(const std::vector<std::string>& argv) {
   }
   for (const SweepModel& m : spec.models)
     if (!fs::exists(m.path))
-      return fail(args.spec + ": model '" + m.name + "': " + m.path + ": no such file");
-  Expected<std::vector<SweepPoint>> expanded = expandSweep(spec);
-  if (!expanded) return fail(expanded.error());
-  const std::vector<SweepPoint>& points = *expanded;
+      return makeError(args.spec, ": model '", m.name, "': ", m.path, ": no such file");
+  return spec;
+}
 
+/// DIR/plots, each point's folder with its config.yaml, and DIR/points.tsv.
+Error writePointFolders(const SweepArgs& args, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
   std::error_code ec;
   fs::create_directories(fs::path(args.outDir) / "plots", ec);
-  if (ec) return fail(args.outDir + ": cannot create the output directory: " + ec.message());
+  if (ec) return makeError(args.outDir, ": cannot create the output directory: ", ec.message());
   std::string index = "index\tid\tmodel\tconfig\n";
   for (const SweepPoint& p : points) {
     PointFiles files = pointFiles(args.outDir, p);
     fs::create_directories(files.dir, ec);
-    if (ec) return fail(files.dir + ": cannot create: " + ec.message());
-    if (Error e = writeTextFileAtomic(files.config, p.configYaml)) return fail(e);
+    if (ec) return makeError(files.dir, ": cannot create: ", ec.message());
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(files.config, p.configYaml));
     index += std::to_string(p.index) + "\t" + p.id + "\t" + spec.models[p.model].name + "\t" + p.label + "\n";
   }
-  if (Error e = writeTextFileAtomic(args.outDir + "/points.tsv", index)) return fail(e);
-  if (args.emitSlurm) {
-    if (Error e = emitSlurm(args, spec, points)) return fail(e);
-    return kExitSuccess;
-  }
-  if (args.resume) return resubmitOnSlurm(args, spec, points);
+  return writeTextFileAtomic(args.outDir + "/points.tsv", index);
+}
 
+/// The points to run: the one of --point, none for --report-only, else those not finished ok.
+Expected<std::vector<size_t>> pendingPoints(const SweepArgs& args, const std::vector<SweepPoint>& points) {
   std::vector<size_t> pending;
   if (!args.point.empty()) {
     auto it = std::find_if(points.begin(), points.end(), [&](const SweepPoint& p) {
       return p.id == args.point || std::to_string(p.index) == args.point;
     });
     if (it == points.end())
-      return fail(args.spec + ": no point '" + args.point + "' (indices 0-" +
-                  std::to_string(points.size() - 1) + ", ids in " + args.outDir + "/points.tsv)");
+      return makeError(args.spec, ": no point '", args.point, "' (indices 0-", points.size() - 1, ", ids in ",
+                       args.outDir, "/points.tsv)");
     pending.push_back(size_t(it - points.begin()));
   } else if (!args.reportOnly) {
     for (const SweepPoint& p : points)
       if (!pointFinishedOk(pointFiles(args.outDir, p))) pending.push_back(p.index);
   }
+  return pending;
+}
 
-  // Quantization profiles, once per model that a pending point needs.
+/// Quantization profiles, once per model that a pending point needs; the
+/// error of each model whose profile could not be made.
+std::map<size_t, std::string> makeProfiles(const SweepArgs& args, const SweepSpec& spec,
+                                           const std::vector<SweepPoint>& points,
+                                           const std::vector<size_t>& pending) {
   std::map<size_t, std::string> profileErrors;
   for (size_t m = 0; m < spec.models.size(); ++m) {
     if (!needsProfile(spec, spec.models[m])) continue;
@@ -619,15 +652,23 @@ int sweepCommand(const std::vector<std::string>& argv) {
                 << (spec.models[m].calibrate.empty() ? "random data" : spec.models[m].calibrate) << ")\n";
     if (Error e = ensureProfile(spec, spec.models[m], args.outDir)) profileErrors[m] = e.message();
   }
+  return profileErrors;
+}
 
+/// Runs the pending points in child processes, with progress on stderr.
+/// Returns how many failed.
+Expected<size_t> runPoints(const SweepArgs& args, const SweepSpec& spec,
+                           const std::vector<SweepPoint>& points, const std::vector<size_t>& pending,
+                           const std::map<size_t, std::string>& profileErrors) {
   std::vector<ChildJob> jobs;
   std::vector<size_t> jobPoints;
   size_t failedPoints = 0;
+  std::error_code ec;
   for (size_t i : pending) {
     PointFiles files = pointFiles(args.outDir, points[i]);
     fs::remove(files.stats, ec);  // never read a previous run's statistics
     if (auto it = profileErrors.find(points[i].model); it != profileErrors.end()) {
-      if (Error e = finishPoint(spec, points[i], files, ChildOutcome{}, it->second)) return fail(e);
+      EMBER_RETURN_IF_ERROR(finishPoint(spec, points[i], files, ChildOutcome{}, it->second));
       ++failedPoints;
       continue;
     }
@@ -659,17 +700,13 @@ int sweepCommand(const std::vector<std::string>& argv) {
   callbacks.tick = [&]() { progress.tick(); };
   Error interrupted = runProcessPool(jobs, concurrency, callbacks);
   if (!args.reportOnly) progress.done();
-  if (writeError) return fail(writeError);
-  if (interrupted) return fail(interrupted);
-  if (single) {
-    const SweepPoint& p = points[pending.front()];
-    Expected<Json> json = readJsonFile(pointFiles(args.outDir, p).json);
-    std::cerr << "ember sweep: point " << p.index << " (" << p.id << "): "
-              << (json ? json->stringAt("status") + " " + json->stringAt("error") : json.error().message())
-              << "\n";
-    return failedPoints ? kExitFailure : kExitSuccess;
-  }
+  if (writeError) return writeError;
+  if (interrupted) return interrupted;
+  return failedPoints;
+}
 
+/// results.csv, the plots and report.html; the summary on stdout.
+int reportSweep(const SweepArgs& args, const SweepSpec& spec, const std::vector<SweepPoint>& points) {
   Expected<std::vector<std::string>> summary =
       writeReport(spec, points, args.outDir, slurmStates(args.outDir));
   if (!summary) return fail(summary.error());
@@ -680,6 +717,56 @@ int sweepCommand(const std::vector<std::string>& argv) {
             << points.size() - failedTotal << " ok, " << failedTotal << " failed or not run)\n";
   for (const std::string& line : *summary) std::cout << "pareto front " << line << "\n";
   return failedTotal ? kExitFailure : kExitSuccess;
+}
+
+}  // namespace
+
+int sweepCommand(const std::vector<std::string>& argv) {
+  SweepArgs args;
+  OptionParser parser(
+      "ember sweep", "SPEC.yaml -o DIR [-j N] [--emit-slurm | --resume] [--partition P --time T --mem M]",
+      "Runs a hardware design-space sweep (docs/codesign.md): every combination of the spec's axes, for\n"
+      "every model, compiled and simulated in its own process. Writes DIR/results.csv, DIR/points/<id>/\n"
+      "(config.yaml, point.json, stats.json, log.txt, report.html), DIR/plots/*.svg and DIR/report.html.\n"
+      "Points already finished with status ok are skipped (resume). Exit status 1 when a point failed.");
+  addSweepOptions(parser, args);
+  if (auto status = parser.parse(argv)) return *status;
+  if (args.outDir.empty()) return parser.usageError("missing -o DIR");
+  std::map<std::string, std::string> vars;
+  for (const std::string& v : args.vars) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return parser.usageError("--var expects NAME=VALUE, got '" + v + "'");
+    vars[v.substr(0, eq)] = v.substr(eq + 1);
+  }
+
+  Expected<SweepSpec> loaded = loadSpec(args, vars);
+  if (!loaded) return fail(loaded.error());
+  const SweepSpec spec = loaded.take();
+  Expected<std::vector<SweepPoint>> expanded = expandSweep(spec);
+  if (!expanded) return fail(expanded.error());
+  const std::vector<SweepPoint>& points = *expanded;
+  if (Error e = writePointFolders(args, spec, points)) return fail(e);
+  if (args.emitSlurm) {
+    if (Error e = emitSlurm(args, spec, points)) return fail(e);
+    return kExitSuccess;
+  }
+  if (args.resume) return resubmitOnSlurm(args, spec, points);
+
+  Expected<std::vector<size_t>> pending = pendingPoints(args, points);
+  if (!pending) return fail(pending.error());
+  const std::map<size_t, std::string> profileErrors = makeProfiles(args, spec, points, *pending);
+  Expected<size_t> failedPoints = runPoints(args, spec, points, *pending, profileErrors);
+  if (!failedPoints) return fail(failedPoints.error());
+  if (!args.point.empty()) {
+    const SweepPoint& p = points[pending->front()];
+    Expected<Json> json = readJsonFile(pointFiles(args.outDir, p).json);
+    std::cerr << "ember sweep: point " << p.index << " (" << p.id << "): "
+              << (json ? json->stringAt("status") + " " + json->stringAt("error") : json.error().message())
+              << "\n";
+    return *failedPoints ? kExitFailure : kExitSuccess;
+  }
+  return reportSweep(args, spec, points);
 }
 
 }  // namespace ember::cli
