@@ -154,7 +154,8 @@ ORDER = ["Binary", "Variadic", "PRelu", "WhereCompare", "CastRoundTrip", "MatMul
 LATE_ORDER = ["GridSample", "ResizeCubic", "BatchNormTraining", "LayerNormStats", "Mvn", "Det", "Loss", "CumSum",
               "Compress", "MaxUnpool", "Window", "Dft", "Stft", "IntPow", "RnnOnnx", "F64Chain",
               "Spatial3d", "ValueDependentConst", "QuantRoundTrip", "QLinearOps", "ResizeDown", "MaxPoolIndices",
-              "RoiAlign", "MaskedSoftmax", "ResidualConv", "ConvBnRelu", "AttentionGelu"]
+              "RoiAlign", "MaskedSoftmax", "ResidualConv", "ConvBnRelu", "AttentionGelu",
+              "ConvPoolMatMul", "StemConv"]
 
 
 def all_ops():

@@ -1172,6 +1172,85 @@ class AttentionGelu(Op):
         return e.node("Mul", [e.node("Mul", [o, one_plus]), e.init(np.array(0.5, np.float32))])
 
 
+class ConvPoolMatMul(Op):
+    """Conv -> Relu -> MaxPool or AveragePool -> GlobalAveragePool -> MatMul by a constant: a CNN's
+    head, which int8 quantization makes QuantizedConv, MaxPool on codes, QuantizedAvgPool and
+    QuantizedMatMul, the cpu backend's int8 kernels (docs/backends/cpu.md, "int8"). Weight 0: drawn
+    only with `generate.py --draw conv_pool_matmul` (tests/cpu's `cpu_int8_difftest`)."""
+    name = "conv_pool_matmul"
+    ranks = (4,)
+    weight = 0.0
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "out": int(g.rng.integers(3, 20)), "units": int(g.rng.integers(1, 40)),
+                    "pool": ["max", "avg", "avg_pad"][int(g.rng.integers(0, 3))]}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        if h < 3 or w_ < 3:
+            raise Invalid("too small for the pool")
+        o, m = p["out"], p["units"]
+        w = {"f": normal(p, (o, c, 3, 3), 1 / math.sqrt(c * 9)), "b": normal(p, (o,), 0.1, salt=1),
+             "m": normal(p, (o, m), 1 / math.sqrt(o), salt=2)}
+        return Val(check_size((n, 1, 1, m))), dict(p), w
+
+    def torch(self, r, w, x):
+        torch, tf = _t()
+        y = torch.relu(tf.conv2d(x, w["f"], w["b"], 1, 1))
+        if r["pool"] == "max":
+            y = tf.max_pool2d(y, 2, 2)
+        else:
+            y = tf.avg_pool2d(y, 3, 2, 1, count_include_pad=r["pool"] == "avg_pad")
+        return y.mean((2, 3), keepdim=True).permute(0, 2, 3, 1) @ w["m"]
+
+    def onnx(self, r, w, e, x):
+        y = e.node("Relu", [e.node("Conv", [x, e.init(w["f"]), e.init(w["b"])], pads=[1] * 4, strides=[1, 1])])
+        if r["pool"] == "max":
+            y = e.node("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+        else:
+            y = e.node("AveragePool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4,
+                       count_include_pad=int(r["pool"] == "avg_pad"))
+        y = e.node("Transpose", [e.node("GlobalAveragePool", [y])], perm=[0, 2, 3, 1])
+        return e.node("MatMul", [y, e.init(w["m"])])
+
+
+class StemConv(Op):
+    """A stem-like conv: the first C <= 3 channels and an even-sized crop of x (Slice), then a
+    stride-2 Conv with a 3x3, 5x5 or 7x7 kernel and same padding, maybe Relu: the npu's v3 configs
+    run it as a stride-1 conv over 2x2 pixel blocks (compiler.dense_stem, docs/npu/compiler.md
+    "The stem as 2x2 blocks"). Weight 0: drawn only with `generate.py --draw stem_conv` (the
+    checked-in regressions int8-npu_stem_conv_*), so the CI batch's seeds draw what they drew before."""
+    name = "stem_conv"
+    ranks = (4,)
+    weight = 0.0
+
+    def draw(self, g, a):
+        return [], {"seed": g.seed(), "k": int(g.rng.choice([3, 5, 7])), "c": int(g.rng.integers(1, 4)),
+                    "out": int(g.rng.integers(2, 17)), "relu": int(g.rng.random() < 0.7)}
+
+    def infer(self, p, ins):
+        n, c, h, w_ = ins[0].shape
+        c, h, w_ = min(c, p["c"]), h - h % 2, w_ - w_ % 2
+        if h < 2 or w_ < 2:
+            raise Invalid("too small for a stride-2 conv")
+        k, o = p["k"], p["out"]
+        w = {"f": normal(p, (o, c, k, k), 1 / math.sqrt(c * k * k)), "b": normal(p, (o,), 0.1, salt=1)}
+        oh, ow = (h + 2 * (k // 2) - k) // 2 + 1, (w_ + 2 * (k // 2) - k) // 2 + 1
+        return Val(check_size((n, o, oh, ow))), dict(p, c=c, h=h, w=w_), w
+
+    def torch(self, r, w, x):
+        torch, tf = _t()
+        y = tf.conv2d(x[:, :r["c"], :r["h"], :r["w"]], w["f"], w["b"], 2, r["k"] // 2)
+        return torch.relu(y) if r["relu"] else y
+
+    def onnx(self, r, w, e, x):
+        ends = e.init(np.array([r["c"], r["h"], r["w"]], np.int64))
+        crop = e.node("Slice", [x, e.init(np.array([0, 0, 0], np.int64)), ends, e.init(np.array([1, 2, 3], np.int64))])
+        y = e.node("Conv", [crop, e.init(w["f"]), e.init(w["b"])], pads=[r["k"] // 2] * 4, strides=[2, 2])
+        return e.node("Relu", [y]) if r["relu"] else y
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
-            Spatial3d(), MaskedSoftmax(), ResidualConv(), ConvBnRelu(), AttentionGelu()]
+            Spatial3d(), MaskedSoftmax(), ResidualConv(), ConvBnRelu(), AttentionGelu(), ConvPoolMatMul(),
+            StemConv()]
