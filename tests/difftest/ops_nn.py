@@ -1244,8 +1244,12 @@ class StemConv(Op):
         return torch.relu(y) if r["relu"] else y
 
     def onnx(self, r, w, e, x):
-        ends = e.init(np.array([r["c"], r["h"], r["w"]], np.int64))
-        crop = e.node("Slice", [x, e.init(np.array([0, 0, 0], np.int64)), ends, e.init(np.array([1, 2, 3], np.int64))])
+        ends, axes = [r["c"], r["h"], r["w"]], [1, 2, 3]
+        if e.opset >= 10:
+            crop = e.node("Slice", [x, e.init(np.zeros(3, np.int64)), e.init(np.array(ends, np.int64)),
+                                    e.init(np.array(axes, np.int64))])
+        else:
+            crop = e.node("Slice", [x], starts=[0, 0, 0], ends=ends, axes=axes)
         y = e.node("Conv", [crop, e.init(w["f"]), e.init(w["b"])], pads=[r["k"] // 2] * 4, strides=[2, 2])
         return e.node("Relu", [y]) if r["relu"] else y
 

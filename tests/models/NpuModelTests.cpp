@@ -139,7 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
                                      "zoo_resnext", "zoo_mobilenet_v3", "zoo_convnext", "zoo_lraspp",
                                      "zoo_fcn", "zoo_deeplabv3", "zoo_r3d", "zoo_vit", "zoo_maxvit",
                                      "zoo_swin", "zoo_mha", "zoo_gpt", "zoo_bert", "zoo_lstm_gru"),
-                     testing::Values("", "npu-16x16-v2.yaml", "npu-16x16-v2q.yaml", "npu-16x16-v3.yaml")),
+                     testing::Values("", "npu-16x16-v2.yaml", "npu-16x16-v2q.yaml", "npu-16x16-v3.yaml",
+                                     "npu-64x64-v3.yaml")),
     [](const testing::TestParamInfo<ModelOnConfig>& info) {
       // npu-16x16-v2.yaml -> _npu_16x16_v2 (test names are identifiers)
       std::string config = std::get<1>(info.param);
