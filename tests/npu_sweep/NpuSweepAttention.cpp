@@ -1,8 +1,8 @@
 // The NPU operator sweep's attention matmuls: QuantizedMatMul with an
 // activation right operand (Q.K^T and scores.V per head) over 30+ shapes,
 // sequence lengths 1 to 512 and head dims 16 to 128 (most not multiples of the
-// array), bit-exact against the reference backend on npu-16x16 and
-// npu-16x16-v3, with nothing on the fallback.
+// array), bit-exact against the reference backend on npu-16x16, npu-16x16-v3
+// and npu-64x64-v3, with nothing on the fallback.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,7 +82,7 @@ TEST(NpuSweep, ActivationMatMul) {
   }
   ASSERT_GE(shapes.size(), 30u);
   for (const AttentionShape& s : shapes)
-    for (const char* config : {"npu-16x16.yaml", "npu-16x16-v3.yaml"}) {
+    for (const char* config : {"npu-16x16.yaml", "npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
       SCOPED_TRACE(nameOf(s) + " on " + config);
       auto expected = runShape(s, "reference", "");
       ASSERT_TRUE(expected) << expected.error().message();
