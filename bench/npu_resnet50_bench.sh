@@ -3,9 +3,12 @@
 # over the two switches: one or two weight buffers (-v2, ISA v2) and the vector
 # unit on the compute queue or on its own queue (-q, -v2q: vector.queue
 # separate with accumulator.banks 2, ISA v3), and -v3: -v2q with the bias as the
-# gemms' initial accumulator value (matrix_engine.bias_init) and the residual
-# adds run in the convs' epilogues (compiler.fuse_residual_add); -v3u is -v3
-# with the adds unfused, so the sweep shows what the fusion buys. Then batch 4
+# gemms' initial accumulator value (matrix_engine.bias_init), the residual
+# adds run in the convs' epilogues (compiler.fuse_residual_add), the first
+# weights of each layer prefetched across the barrier, the stem on 2x2 pixel
+# blocks and a batch's 1x1 convs as more gemm rows (compiler.prefetch_weights,
+# dense_stem, batch_rows); -v3u is -v3 with the adds unfused, so the sweep
+# shows what the fusion buys. Then batch 4
 # on the v3 configs (the model with its batch dimension set to 4, calibrated
 # on the same four images), and ResNet-18 and MobileNetV2 (scripts/gen_models.py's
 # test models, 224x224, when BUILD_DIR/testdata/models holds them) on
