@@ -62,7 +62,9 @@ Error quantizeLinear(const Attributes& attrs, Inputs in, Outputs out) {
     const int64_t c = channel(i);
     // round half to even in the default rounding mode (std::nearbyint)
     const float q = std::nearbyint(x.as<float>()[i] / scale[c]);
-    storeRaw(out[0], i, saturate(double(q) + double(rawAt(in[2], c)), out[0].type.kind));
+    // An absent zero point is one scalar 0 even per axis (importer).
+    const int64_t z = in[2].numElements() > 1 ? c : 0;
+    storeRaw(out[0], i, saturate(double(q) + double(rawAt(in[2], z)), out[0].type.kind));
   }
   return Error::success();
 }
@@ -74,7 +76,8 @@ Error dequantizeLinear(const Attributes& attrs, Inputs in, Outputs out) {
   float* y = out[0].as<float>();
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
     const int64_t c = channel(i);
-    y[i] = float(int64_t(rawAt(x, i)) - int64_t(rawAt(in[2], c))) * scale[c];
+    const int64_t z = in[2].numElements() > 1 ? c : 0;  // an absent zero point is one scalar 0
+    y[i] = float(int64_t(rawAt(x, i)) - int64_t(rawAt(in[2], z))) * scale[c];
   }
   return Error::success();
 }
