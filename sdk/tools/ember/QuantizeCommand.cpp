@@ -1,5 +1,6 @@
 // ember quantize: calibrates a model on sample inputs with the reference
-// backend and writes a quantization profile (docs/quantization.md).
+// backend and writes a quantization profile (docs/quantization.md); with
+// --emit-onnx it also writes the int8 model as an ONNX QDQ model.
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "ember/Npy.h"
 #include "ember/Pass.h"
 #include "ember/Quantization.h"
+#include "exporter/QdqExport.h"
 
 namespace ember::cli {
 namespace {
@@ -30,8 +32,9 @@ std::vector<std::string> expandCalibrate(const std::vector<std::string>& args) {
       inList = false;
       out.push_back(a);
       // Options with a separate value: keep the value with them.
-      bool takesValue = a == "-o" || a == "--output" || a == "--schema" || a == "--calibration" ||
-                        a == "--dim" || a == "--percentile" || a == "--backend-path";
+      bool takesValue = a == "-o" || a == "--output" || a == "--profile" || a == "--emit-onnx" ||
+                        a == "--schema" || a == "--calibration" || a == "--dim" || a == "--percentile" ||
+                        a == "--backend-path";
       if (takesValue && i + 1 < args.size()) out.push_back(args[++i]);
       continue;
     }
@@ -87,15 +90,57 @@ Expected<std::vector<Tensor>> splitSamples(const Tensor& t, const Type& type, co
   return samples;
 }
 
+/// Converts MODEL with `profile` as 'ember run --quantize' does on the
+/// reference backend and writes it as an ONNX QDQ model.
+int emitOnnx(const PipelineArgs& pipeline, const QuantizationProfile& profile, const std::string& path,
+             bool quiet) {
+  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create("reference");
+  if (!backend) return fail(backend.error());
+  Expected<LoadedModel> loaded = importModel(pipeline);
+  if (!loaded) return fail(loaded.error());
+  Function& function = *loaded->function;
+  PassManager pm;
+  addGraphOptimizationPasses(pm);
+  if (Error e = pm.run(function)) return fail(e.withContext(pipeline.model));
+  QuantizationReport report;
+  if (Error e = quantizeFunction(function, profile, **backend, &report))
+    return fail(e.withContext(pipeline.model));
+  QdqExportSummary summary;
+  if (Error e = exportQdqOnnx(pipeline.model, function, path, &summary)) return fail(e);
+  if (!quiet) {
+    std::cout << "wrote " << path << ": " << summary.quantizedTensors << " tensors through QuantizeLinear/"
+              << "DequantizeLinear, " << summary.quantizedWeights << " int8 weights";
+    if (!summary.floatNodes.empty()) {
+      std::cout << ", " << summary.floatNodes.size() << " float node"
+                << (summary.floatNodes.size() == 1 ? "" : "s") << ":";
+      for (const std::string& n : summary.floatNodes) std::cout << " " << n;
+    }
+    std::cout << "\n";
+  }
+  return kExitSuccess;
+}
+
+/// Fails early when `path` cannot be created, before a long calibration.
+Error checkWritable(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    return makeError(path, ": cannot write the file (no directory ", parent.string(), ")");
+  return Error::success();
+}
+
 }  // namespace
 
 int quantizeCommand(const std::vector<std::string>& rawArgs) {
   PipelineArgs pipeline;
   std::vector<std::string> calibrateSpecs;
-  std::string outputPath, schema = "asymmetric", method = "minmax", percentile = "99.99";
+  std::string outputPath, profilePath, emitPath, schema = "asymmetric", method = "minmax",
+                                                 percentile = "99.99";
   bool perChannel = false, quiet = false;
 
-  OptionParser parser("ember quantize", "MODEL.onnx --calibrate [NAME=]PATH... -o PROFILE.yaml [options]",
+  OptionParser parser("ember quantize",
+                      "MODEL.onnx --calibrate [NAME=]PATH... -o PROFILE.yaml [--emit-onnx Q.onnx] [options]\n"
+                      "       ember quantize MODEL.onnx --profile PROFILE.yaml --emit-onnx Q.onnx [options]",
                       "Runs MODEL.onnx in f32 on the reference backend over calibration inputs, records the\n"
                       "range of every tensor and writes a quantization profile for 'ember run/compile\n"
                       "--quantize'. PATH is an .npy file or a directory of them; the leading dimension may\n"
@@ -105,6 +150,12 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
                  "calibration inputs for model input NAME (NAME= may be left out for a one-input model)");
   parser.addString("--output", "PROFILE.yaml", &outputPath, "where to write the profile (required)");
   parser.addAlias("-o", "--output");
+  parser.addString("--profile", "PROFILE.yaml", &profilePath,
+                   "use this profile instead of calibrating (with --emit-onnx)");
+  parser.addString(
+      "--emit-onnx", "Q.onnx", &emitPath,
+      "also write the int8 model as an ONNX QDQ model (QuantizeLinear/DequantizeLinear with the\n"
+      "profile's scales, int8 weights, int32 biases) that ONNX Runtime runs with its int8 kernels");
   parser.addString("--schema", "S", &schema, "asymmetric (default), symmetric or symmetric-power2");
   parser.addString("--calibration", "M", &method, "minmax (default), percentile or kl");
   parser.addString("--percentile", "P", &percentile,
@@ -115,8 +166,19 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
   parser.addFlag("--quiet", &quiet, "print nothing on success");
   if (auto status = parser.parse(expandCalibrate(rawArgs))) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
-  if (calibrateSpecs.empty()) return parser.usageError("--calibrate is required");
-  if (outputPath.empty()) return parser.usageError("-o PROFILE.yaml is required");
+  if (!emitPath.empty())
+    if (Error e = checkWritable(emitPath)) return fail(e);
+  if (!profilePath.empty()) {
+    if (emitPath.empty()) return parser.usageError("--profile needs --emit-onnx");
+    if (!calibrateSpecs.empty()) return parser.usageError("--profile and --calibrate exclude each other");
+    Expected<QuantizationProfile> profile = QuantizationProfile::load(profilePath);
+    if (!profile) return fail(profile.error());
+    if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
+    return emitOnnx(pipeline, *profile, emitPath, quiet);
+  }
+  if (calibrateSpecs.empty()) return parser.usageError("--calibrate (or --profile) is required");
+  if (outputPath.empty() && emitPath.empty())
+    return parser.usageError("-o PROFILE.yaml or --emit-onnx is required");
 
   CalibrationOptions options;
   options.perChannel = perChannel;
@@ -190,11 +252,14 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
   Expected<QuantizationProfile> profile = ember::calibrate(function, backend.take(), samples, options);
   if (!profile) return fail(profile.error().withContext(pipeline.model));
   profile->model = std::filesystem::path(pipeline.model).filename().string();
-  if (Error e = writeTextFile(outputPath, profile->toYaml())) return fail(e);
+  if (!outputPath.empty())
+    if (Error e = writeTextFile(outputPath, profile->toYaml())) return fail(e);
   if (!quiet)
     std::cout << "calibrated " << profile->tensors.size() << " tensors on " << count << " sample"
               << (count == 1 ? "" : "s") << " (" << schema << ", " << method
-              << (perChannel ? ", per-channel" : "") << "); wrote " << outputPath << "\n";
+              << (perChannel ? ", per-channel" : "") << ")"
+              << (outputPath.empty() ? "" : "; wrote " + outputPath) << "\n";
+  if (!emitPath.empty()) return emitOnnx(pipeline, *profile, emitPath, quiet);
   return kExitSuccess;
 }
 
