@@ -16,7 +16,9 @@
 
 namespace ember::cli {
 
-int runCommand(const std::vector<std::string>& args) {
+namespace {
+
+struct RunArgs {
   PipelineArgs pipeline;
   InputArgs inputArgs;
   std::string outputDir, reportPath, tracePath;
@@ -24,44 +26,132 @@ int runCommand(const std::vector<std::string>& args) {
   bool quiet = false;
   HostLinkOptions hostLink;
   HostModelOptions hostModel;
+};
 
+void addRunOptions(OptionParser& parser, RunArgs& a) {
+  a.pipeline.addTo(parser);
+  parser.addList("--input", "NAME=FILE.npy", &a.inputArgs.inputs,
+                 "value of model input NAME (FILE.npy alone for a one-input model)");
+  parser.addFlag("--random-inputs", &a.inputArgs.randomInputs,
+                 "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &a.inputArgs.seed, "seed of --random-inputs (default: 0)");
+  parser.addString("--output-dir", "DIR", &a.outputDir, "write each output to DIR/<name>.npy");
+  parser.addInt("--threads", "N", &a.threads, "worker threads of the cpu backend (default: 1)", 1, 1024);
+  parser.addInt("--repeat", "N", &a.repeat, "time N runs after one warm-up run; report the median", 1,
+                1000000);
+  parser.addString("--report-json", "FILE", &a.reportPath, "write the report as JSON to FILE");
+  parser.addString("--trace", "FILE.json", &a.tracePath,
+                   "write the accelerator's timeline of the last run (Chrome trace-event JSON, Perfetto)");
+  parser.addFlag("--quiet", &a.quiet, "print nothing on success");
+  parser.addInt("--max-cycles", "N", &a.maxCycles,
+                "npu: stop with an error once a simulated run passes N cycles (default: no limit)", 1);
+  a.hostLink.addTo(parser);
+  a.hostModel.addTo(parser);
+}
+
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/// The wall time of each timed run, and the host's share of it (what the
+/// simulator did not take; docs/cli.md, "End-to-end latency").
+struct RunTimes {
+  std::vector<double> wall, host;
+};
+
+/// One warm-up run when repeating, then `repeat` timed runs.
+Expected<RunTimes> timeRuns(const RunArgs& a, Device& device, const std::string& id,
+                            ExecutionContext& context, const CompiledModel& model) {
+  auto runOnce = [&]() -> Expected<double> {
+    auto start = std::chrono::steady_clock::now();
+    if (Error e = device.run(id, context))
+      return e.withContext(a.maxCycles ? a.pipeline.model + ": --max-cycles " + std::to_string(a.maxCycles)
+                                       : a.pipeline.model);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (a.repeat > 1) EMBER_RETURN_IF_ERROR(runOnce().error());
+  RunTimes times;
+  for (int64_t i = 0; i < a.repeat; ++i) {
+    EMBER_ASSIGN_OR_RETURN(double seconds, runOnce());
+    times.wall.push_back(seconds);
+    const DeviceReport* simulated = model.function->deviceReport();
+    times.host.push_back(seconds - (simulated ? simulated->hostSeconds : 0.0));
+  }
+  return times;
+}
+
+/// The end-to-end latency of a simulated run (measured or modelled host time
+/// plus host-link transfers), or nothing when the device reports no cycles.
+std::optional<EndToEndLatency> endToEndOf(const RunArgs& a, const CompiledModel& model,
+                                          const std::string& backendName, const RunTimes& times) {
+  const DeviceReport* deviceReport = model.function->deviceReport();
+  if (!deviceReport || deviceReport->cycles <= 0) return std::nullopt;
+  const RunStatistics* runStats = lastRunStatistics(*model.function);
+  return a.hostModel.enabled
+             ? modelledEndToEndLatency(*deviceReport, runStats,
+                                       modelledHostSeconds(model, backendName, a.hostModel), a.hostLink)
+             : endToEndLatency(*deviceReport, runStats, medianOf(times.host), a.hostLink);
+}
+
+/// The summary on stdout: each output, bound inputs, warnings, the report,
+/// transfers between partitions and the end-to-end latency.
+int printRun(const RunArgs& a, const Function& function, const CompiledModel& model,
+             const DeviceReport* deviceReport, const std::string& backendName,
+             const Signature& outputSignature, const ExecutionContext& context,
+             const std::vector<std::string>& written, const std::vector<std::string>& bound, double median,
+             const std::optional<EndToEndLatency>& endToEnd) {
+  for (size_t i = 0; i < outputSignature.size(); ++i) {
+    const std::string& name = outputSignature[i].first;
+    const Tensor* tensor = context.output(name);
+    if (!tensor) return fail("the backend produced no output '" + name + "'");
+    std::cout << "output ";
+    printTensorSummary(std::cout, name, *tensor);
+    if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
+  }
+  printBoundInputs(std::cout, bound, a.pipeline.importOptions.inputValues);
+  printValueDependentWarnings(std::cout, function);
+  printReport(std::cout, backendName, model.report, median, a.repeat, deviceReport);
+  // Partitioned models: how the tensors between partitions travelled (docs/backend-guide.md, "Device
+  // model").
+  const RunStatistics* stats = lastRunStatistics(*model.function);
+  if (stats && stats->partitions > 1)
+    std::cout << "transfers:    " << stats->hostTransfers << " through the host (" << stats->hostTransferBytes
+              << " B), " << stats->deviceHandoffs << " kept on a device, between " << stats->partitions
+              << " partitions\n";
+  if (endToEnd) printEndToEndLatency(std::cout, *endToEnd);
+  return kExitSuccess;
+}
+
+}  // namespace
+
+int runCommand(const std::vector<std::string>& args) {
+  RunArgs a;
+  PipelineArgs& pipeline = a.pipeline;
+  InputArgs& inputArgs = a.inputArgs;
   OptionParser parser("ember run", "MODEL.onnx [options]",
                       "Compiles MODEL.onnx for a backend, runs it on the given inputs, prints a summary of\n"
                       "each output and a report, and optionally writes outputs and a JSON report.");
-  pipeline.addTo(parser);
-  parser.addList("--input", "NAME=FILE.npy", &inputArgs.inputs,
-                 "value of model input NAME (FILE.npy alone for a one-input model)");
-  parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
-  parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
-  parser.addString("--output-dir", "DIR", &outputDir, "write each output to DIR/<name>.npy");
-  parser.addInt("--threads", "N", &threads, "worker threads of the cpu backend (default: 1)", 1, 1024);
-  parser.addInt("--repeat", "N", &repeat, "time N runs after one warm-up run; report the median", 1, 1000000);
-  parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
-  parser.addString("--trace", "FILE.json", &tracePath,
-                   "write the accelerator's timeline of the last run (Chrome trace-event JSON, Perfetto)");
-  parser.addFlag("--quiet", &quiet, "print nothing on success");
-  parser.addInt("--max-cycles", "N", &maxCycles,
-                "npu: stop with an error once a simulated run passes N cycles (default: no limit)", 1);
-  hostLink.addTo(parser);
-  hostModel.addTo(parser);
+  addRunOptions(parser, a);
   if (auto status = parser.parse(args)) return *status;
   if (auto status = pipeline.validate(parser)) return *status;
-  if (maxCycles && pipeline.backend != "npu")
+  if (a.maxCycles && pipeline.backend != "npu")
     return parser.usageError("--max-cycles needs a simulated backend (--backend npu), not '" +
                              pipeline.backend + "'");
   // The npu device passes the simulator no options: the budget rides on this thread.
-  const npu::ScopedCycleBudget cycleBudget(static_cast<uint64_t>(maxCycles));
+  const npu::ScopedCycleBudget cycleBudget(static_cast<uint64_t>(a.maxCycles));
 
-  if (!outputDir.empty()) {
+  if (!a.outputDir.empty()) {
     // Fail before the work, not after it.
     std::error_code ec;
-    std::filesystem::create_directories(outputDir, ec);
-    if (ec) return fail(outputDir + ": cannot create output directory: " + ec.message());
+    std::filesystem::create_directories(a.outputDir, ec);
+    if (ec) return fail(a.outputDir + ": cannot create output directory: " + ec.message());
   }
   if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
   // The backend contract has no options channel yet; multi-threaded backends
   // read EMBER_THREADS (docs/backends/cpu.md), so --threads sets it.
-  ::setenv("EMBER_THREADS", std::to_string(threads).c_str(), 1);
+  ::setenv("EMBER_THREADS", std::to_string(a.threads).c_str(), 1);
   Expected<std::unique_ptr<Backend>> backend = pipeline.createBackend();
   if (!backend) return fail(backend.error());
   std::string backendName = (*backend)->name();
@@ -92,86 +182,35 @@ int runCommand(const std::vector<std::string>& args) {
   std::unique_ptr<Device> device = model->createDevice();
   const std::string id = "main";
   if (Error e = device->load(id, model->function)) return fail(e.withContext(pipeline.model));
-  auto runOnce = [&]() -> Expected<double> {
-    auto start = std::chrono::steady_clock::now();
-    if (Error e = device->run(id, context))
-      return e.withContext(maxCycles ? pipeline.model + ": --max-cycles " + std::to_string(maxCycles)
-                                     : pipeline.model);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  if (repeat > 1) {
-    Expected<double> warmUp = runOnce();
-    if (!warmUp) return fail(warmUp.error());
-  }
-  std::vector<double> times, hostTimes;
-  for (int64_t i = 0; i < repeat; ++i) {
-    Expected<double> seconds = runOnce();
-    if (!seconds) return fail(seconds.error());
-    times.push_back(*seconds);
-    // The host's share of the run: what the simulator did not take (docs/cli.md, "End-to-end latency").
-    const DeviceReport* simulated = model->function->deviceReport();
-    hostTimes.push_back(*seconds - (simulated ? simulated->hostSeconds : 0.0));
-  }
-  std::sort(times.begin(), times.end());
-  double median = times.size() % 2 ? times[times.size() / 2]
-                                   : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+  Expected<RunTimes> times = timeRuns(a, *device, id, context, *model);
+  if (!times) return fail(times.error());
+  const double median = medianOf(times->wall);
   const DeviceReport* deviceReport = model->function->deviceReport();
-  std::optional<EndToEndLatency> endToEnd;
-  if (deviceReport && deviceReport->cycles > 0) {
-    std::sort(hostTimes.begin(), hostTimes.end());
-    const double hostMedian =
-        hostTimes.size() % 2 ? hostTimes[hostTimes.size() / 2]
-                             : 0.5 * (hostTimes[hostTimes.size() / 2 - 1] + hostTimes[hostTimes.size() / 2]);
-    const RunStatistics* runStats = lastRunStatistics(*model->function);
-    endToEnd = hostModel.enabled
-                   ? modelledEndToEndLatency(*deviceReport, runStats,
-                                             modelledHostSeconds(*model, backendName, hostModel), hostLink)
-                   : endToEndLatency(*deviceReport, runStats, hostMedian, hostLink);
-  }
-  if (!tracePath.empty()) {
-    if (Error e = model->function->writeTrace(tracePath)) return fail(e.withContext("--trace"));
+  const std::optional<EndToEndLatency> endToEnd = endToEndOf(a, *model, backendName, *times);
+  if (!a.tracePath.empty()) {
+    if (Error e = model->function->writeTrace(a.tracePath)) return fail(e.withContext("--trace"));
     if (endToEnd)
-      if (Error e = appendEndToEndTrace(tracePath, *endToEnd)) return fail(e.withContext("--trace"));
+      if (Error e = appendEndToEndTrace(a.tracePath, *endToEnd)) return fail(e.withContext("--trace"));
   }
   if (Error e = device->unload(id)) return fail(e.withContext(pipeline.model));
 
   std::vector<std::string> written;
-  if (!outputDir.empty()) {
-    Expected<std::vector<std::string>> paths = writeOutputs(outputDir, outputSignature, context);
+  if (!a.outputDir.empty()) {
+    Expected<std::vector<std::string>> paths = writeOutputs(a.outputDir, outputSignature, context);
     if (!paths) return fail(paths.error());
     written = paths.take();
   }
-  if (!reportPath.empty()) {
+  if (!a.reportPath.empty()) {
     const ImportNotes notes = importNotes(bound, pipeline.importOptions.inputValues, function);
     std::function<void(JsonWriter&)> moreKeys;
     if (endToEnd) moreKeys = [&](JsonWriter& json) { writeEndToEndLatency(json, *endToEnd); };
-    const std::string json = reportJson(backendName, model->report, median, repeat, threads,
+    const std::string json = reportJson(backendName, model->report, median, a.repeat, a.threads,
                                         pipeline.quantizationReport.get(), deviceReport, &notes, moreKeys);
-    if (Error e = writeTextFile(reportPath, json)) return fail(e);
+    if (Error e = writeTextFile(a.reportPath, json)) return fail(e);
   }
-
-  if (!quiet) {
-    for (size_t i = 0; i < outputSignature.size(); ++i) {
-      const std::string& name = outputSignature[i].first;
-      const Tensor* tensor = context.output(name);
-      if (!tensor) return fail("the backend produced no output '" + name + "'");
-      std::cout << "output ";
-      printTensorSummary(std::cout, name, *tensor);
-      if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
-    }
-    printBoundInputs(std::cout, bound, pipeline.importOptions.inputValues);
-    printValueDependentWarnings(std::cout, function);
-    printReport(std::cout, backendName, model->report, median, repeat, deviceReport);
-    // Partitioned models: how the tensors between partitions travelled (docs/backend-guide.md, "Device
-    // model").
-    const RunStatistics* stats = lastRunStatistics(*model->function);
-    if (stats && stats->partitions > 1)
-      std::cout << "transfers:    " << stats->hostTransfers << " through the host ("
-                << stats->hostTransferBytes << " B), " << stats->deviceHandoffs
-                << " kept on a device, between " << stats->partitions << " partitions\n";
-    if (endToEnd) printEndToEndLatency(std::cout, *endToEnd);
-  }
-  return kExitSuccess;
+  if (a.quiet) return kExitSuccess;
+  return printRun(a, function, *model, deviceReport, backendName, outputSignature, context, written, bound,
+                  median, endToEnd);
 }
 
 }  // namespace ember::cli
