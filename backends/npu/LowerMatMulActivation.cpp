@@ -86,6 +86,8 @@ Expected<ActivationMatMulPlan> planActivationMatMul(int64_t m, int64_t k, int64_
   if (k > limits::kDmaRowElements || k > limits::kGemmInputStride)
     return makeError("a reduction of ", k, " exceeds the DMA's row and the gemm's stride fields (",
                      std::min(limits::kDmaRowElements, limits::kGemmInputStride), ")");
+  if (n > limits::kDramStride)
+    return makeError(n, " columns exceed the DMA's DRAM row stride (", limits::kDramStride, ")");
   ActivationMatMulPlan plan;
   plan.tileCols = std::min(n, config.cols);
   const int64_t capacity = std::min(config.scratchpadBytes, limits::kScratchpadAddressSpace);
