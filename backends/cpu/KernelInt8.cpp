@@ -3,6 +3,8 @@
 // from KernelInt8Avx2.cpp, else the portable loop here) and the epilogue.
 #include "KernelInt8.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -87,6 +89,17 @@ void int8TilePortable(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp
     for (int64_t j = 0; j < kInt8PanelCols; ++j) c[r * kInt8PanelCols + j] = int32_t(acc[r][j]);
 }
 
+/// dst = src ^ flip over n bytes, 32 at a time. (A byte loop through
+/// uint8_t pointers reloads the call's fields every byte: they may alias.)
+void copyFlipped(uint8_t* dst, const uint8_t* src, int64_t n, uint8_t flip) {
+  const __m256i f = _mm256_set1_epi8(char(flip));
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), f));
+  for (; i < n; ++i) dst[i] = src[i] ^ flip;
+}
+
 }  // namespace
 
 const char* int8KernelName() { return int8IsaName(int8Isa()); }
@@ -161,8 +174,7 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
             std::memset(dst, call.zu, size_t(call.c));
             continue;
           }
-          const uint8_t* src = call.input + ((img * call.h + iy) * call.w + ix) * call.c;
-          for (int64_t ch = 0; ch < call.c; ++ch) dst[ch] = src[ch] ^ flip;
+          copyFlipped(dst, call.input + ((img * call.h + iy) * call.w + ix) * call.c, call.c, flip);
         }
       }
     }
