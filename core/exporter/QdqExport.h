@@ -20,7 +20,8 @@ struct QdqExportSummary {
   size_t quantizedTensors = 0;  ///< activation tensors with a Q/DQ pair
   size_t quantizedWeights = 0;  ///< Conv/Gemm/MatMul weights stored as int8
   /// ONNX nodes left float between DequantizeLinear and QuantizeLinear
-  /// ("name (op)"): ops without an integer form in Ember.
+  /// ("name (op)"): ops Ember keeps float, and the pieces of patterns Ember
+  /// runs as one integer op (LayerNorm, GELU) that ONNX has no int8 form of.
   std::vector<std::string> floatNodes;
 };
 
