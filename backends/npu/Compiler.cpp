@@ -238,7 +238,8 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
   if (bundle.dramBytes > uint64_t(config.dramBytes))
     return makeError("npu: the program needs ", bundle.dramBytes,
                      " bytes of DRAM; config key 'dram.size_mib' gives ", config.dramBytes);
-  if (Error e = bundle.validate()) return e.withContext("npu: bundle of '" + ir.name() + "'");
+  // The program was just encoded from `program`: validate reads it from there.
+  if (Error e = bundle.validate(program)) return e.withContext("npu: bundle of '" + ir.name() + "'");
   result.sramPeakBytes = ctx.sram().peakScratchpadBytes();
   return result;
 }

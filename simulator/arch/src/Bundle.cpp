@@ -111,20 +111,45 @@ Error Bundle::validate() const {
   for (size_t i = 0; i < program.size(); ++i) {
     auto instr = isa::decode(program[i]);
     if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
-    if (instr->layer > layers.size())
-      return makeError("instruction ", i, ": layer tag ", instr->layer, " but the bundle has ", layers.size(),
-                       " layers");
-    if (isaVersion < 2 && instr->opcode == isa::Opcode::Gemm && (*instr)[isa::Field::WeightBuffer] != 0)
-      return makeError("instruction ", i, ": gemm field 'wbuf' is ISA version 2, but the bundle is version ",
-                       isaVersion);
-    if (isaVersion < 3 && instr->minIsaVersion() >= 3)
-      return makeError(
-          "instruction ", i,
-          ": the vector queue (pop_side, push_side, vq, sync q=vector) and gemm bias_init are ISA "
-          "version 3, but the bundle is version ",
-          isaVersion);
+    EMBER_RETURN_IF_ERROR(validateInstruction(i, *instr));
     if (instr->opcode == isa::Opcode::Finish) finished = true;
   }
+  return validateTables(finished);
+}
+
+Error Bundle::validate(std::span<const isa::Instruction> decoded) const {
+  if (decoded.size() != program.size())
+    return makeError("the decoded program has ", decoded.size(), " instructions, the bundle ",
+                     program.size());
+  if (isaVersion < isa::kOldestIsaVersion || isaVersion > isa::kIsaVersion)
+    return makeError("ISA version ", isaVersion, " is not supported (this simulator implements versions ",
+                     isa::kOldestIsaVersion, " to ", isa::kIsaVersion, ")");
+  if (program.empty()) return makeError("the program is empty (it must end with FINISH)");
+  if (program.size() > kMaxInstructions) return makeError("too many instructions: ", program.size());
+  bool finished = false;
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    EMBER_RETURN_IF_ERROR(validateInstruction(i, decoded[i]));
+    if (decoded[i].opcode == isa::Opcode::Finish) finished = true;
+  }
+  return validateTables(finished);
+}
+
+Error Bundle::validateInstruction(size_t i, const isa::Instruction& instr) const {
+  if (instr.layer > layers.size())
+    return makeError("instruction ", i, ": layer tag ", instr.layer, " but the bundle has ", layers.size(),
+                     " layers");
+  if (isaVersion < 2 && instr.opcode == isa::Opcode::Gemm && instr[isa::Field::WeightBuffer] != 0)
+    return makeError("instruction ", i, ": gemm field 'wbuf' is ISA version 2, but the bundle is version ",
+                     isaVersion);
+  if (isaVersion < 3 && instr.minIsaVersion() >= 3)
+    return makeError("instruction ", i,
+                     ": the vector queue (pop_side, push_side, vq, sync q=vector) and gemm bias_init are ISA "
+                     "version 3, but the bundle is version ",
+                     isaVersion);
+  return Error::success();
+}
+
+Error Bundle::validateTables(bool finished) const {
   if (!finished) return makeError("the program has no FINISH instruction");
   std::set<std::string> names;
   for (size_t i = 0; i < layers.size(); ++i) {
