@@ -69,6 +69,37 @@ void writeModel(const fs::path& path) {
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
 }
 
+/// conv -> BatchNormalization: Ember's optimizer folds the BatchNorm into the
+/// conv's weights, which the ONNX graph (conv, then BatchNorm) cannot carry.
+void writeConvBatchNorm(const fs::path& path) {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.set_name("conv_batchnorm");
+  std::mt19937 rng(3);
+  addInitializer(g, "w", {4, 4, 3, 3}, rng);
+  addInitializer(g, "b", {4}, rng);
+  addInitializer(g, "beta", {4}, rng);
+  addInitializer(g, "mean", {4}, rng);
+  for (const char* name : {"gamma", "var"}) {
+    onnx::TensorProto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    for (float v : {1.5f, 0.5f, 2.0f, 1.0f}) t->add_float_data(v);
+  }
+  onnx::NodeProto* conv = addNode(g, "Conv", "conv", {"x", "w", "b"}, "c");
+  onnx::AttributeProto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  addNode(g, "BatchNormalization", "bn", {"c", "gamma", "beta", "mean", "var"}, "y");
+  addValueInfo(g.add_input(), "x");
+  addValueInfo(g.add_output(), "y");
+  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
+}
+
 class QdqFloatOp : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -159,6 +190,16 @@ TEST_F(QdqFloatOp, AProfileOfAnotherModelIsRefused) {
   r = runTool(dir_, "quantize " + path("model.onnx") + " --profile " + path("resnet18.yaml") +
                         " --emit-onnx " + path("q.onnx"));
   EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "q.onnx"));
+}
+
+TEST_F(QdqFloatOp, WeightsTheOptimizerChangedAreAOneLineErrorNamingTheNode) {
+  writeConvBatchNorm(dir_ / "conv_bn.onnx");
+  ToolResult r = runTool(dir_, "quantize " + path("conv_bn.onnx") + " --calibrate " +
+                                   path("calibration.npy") + " --emit-onnx " + path("q.onnx"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node 'conv' (Conv)"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "q.onnx"));
 }
