@@ -9,6 +9,8 @@
 // before Q.K^T is its own DMA layer) and accumulates, per k-chunk of <= rows:
 //   x.w                  the data gemm (preloads the tile),
 //   (-zx) . colsum(w)    a gemm of a constant left row (inp_stride 0) on the same weights,
+//                        on long bands one row into a spare accumulator row that one
+//                        vadd adds to every row (the cheaper by the cost model),
 //   (-zw) . rowsum(x)    a gemm of the band against a constant weight row (wgt_stride 0),
 // onto bias + K.zx.zw (DMA'd into every row of the tile). Expanding
 // (x - zx)(w - zw) gives exactly these terms, and int32 wrapping is a ring
@@ -48,12 +50,13 @@ struct SramNeeds {
 };
 
 /// Two slots each of the band, the weight tile and the output tile, the
-/// constant rows (two values each at most), and two accumulator tiles.
+/// constant rows (two values each at most), and two accumulator tiles of one
+/// more row (the (-zx).colsum(w) row, added to every row by one vadd).
 SramNeeds needsOf(int64_t m, int64_t k, int64_t nw, const npu::NpuConfig& config) {
   const auto a64 = [](int64_t bytes) { return alignUp(uint64_t(bytes), 64); };
   const int64_t kChunk = std::min(k, config.rows);
   return {2 * (a64(m * k) + a64(k * nw) + a64(m * nw)) + 2 * a64(kChunk) + 2 * a64(nw),
-          2 * alignUp(uint64_t(m * nw), 16)};
+          2 * alignUp(uint64_t((m + 1) * nw), 16)};
 }
 
 /// Batch offsets (in matrices) of one operand for every output batch index:
@@ -172,8 +175,8 @@ Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction
       spad(xSlots, "lhs", plan.bandRows * k);
       spad(wSlots, "rhs", k * nw);
       spad(outSlots, "output", plan.bandRows * nw);
-      auto acc =
-          sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(plan.bandRows * nw));
+      auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]",
+                                       uint64_t((plan.bandRows + 1) * nw));
       if (acc) accTiles.push_back(*acc);
       ok = ok && acc.has_value();
     }
@@ -199,7 +202,7 @@ Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction
       for (int64_t m0 = 0; m0 < m; m0 += plan.bandRows, ++s) {
         const int64_t rows = std::min(plan.bandRows, m - m0), cols = std::min(nw, n - n0);
         const uint64_t xSlot = xSlots[s % 2], wSlot = wSlots[s % 2], outSlot = outSlots[s % 2],
-                       acc = accTiles[s % 2];
+                       acc = accTiles[s % 2], correctionRow = acc + uint64_t(plan.bandRows * nw);
         Step step;
         uint64_t loadCycles = 0, computeCycles = 0;
         if (s == 0) {  // the constant rows of the zero-point terms
@@ -247,6 +250,15 @@ Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction
         step.loads.push_back(makeLoad(init));
         loadCycles += cost.load(k, rows) + cost.load(cols, k) + cost.load(cols, rows, 1, 4);
 
+        // (-zx).colsum(w) streams every row of the band through the array, or
+        // one row into a spare accumulator row that one vadd adds to every row:
+        // whichever the cost model says is cheaper (long bands: the row).
+        uint64_t streamed = 0, oneRow = cost.vadd(rows, cols);
+        for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
+          streamed += lhsTerms.size() * cost.gemm(rows, std::min(cfg.rows, k - k0), cols, false);
+          oneRow += lhsTerms.size() * cost.gemm(1, std::min(cfg.rows, k - k0), cols, false);
+        }
+        const bool colsumRow = !lhsTerms.empty() && oneRow < streamed;
         for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
           const int64_t kc = std::min(cfg.rows, k - k0);
           Gemm data;
@@ -266,8 +278,13 @@ Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction
             g.preload = false;
             g.inp = lhsConst[i];
             g.inpStride = 0;
+            if (colsumRow) {  // one row, broadcast by the vadd below
+              g.accumulate = k0 > 0 || i > 0;
+              g.m = 1;
+              g.acc = correctionRow;
+            }
             step.computes.push_back(makeGemm(g));
-            computeCycles += cost.gemm(rows, kc, cols, false);
+            computeCycles += cost.gemm(g.m, kc, cols, false);
           }
           for (size_t i = 0; i < rhsTerms.size(); ++i) {  // (-zw) . rowsum(x): a constant weight row
             Gemm g = data;
@@ -276,6 +293,10 @@ Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction
             step.computes.push_back(makeGemm(g));
             computeCycles += cost.gemm(rows, kc, cols, true);
           }
+        }
+        if (colsumRow) {  // the colsum row onto every row of the tile
+          step.computes.push_back(makeVAdd(acc, cols, correctionRow, 0, rows, cols));
+          computeCycles += cost.vadd(rows, cols);
         }
         // Requantize per run of equal column multipliers (one run when the
         // right operand has one scale, as an activation does).
