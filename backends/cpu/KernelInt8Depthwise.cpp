@@ -80,8 +80,8 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
   const int64_t img = row / call.oh, oy = row % call.oh;
   const auto* input = reinterpret_cast<const Code*>(call.input);
   const __m256i zero = _mm256_set1_epi32(call.inputZero);
-  // The taps inside the input, per output column: (source pixel offset, tap index).
-  thread_local std::vector<std::pair<int64_t, int64_t>> inside;
+  // The taps inside the input, per output column: (source pixel, tap's weight row).
+  thread_local std::vector<std::pair<const Code*, const int32_t*>> inside;
   for (int64_t ox = 0; ox < call.ow; ++ox) {
     inside.clear();
     for (int64_t ky = 0; ky < call.kh; ++ky) {
@@ -90,23 +90,36 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
       for (int64_t kx = 0; kx < call.kw; ++kx) {
         const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
         if (ix >= 0 && ix < call.w)
-          inside.emplace_back(((img * call.h + iy) * call.w + ix) * c, ky * call.kw + kx);
+          inside.emplace_back(input + ((img * call.h + iy) * call.w + ix) * c, w + (ky * call.kw + kx) * c);
       }
     }
     int32_t* a = acc.data();
+    const size_t count = inside.size();
+    const auto* tapsInside = inside.data();
     for (int64_t ch = 0; ch < c8; ch += 8) {
-      __m256i sum = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + ch));
-      for (const auto& [pixel, tap] : inside) {
-        const __m256i x = _mm256_sub_epi32(widen8(input + pixel + ch), zero);
-        const __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + tap * c + ch));
-        sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(x, t));
+      // Two sums over alternate taps: independent vpmulld chains (wrapping adds commute).
+      __m256i sum0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + ch));
+      __m256i sum1 = _mm256_setzero_si256();
+      size_t t = 0;
+      for (; t + 2 <= count; t += 2) {
+        const __m256i x0 = _mm256_sub_epi32(widen8(tapsInside[t].first + ch), zero);
+        const __m256i x1 = _mm256_sub_epi32(widen8(tapsInside[t + 1].first + ch), zero);
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tapsInside[t].second + ch));
+        const __m256i w1 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tapsInside[t + 1].second + ch));
+        sum0 = _mm256_add_epi32(sum0, _mm256_mullo_epi32(x0, w0));
+        sum1 = _mm256_add_epi32(sum1, _mm256_mullo_epi32(x1, w1));
       }
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + ch), sum);
+      if (t < count) {
+        const __m256i x0 = _mm256_sub_epi32(widen8(tapsInside[t].first + ch), zero);
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tapsInside[t].second + ch));
+        sum0 = _mm256_add_epi32(sum0, _mm256_mullo_epi32(x0, w0));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + ch), _mm256_add_epi32(sum0, sum1));
     }
     for (int64_t ch = c8; ch < c; ++ch) {
       uint32_t sum = uint32_t(bias[ch]);
-      for (const auto& [pixel, tap] : inside)
-        sum += uint32_t((int32_t(input[pixel + ch]) - call.inputZero) * w[tap * c + ch]);
+      for (const auto& [src, tap] : inside) sum += uint32_t((int32_t(src[ch]) - call.inputZero) * tap[ch]);
       a[ch] = int32_t(sum);
     }
     uint8_t* out = call.output + ((img * call.oh + oy) * call.ow + ox) * c;
