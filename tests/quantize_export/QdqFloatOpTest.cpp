@@ -204,4 +204,52 @@ TEST_F(QdqFloatOp, WeightsTheOptimizerChangedAreAOneLineErrorNamingTheNode) {
   EXPECT_FALSE(fs::exists(dir_ / "q.onnx"));
 }
 
+// The exported biases are per-channel int32 DequantizeLinear; ONNX lets the
+// zero point be left out (0), which Ember's kernel once read as a per-channel
+// vector past its one element. y = x + (q - 0) * s[c], computed here by the
+// definition.
+TEST(QdqDequantize, PerAxisInt32WithoutZeroPointIsQTimesScale) {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.set_name("per_axis_dequantize");
+  const std::vector<int32_t> q = {-989, 12724, -16449, -14038, 7, 0, 2147483, -2448};
+  std::vector<float> scales;
+  onnx::TensorProto* values = g.add_initializer();
+  values->set_name("q");
+  values->set_data_type(onnx::TensorProto::INT32);
+  values->add_dims(int64_t(q.size()));
+  onnx::TensorProto* scale = g.add_initializer();
+  scale->set_name("s");
+  scale->set_data_type(onnx::TensorProto::FLOAT);
+  scale->add_dims(int64_t(q.size()));
+  for (size_t i = 0; i < q.size(); ++i) {
+    values->add_int32_data(q[i]);
+    scales.push_back(1e-5f * float(i + 1));
+    scale->add_float_data(scales.back());
+  }
+  onnx::NodeProto* dq = addNode(g, "DequantizeLinear", "dq", {"q", "s"}, "b");
+  onnx::AttributeProto* axis = dq->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  addNode(g, "Add", "add", {"x", "b"}, "y");
+  for (auto* v : {g.add_input(), g.add_output()}) {
+    v->set_name(v == &g.input(0) ? "x" : "y");
+    auto* type = v->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(onnx::TensorProto::FLOAT);
+    type->mutable_shape()->add_dim()->set_dim_value(int64_t(q.size()));
+  }
+  fs::path file =
+      fs::temp_directory_path() / ("ember_qdq_dequantize_" + std::to_string(::getpid()) + ".onnx");
+  std::ofstream(file, std::ios::binary) << model.SerializeAsString();
+  Tensor x(Type(ElemKind::F32, {int64_t(q.size())}));
+  for (size_t i = 0; i < q.size(); ++i) x.as<float>()[i] = float(i);
+  Expected<Tensor> y = runEmber(file.string(), x, nullptr);
+  fs::remove(file);
+  ASSERT_TRUE(y) << y.error().message();
+  for (size_t i = 0; i < q.size(); ++i) EXPECT_EQ(y->as<float>()[i], float(i) + float(q[i]) * scales[i]) << i;
+}
+
 }  // namespace
