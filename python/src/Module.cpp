@@ -370,18 +370,6 @@ struct SimResult {
   std::string statsJson, traceJson;
 };
 
-bool kindMatches(npu::SymbolType t, ElemKind k) {
-  switch (t) {
-    case npu::SymbolType::I8:
-      return k == ElemKind::Int8Q;
-    case npu::SymbolType::U8:
-      return k == ElemKind::UInt8Q;
-    case npu::SymbolType::I32:
-      return k == ElemKind::I32 || k == ElemKind::Int32Q;
-  }
-  return false;
-}
-
 /// `ember sim`: the bundle on the simulator with `inputs` in its input symbols.
 SimResult simulateBundle(const std::string& bundlePath, const std::optional<std::string>& configPath,
                          const std::optional<std::string>& configText,
@@ -396,8 +384,7 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
   if (!engine.empty() && engine != "rtl" && engine != "fast")
     raise("ConfigError", makeError("matrix_engine expects fast or rtl, got '", engine, "'"));
   std::error_code ec;
-  const bool isAsm = bundlePath.size() > 2 && bundlePath.substr(bundlePath.size() - 2) == ".s";
-  Expected<Bundle> loaded = isAsm ? assembleFile(bundlePath) : readBundle(bundlePath);
+  Expected<Bundle> loaded = cli::loadNpuProgram(bundlePath);
   if (!loaded)
     raise(std::filesystem::exists(bundlePath, ec) ? "SimulationError" : "ModelNotFoundError", loaded.error());
   Bundle bundle = loaded.take();
@@ -422,7 +409,7 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
     }
     Tensor tensor = valueOr("InputError", tensorFromArrayAnyKind(it->second, s.name));
     const Dims shape(s.shape.begin(), s.shape.end());
-    if (!kindMatches(s.type, tensor.type().kind))
+    if (!cli::symbolAcceptsKind(s.type, tensor.type().kind))
       raise("InputError", makeError("input '", s.name, "' expects ", symbolTypeName(s.type),
                                     " data but the array holds ", elemKindName(tensor.type().kind)));
     if (tensor.type().dims != shape)

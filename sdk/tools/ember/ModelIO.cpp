@@ -10,6 +10,7 @@
 
 #include "Tool.h"
 #include "ember/Npy.h"
+#include "ember/npu/Assembler.h"
 
 namespace ember::cli {
 namespace {
@@ -213,6 +214,23 @@ void printTensorSummary(std::ostream& os, const std::string& name, const Tensor&
     os << "  min " << format(lo) << "  max " << format(hi) << "  mean " << format(sum / double(n - nans));
   if (nans) os << "  (" << nans << " NaN)";
   os << "\n";
+}
+
+bool symbolAcceptsKind(npu::SymbolType type, ElemKind kind) {
+  switch (type) {
+    case npu::SymbolType::I8:
+      return kind == ElemKind::Int8Q;
+    case npu::SymbolType::U8:
+      return kind == ElemKind::UInt8Q;
+    case npu::SymbolType::I32:
+      return kind == ElemKind::I32 || kind == ElemKind::Int32Q;
+  }
+  return false;
+}
+
+Expected<npu::Bundle> loadNpuProgram(const std::string& path) {
+  if (path.size() > 2 && path.substr(path.size() - 2) == ".s") return npu::assembleFile(path);
+  return npu::readBundle(path);
 }
 
 Tensor outputSymbolTensor(const npu::Symbol& symbol, const npu::DramImage& dram) {

@@ -59,4 +59,11 @@ void printTensorSummary(std::ostream& os, const std::string& name, const Tensor&
 /// simulation: i8q/u8q with the symbol's scale and zero point, or i32.
 Tensor outputSymbolTensor(const npu::Symbol& symbol, const npu::DramImage& dram);
 
+/// Whether data of kind `kind` fits an input symbol of type `type` (i8 <- i8q,
+/// u8 <- u8q, i32 <- i32 or i32q).
+bool symbolAcceptsKind(npu::SymbolType type, ElemKind kind);
+
+/// An NPU bundle, or assembly (a path ending in .s) assembled first.
+Expected<npu::Bundle> loadNpuProgram(const std::string& path);
+
 }  // namespace ember::cli

@@ -19,24 +19,6 @@ namespace {
 
 using namespace ember::npu;
 
-bool kindMatches(SymbolType t, ElemKind k) {
-  switch (t) {
-    case SymbolType::I8:
-      return k == ElemKind::Int8Q;
-    case SymbolType::U8:
-      return k == ElemKind::UInt8Q;
-    case SymbolType::I32:
-      return k == ElemKind::I32 || k == ElemKind::Int32Q;
-  }
-  return false;
-}
-
-/// A bundle, or assembly (a path ending in .s) assembled first.
-Expected<Bundle> loadProgram(const std::string& path) {
-  if (path.size() > 2 && path.substr(path.size() - 2) == ".s") return assembleFile(path);
-  return readBundle(path);
-}
-
 /// The static checks of `--check`, on the decoded program.
 Error checkProgram(const Bundle& bundle, const NpuConfig& config) {
   std::vector<isa::Instruction> program;
@@ -70,7 +52,7 @@ Error fillInputs(const Bundle& bundle, const std::map<std::string, std::string>&
       auto tensor = readNpy(it->second);
       if (!tensor) return tensor.error();
       const Type& t = tensor->type();
-      if (!kindMatches(s.type, t.kind))
+      if (!symbolAcceptsKind(s.type, t.kind))
         return makeError(it->second, ": input '", s.name, "' expects ", symbolTypeName(s.type),
                          " data but the file holds ", elemKindName(t.kind));
       if (t.dims != Dims(s.shape.begin(), s.shape.end()))
@@ -167,7 +149,7 @@ int simCommand(const std::vector<std::string>& args) {
   }
   if (engine == "rtl") config.matrixEngineModel = MatrixEngineModel::Rtl;  // overrides the config's key
   if (engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
-  auto bundle = loadProgram(bundlePath);
+  auto bundle = loadNpuProgram(bundlePath);
   if (!bundle) return fail(bundle.error().message());
   if (check)
     if (Error e = checkProgram(*bundle, config)) return fail(bundlePath + ": --check: " + e.message());
