@@ -15,6 +15,7 @@
 
 #include "EinsumEquation.h"
 #include "ember/Graph.h"
+#include "ember/OpAttrs.h"
 #include "ember/OpTable.h"
 #include "ember/QuantMath.h"
 #include "ember/VendorOp.h"
@@ -95,6 +96,8 @@ Error expectRank(OpKind op, std::string_view what, const Type& t, size_t rank) {
   return Error::success();
 }
 
+/// Enum attribute values are checked by the parse functions generated from
+/// Ops.def (ember/OpAttrs.h); the messages name the values for the reader.
 /// Element-kind classes as bit sets over ElemKind; the named sets are
 /// ember/OpTable.h's. A type rule's float and numeric also admit the half
 /// kinds f16/bf16, which a backend may compute although the reference kernels
@@ -712,7 +715,7 @@ static Result inferPad(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(reader.error());
   size_t rank = in[0].rank();
   EMBER_RETURN_IF_ERROR(expectSize(op, "pads", pads, 2 * rank));
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
+  if (!parsePadMode(mode))
     return makeError("Pad: unknown mode '", mode, "' (expected constant, reflect or edge)");
   Dims out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -790,7 +793,7 @@ namespace {
 /// Scatter reductions: none moves data of any kind; the others need numbers.
 Error checkScatterReduction(OpKind op, const std::string& reduction, const Type& data) {
   if (reduction == "none") return Error::success();
-  if (reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+  if (!parseScatterElementsReduction(reduction))
     return makeError(opName(op), ": unknown reduction '", reduction,
                      "' (expected none, add, mul, max or min)");
   return expectKind(op, "data", data, kRuleNumericKinds);
@@ -906,15 +909,12 @@ static Result inferResize(Types in, const Attributes& attrs) {
   const Type& input = in[0];
   if (mode == "nearest") {
     EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleNumericKinds | kBoolKinds));
-  } else if (mode == "linear" || mode == "cubic") {
+  } else if (parseResizeMode(mode)) {  // linear or cubic
     EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleFloatKinds));
   } else {
     return makeError("Resize: unknown mode '", mode, "' (expected nearest, linear or cubic)");
   }
-  static constexpr std::array<std::string_view, 6> kTransforms = {
-      "half_pixel", "pytorch_half_pixel",   "align_corners",
-      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-  if (std::find(kTransforms.begin(), kTransforms.end(), transform) == kTransforms.end())
+  if (!parseResizeCoordinateTransformationMode(transform))
     return makeError("Resize: unsupported coordinate_transformation_mode '", transform, "'");
   if (transform == "tf_crop_and_resize") {
     EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, bit(ElemKind::F32)));
@@ -926,9 +926,7 @@ static Result inferResize(Types in, const Attributes& attrs) {
     for (double v : *roi)
       if (!std::isfinite(v)) return makeError("Resize: roi values must be finite");
   }
-  static constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor", "round_prefer_ceil",
-                                                                    "floor", "ceil"};
-  if (std::find(kNearestModes.begin(), kNearestModes.end(), nearestMode) == kNearestModes.end())
+  if (!parseResizeNearestMode(nearestMode))
     return makeError("Resize: unknown nearest_mode '", nearestMode, "'");
   EMBER_RETURN_IF_ERROR(expectSize(op, "sizes", sizes, input.rank()));
   EMBER_RETURN_IF_ERROR(checkResultDims(op, sizes));
@@ -954,9 +952,9 @@ static Result inferGridSample(Types in, const Attributes& attrs) {
   int64_t alignCorners = reader.integer("align_corners");
   EMBER_RETURN_IF_ERROR(reader.error());
   EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "align_corners", alignCorners));
-  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+  if (!parseGridSampleMode(mode))
     return makeError("GridSample: unknown mode '", mode, "' (expected bilinear, nearest or bicubic)");
-  if (padding != "zeros" && padding != "border" && padding != "reflection")
+  if (!parseGridSamplePaddingMode(padding))
     return makeError("GridSample: unknown padding_mode '", padding,
                      "' (expected zeros, border or reflection)");
   EMBER_RETURN_IF_ERROR(expectKind(op, "input", in[0], kRuleFloatKinds));
@@ -1092,7 +1090,7 @@ static Result inferGelu(Types in, const Attributes& attrs) {
   AttrReader reader(OpKind::Gelu, attrs);
   std::string approximate = reader.string("approximate");
   EMBER_RETURN_IF_ERROR(reader.error());
-  if (approximate != "none" && approximate != "tanh")
+  if (!parseGeluApproximate(approximate))
     return makeError("Gelu: approximate must be none or tanh, got '", approximate, "'");
   return activationRule(OpKind::Gelu, in);
 }
@@ -1477,9 +1475,8 @@ static Result inferRoiAlign(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(expectRank(op, "input", in[0], 4));
   EMBER_RETURN_IF_ERROR(expectRank(op, "rois", in[1], 2));
   EMBER_RETURN_IF_ERROR(expectRank(op, "batch_indices", in[2], 1));
-  if (mode != "avg" && mode != "max")
-    return makeError("RoiAlign: unknown mode '", mode, "' (expected avg or max)");
-  if (transform != "half_pixel" && transform != "output_half_pixel")
+  if (!parseRoiAlignMode(mode)) return makeError("RoiAlign: unknown mode '", mode, "' (expected avg or max)");
+  if (!parseRoiAlignCoordinateTransformationMode(transform))
     return makeError("RoiAlign: unknown coordinate_transformation_mode '", transform, "'");
   const int64_t rois = in[1].dims[0];
   if (in[1].dims[1] != 4 || in[2].dims[0] != rois)
@@ -1500,7 +1497,7 @@ static Result inferRandom(Types in, const Attributes& attrs) {
   for (std::string_view name : {"seed", "low", "high", "mean", "scale"}) reader.real(name);
   EMBER_RETURN_IF_ERROR(reader.error());
   const bool bernoulli = distribution == "bernoulli";
-  if (!bernoulli && distribution != "uniform" && distribution != "normal")
+  if (!parseRandomDistribution(distribution))
     return makeError("Random: unknown distribution '", distribution,
                      "' (expected uniform, normal or bernoulli)");
   const KindSet floats = bit(ElemKind::F32) | bit(ElemKind::F64);
