@@ -299,18 +299,7 @@ std::string graphAt(const Model& model, const std::string& stage, const cli::Pip
   }
   Expected<CompiledModel> compiled = compileFunction(function, backend.take(), options);
   if (!compiled) raise("CompileError", compiled.error().withContext(pipeline.model));
-  if (compiled->partitionIRs.empty())
-    return compiled->ir ? compiled->ir->str()
-                        : "# no compute node: every output is a model input or a constant\n";
-  std::string text;
-  for (size_t p = 0; p < compiled->partitionIRs.size(); ++p) {
-    const auto& [backendName, ir] = compiled->partitionIRs[p];
-    text += (p ? "\n" : "") + std::string("# partition ") + std::to_string(p) + " of " +
-            std::to_string(compiled->partitionIRs.size()) + " on backend '" + backendName + "'\n" + ir->str();
-    if (!text.empty() && text.back() != '\n') text += "\n";
-  }
-  if (!compiled->ir) text += "# no node of the model runs on backend '" + compiled->backend->name() + "'\n";
-  return text;
+  return cli::compiledIRText(*compiled);
 }
 
 /// `ember quantize`: the graph optimizer, then calibration on the reference backend.

@@ -108,21 +108,7 @@ int dumpCommand(const std::vector<std::string>& args) {
     // optimizer, memory planning.
     Expected<CompiledModel> model = compileFunction(function, backend.take(), pipeline.compileOptions());
     if (!model) return fail(model.error().withContext(pipeline.model));
-    // A partitioned model: every partition's IR, each headed by its backend.
-    if (!model->partitionIRs.empty()) {
-      for (size_t p = 0; p < model->partitionIRs.size(); ++p) {
-        const auto& [backendName, ir] = model->partitionIRs[p];
-        text += (p ? "\n" : "") + std::string("# partition ") + std::to_string(p) + " of " +
-                std::to_string(model->partitionIRs.size()) + " on backend '" + backendName + "'\n" +
-                ir->str();
-        if (!text.empty() && text.back() != '\n') text += "\n";
-      }
-      if (!model->ir) text += "# no node of the model runs on backend '" + model->backend->name() + "'\n";
-    } else if (model->ir) {
-      text = model->ir->str();
-    } else {
-      text = "# no compute node: every output is a model input or a constant\n";
-    }
+    text = compiledIRText(*model);
   } else {
     text = function.str();
   }

@@ -346,4 +346,18 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
 
 Error writeTextFile(const std::string& path, const std::string& text) { return writeFile(path, text); }
 
+std::string compiledIRText(const CompiledModel& model) {
+  if (model.partitionIRs.empty())
+    return model.ir ? model.ir->str() : "# no compute node: every output is a model input or a constant\n";
+  std::string text;
+  for (size_t p = 0; p < model.partitionIRs.size(); ++p) {
+    const auto& [backendName, ir] = model.partitionIRs[p];
+    text += (p ? "\n" : "") + std::string("# partition ") + std::to_string(p) + " of " +
+            std::to_string(model.partitionIRs.size()) + " on backend '" + backendName + "'\n" + ir->str();
+    if (!text.empty() && text.back() != '\n') text += "\n";
+  }
+  if (!model.ir) text += "# no node of the model runs on backend '" + model.backend->name() + "'\n";
+  return text;
+}
+
 }  // namespace ember::cli

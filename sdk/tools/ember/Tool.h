@@ -110,4 +110,8 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
 /// Writes `text` to `path`, naming the path on failure.
 Error writeTextFile(const std::string& path, const std::string& text);
 
+/// `ember dump --stage ir`'s text: the instruction IR, or every partition's IR
+/// headed by its backend, or a note that no compute node is left.
+std::string compiledIRText(const CompiledModel& model);
+
 }  // namespace ember::cli
