@@ -148,14 +148,14 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
   parser.addPositional("MODEL.onnx", &pipeline.model, "the ONNX model");
   parser.addList("--calibrate", "[NAME=]PATH", &calibrateSpecs,
                  "calibration inputs for model input NAME (NAME= may be left out for a one-input model)");
-  parser.addString("--output", "PROFILE.yaml", &outputPath, "where to write the profile (required)");
+  parser.addString("--output", "PROFILE.yaml", &outputPath,
+                   "where to write the profile (required unless --emit-onnx)");
   parser.addAlias("-o", "--output");
   parser.addString("--profile", "PROFILE.yaml", &profilePath,
                    "use this profile instead of calibrating (with --emit-onnx)");
   parser.addString(
       "--emit-onnx", "Q.onnx", &emitPath,
-      "also write the int8 model as an ONNX QDQ model (QuantizeLinear/DequantizeLinear with the\n"
-      "profile's scales, int8 weights, int32 biases) that ONNX Runtime runs with its int8 kernels");
+      "also write the int8 model as an ONNX QDQ model for ONNX Runtime (docs/quantization.md 7)");
   parser.addString("--schema", "S", &schema, "asymmetric (default), symmetric or symmetric-power2");
   parser.addString("--calibration", "M", &method, "minmax (default), percentile or kl");
   parser.addString("--percentile", "P", &percentile,
