@@ -55,6 +55,10 @@ install(TARGETS ember_sdk ${ember_sdk_libraries} ember_warnings
 install(TARGETS ember EXPORT EmberTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Ember)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ember DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT Ember FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
+# The typed attribute structs generated from Ops.def (core/CMakeLists.txt), so
+# a plugin can write node.attrs<ConvAttrs>() against the installed SDK.
+install(FILES ${PROJECT_BINARY_DIR}/core/generated/ember/OpAttrs.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ember COMPONENT Ember)
 # What a vendor reads and tests with: the docs, and ONNX's node test data
 # (generated at build time by tests/onnx) that `ember conformance --onnx-data
 # PREFIX/share/ember/onnx-node` reads.

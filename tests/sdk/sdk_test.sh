@@ -121,9 +121,15 @@ case "$step" in
   installed-extras)
     # Docs, the conformance kit's ONNX node data, and `ember npy-diff`.
     prefix=$1 build=$2 same=$3 other=$4
-    for f in share/doc/ember/backend-guide.md share/doc/ember/cli.md lib/libember_backend_reference.a; do
+    for f in share/doc/ember/backend-guide.md share/doc/ember/cli.md lib/libember_backend_reference.a \
+             include/ember/OpAttrs.h; do
       [ -e "$prefix/$f" ] || { echo "sdk_test: $prefix/$f was not installed" >&2; exit 1; }
     done
+    # The generated attribute structs compile against the installed headers alone.
+    printf '%s\n' '#include <ember/Graph.h>' '#include <ember/OpAttrs.h>' \
+      'std::vector<int64_t> strides(const ember::Node& n) { return n.attrs<ember::ConvAttrs>().strides; }' |
+      "${EMBER_TEST_CXX:-c++}" -std=c++20 -fsyntax-only -I"$prefix/include" -x c++ - ||
+      { echo "sdk_test: the installed ember/OpAttrs.h does not compile" >&2; exit 1; }
     if [ -d "$build/testdata/onnx/node" ]; then
       [ -e "$prefix/share/ember/onnx-node/test_abs/model.onnx" ] ||
         { echo "sdk_test: the ONNX node data was not installed under share/ember/onnx-node" >&2; exit 1; }
