@@ -3,8 +3,11 @@
 // and is used only when the stored key equals the wanted one byte for byte.
 #include "JitDiskCache.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 #include "ProgramCache.h"
 
@@ -46,10 +50,73 @@ std::string jitCacheDirectory() {
 }
 
 std::string jitCacheVersionLine() {
-  // The build stamp: a rebuilt Jit code generator must not load objects an
-  // older build of the same version compiled.
-  return "ember-jit-cache " + std::to_string(kCacheFormat) +
-         " version " EMBER_VERSION_STRING " built " __DATE__ " " __TIME__;
+  // A rebuilt code generator must not load objects an older build of the same
+  // version compiled. This file's __DATE__/__TIME__ alone would miss a rebuilt
+  // Jit.cpp, so the stamp is the binary that holds this code (the executable,
+  // or the shared library under Python): its path, size and modification time.
+  static const std::string line = [] {
+    std::string stamp = "built " __DATE__ " " __TIME__;
+    Dl_info info{};
+    struct stat status {};
+    std::string binary;
+    if (::dladdr(reinterpret_cast<void*>(&jitCacheVersionLine), &info) != 0 && info.dli_fname)
+      binary = info.dli_fname;
+    // The executable's own name may be relative to a directory since left.
+    if (binary.empty() || binary[0] != '/') {
+      std::error_code ec;
+      binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    }
+    if (!binary.empty() && ::stat(binary.c_str(), &status) == 0)
+      stamp += " binary " + binary + " " + std::to_string(status.st_size) + " " +
+               std::to_string(status.st_mtim.tv_sec) + "." + std::to_string(status.st_mtim.tv_nsec);
+    return "ember-jit-cache " + std::to_string(kCacheFormat) + " version " EMBER_VERSION_STRING " " + stamp;
+  }();
+  return line;
+}
+
+uint64_t jitCacheLimitBytes() {
+  constexpr uint64_t kDefaultMiB = 512;
+  const char* text = std::getenv("EMBER_CACHE_MAX_MB");
+  if (!text || !*text) return kDefaultMiB << 20;
+  char* end = nullptr;
+  const unsigned long long mib = std::strtoull(text, &end, 10);
+  if (*end != '\0' || text[0] == '-') {
+    std::fprintf(stderr, "ember: ignoring EMBER_CACHE_MAX_MB='%s' (not a number of MiB); using %llu\n", text,
+                 static_cast<unsigned long long>(kDefaultMiB));
+    return kDefaultMiB << 20;
+  }
+  return uint64_t(mib) << 20;
+}
+
+void trimJitCache(const std::string& directory, uint64_t limitBytes) {
+  namespace fs = std::filesystem;
+  struct Entry {
+    fs::path path;
+    fs::file_time_type lastUse;
+    uint64_t bytes;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".jit") continue;  // temporaries of concurrent writers stay
+    std::error_code entryError;
+    const uint64_t bytes = it->file_size(entryError);
+    const auto lastUse = it->last_write_time(entryError);
+    if (entryError) continue;
+    entries.push_back({it->path(), lastUse, bytes});
+    total += bytes;
+  }
+  if (total <= limitBytes) return;
+  // Least recently used first; down to 3/4 of the limit so that the next few
+  // writes do not rescan the directory each time.
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.lastUse < b.lastUse; });
+  const uint64_t target = limitBytes / 4 * 3;
+  for (const Entry& entry : entries) {
+    if (total <= target) break;
+    if (fs::remove(entry.path, ec)) total -= entry.bytes;
+  }
 }
 
 std::string jitCachePath(const std::string& directory, const std::string& key) {
@@ -90,6 +157,9 @@ std::optional<std::vector<char>> readJitCacheEntry(const std::string& path, cons
     warn(path, "truncated object");
     return std::nullopt;
   }
+  // A hit marks the entry as recently used for trimJitCache.
+  std::error_code ec;
+  std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);
   return std::vector<char>(bytes.begin() + std::ptrdiff_t(pos), bytes.end());
 }
 
@@ -120,7 +190,9 @@ void writeJitCacheEntry(const std::string& path, const std::string& key, const s
     std::fprintf(stderr, "ember: cannot write the JIT cache entry %s: %s\n", path.c_str(),
                  ec.message().c_str());
     fs::remove(temporary, ec);
+    return;
   }
+  trimJitCache(fs::path(path).parent_path().string(), jitCacheLimitBytes());
 }
 
 }  // namespace ember::cpu

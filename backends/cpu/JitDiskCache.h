@@ -3,6 +3,7 @@
 // Jit.cpp compiles and loads the object.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,8 +16,16 @@ namespace ember::cpu {
 std::string jitCacheDirectory();
 
 /// What every key starts with: the cache format, the Ember version and build
-/// of this library, so another build's entries are ignored.
+/// of this library (the path, size and modification time of the binary that
+/// holds it), so another build's entries are ignored.
 std::string jitCacheVersionLine();
+
+/// The cache's size limit: $EMBER_CACHE_MAX_MB MiB, default 512.
+uint64_t jitCacheLimitBytes();
+
+/// When the `.jit` entries in `directory` exceed `limitBytes`, removes the
+/// least recently used (written or hit) until they hold 3/4 of it.
+void trimJitCache(const std::string& directory, uint64_t limitBytes);
 
 /// The entry's path for a full key: DIR/<64-bit hash of the key, hex>.jit.
 std::string jitCachePath(const std::string& directory, const std::string& key);
@@ -27,7 +36,8 @@ std::string jitCachePath(const std::string& directory, const std::string& key);
 std::optional<std::vector<char>> readJitCacheEntry(const std::string& path, const std::string& key);
 
 /// Writes the entry atomically (a temporary file in the same directory, then
-/// rename), creating the directory. A failure is a one-line warning.
+/// rename), creating the directory, then trims the directory to the size
+/// limit. A failure is a one-line warning.
 void writeJitCacheEntry(const std::string& path, const std::string& key, const std::vector<char>& object);
 
 }  // namespace ember::cpu

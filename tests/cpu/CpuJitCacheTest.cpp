@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,42 @@ TEST_F(CpuJitCacheTest, NoCacheWritesNothing) {
   EXPECT_FALSE(compileAndRun(program(16), "ir A"));
   ::unsetenv("EMBER_NO_CACHE");
   EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(CpuJitCacheTest, VersionLineNamesTheBinaryThatHoldsTheCodeGenerator) {
+  // A rebuilt binary (another size or modification time) is another build.
+  const std::string version = ember::cpu::jitCacheVersionLine();
+  EXPECT_NE(version.find(" binary /"), std::string::npos) << version;
+  EXPECT_EQ(version.find('\n'), std::string::npos) << version;
+}
+
+TEST_F(CpuJitCacheTest, TrimRemovesTheLeastRecentlyUsedEntriesDownToThreeQuartersOfTheLimit) {
+  fs::create_directories(dir_);
+  const auto now = fs::file_time_type::clock::now();
+  // Five 1000-byte entries, entry i last used i minutes ago, and a writer's
+  // temporary that must stay.
+  for (int i = 0; i < 5; ++i) {
+    const fs::path entry = dir_ / ("entry" + std::to_string(i) + ".jit");
+    std::ofstream(entry, std::ios::binary) << std::string(1000, 'x');
+    fs::last_write_time(entry, now - std::chrono::minutes(i));
+  }
+  std::ofstream(dir_ / "entry9.jit.tmp.1.0", std::ios::binary) << std::string(5000, 'x');
+  ember::cpu::trimJitCache(dir_.string(), 5000);  // at the limit: nothing goes
+  EXPECT_EQ(entries().size(), 6u);
+  ember::cpu::trimJitCache(dir_.string(), 4000);  // over it: down to 3000 bytes
+  std::vector<std::string> left;
+  for (const auto& e : entries()) left.push_back(e.filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"entry0.jit", "entry1.jit", "entry2.jit", "entry9.jit.tmp.1.0"}));
+}
+
+TEST_F(CpuJitCacheTest, AHitMarksTheEntryRecentlyUsed) {
+  EXPECT_FALSE(compileAndRun(program(16), "ir A"));
+  const fs::path entry = entries().at(0);
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(entry, old);
+  EXPECT_TRUE(compileAndRun(program(16), "ir A"));
+  EXPECT_GT(fs::last_write_time(entry), old + std::chrono::minutes(59));
 }
 
 }  // namespace
