@@ -81,8 +81,37 @@ class Unroller {
   Expected<Value> sliceLast(const Value& v, int64_t begin, int64_t end, const std::string& step);
   Expected<Value> sliceAxis(const Value& v, size_t axis, int64_t begin, int64_t end, const std::string& step);
   Expected<Value> clipped(const Value& v, const std::string& step);
+  /// The weights of one direction, sliced out of the node's inputs.
+  struct DirectionWeights {
+    Value projected;                  ///< [seq, batch, G*hidden]: X W^T (+ biases) of every step
+    Value rT;                         ///< [hidden, G*hidden]
+    std::optional<Value> rb;          ///< [G*hidden]: the recurrence bias, when B is given
+    std::optional<Value> pi, po, pf;  ///< [hidden]: LSTM peepholes, when P is given
+  };
+  /// The recurrent state between steps (c is h's initial value for RNN and GRU).
+  struct State {
+    Value h, c;
+  };
+
   /// One direction over every step; fills ys_[t], and the final h and c.
   Error runDirection(int64_t d, bool reverse);
+  /// W, R and B of direction d; the input projection of every step at once.
+  Expected<DirectionWeights> projectInputs(int64_t d, const std::string& dir);
+  Error slicePeepholes(int64_t d, const std::string& dir, DirectionWeights& weights);
+  /// initial_h or initial_c of direction d as [batch, hidden]; zeros when absent.
+  Expected<Value> initialState(const std::optional<Value>& init, int64_t d, const std::string& dir,
+                               const std::string& what);
+  /// Columns [g * hidden, (g + 1) * hidden) of v: gate g.
+  Expected<Value> gateSlice(const Value& v, int64_t g, const std::string& step);
+  Expected<Value> rnnStep(const Activation* act, const Value& xt, const Value& hr, const std::string& s);
+  Expected<Value> gruStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
+                          const Value& hr, const Value& h, const std::string& s);
+  Expected<State> lstmStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
+                           const Value& hr, const Value& c, const std::string& s);
+  /// Stores step t's output and moves the state on (held past a sequence's end).
+  Error advanceState(int64_t t, const State& next, State& state, const std::string& s);
+  /// Y, Y_h and Y_c of the direction from ys_ and the final state.
+  Error collectDirectionOutputs(const State& state, const std::string& dir);
 
   NodeBuilder& b_;
   Cell cell_;
@@ -144,162 +173,166 @@ Expected<Value> Unroller::activate(const Activation& act, const Value& x, const 
   return b_.emit(OpKind::Div, {x, denom}, {}, step);
 }
 
-Error Unroller::runDirection(int64_t d, bool reverse) {
-  const std::string dir = "d" + std::to_string(d) + "/";
+Expected<Unroller::DirectionWeights> Unroller::projectInputs(int64_t d, const std::string& dir) {
   const int64_t gateWidth = gates_ * hidden_;
-  const Activation* act = &activations_[size_t(d) * (cell_ == Cell::Rnn ? 1 : cell_ == Cell::Gru ? 2 : 3)];
-
+  DirectionWeights weights;
   // The input projection of every step at once: [seq * batch, input] x W^T.
   EMBER_TRY(Value w, sliceAxis(w_, 0, d, d + 1, dir + "w"));
   EMBER_TRY(w, b_.reshape(w, {gateWidth, w_.dims()[2]}, dir + "w2d"));
   EMBER_TRY(Value wT, b_.transpose(w, {1, 0}, dir + "wT"));
   EMBER_TRY(Value r, sliceAxis(r_, 0, d, d + 1, dir + "r"));
   EMBER_TRY(r, b_.reshape(r, {gateWidth, hidden_}, dir + "r2d"));
-  EMBER_TRY(Value rT, b_.transpose(r, {1, 0}, dir + "rT"));
+  EMBER_TRY(weights.rT, b_.transpose(r, {1, 0}, dir + "rT"));
   EMBER_TRY(Value flatX, b_.reshape(x_, {seq_ * batch_, x_.dims()[2]}, dir + "x2d"));
   EMBER_TRY(Value projected, b_.emit(OpKind::MatMul, {flatX, wT}, {}, dir + "xw"));
-  std::optional<Value> wb, rb;
   if (bias_) {
     EMBER_TRY(Value bd, sliceAxis(*bias_, 0, d, d + 1, dir + "b"));
     EMBER_TRY(bd, b_.reshape(bd, {2 * gateWidth}, dir + "b1d"));
-    EMBER_TRY(wb, sliceLast(bd, 0, gateWidth, dir + "wb"));
-    EMBER_TRY(rb, sliceLast(bd, gateWidth, 2 * gateWidth, dir + "rb"));
+    EMBER_TRY(Value wb, sliceLast(bd, 0, gateWidth, dir + "wb"));
+    EMBER_TRY(weights.rb, sliceLast(bd, gateWidth, 2 * gateWidth, dir + "rb"));
     // GRU with linear_before_reset keeps Rbh inside the reset product.
     if (!(cell_ == Cell::Gru && linearBeforeReset_)) {
-      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *wb}, {}, dir + "xw_b"));
-      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *rb}, {}, dir + "xw_rb"));
+      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, wb}, {}, dir + "xw_b"));
+      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *weights.rb}, {}, dir + "xw_rb"));
     } else {
-      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *wb}, {}, dir + "xw_b"));
+      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, wb}, {}, dir + "xw_b"));
     }
   }
-  EMBER_TRY(projected, b_.reshape(projected, {seq_, batch_, gateWidth}, dir + "xw3d"));
+  EMBER_TRY(weights.projected, b_.reshape(projected, {seq_, batch_, gateWidth}, dir + "xw3d"));
+  return weights;
+}
 
-  auto stateFrom = [&](const std::optional<Value>& init, const std::string& what) -> Expected<Value> {
-    if (!init) {
-      Tensor zeros(Type(kind_, {batch_, hidden_}));
-      for (int64_t i = 0; i < batch_ * hidden_; ++i) zeros.setElementFromDouble(i, 0);
-      return b_.constant(std::move(zeros));
+Error Unroller::slicePeepholes(int64_t d, const std::string& dir, DirectionWeights& weights) {
+  if (!peephole_) return Error::success();
+  EMBER_TRY(Value p, sliceAxis(*peephole_, 0, d, d + 1, dir + "p"));
+  EMBER_TRY(p, b_.reshape(p, {3 * hidden_}, dir + "p1d"));
+  EMBER_TRY(weights.pi, sliceLast(p, 0, hidden_, dir + "pi"));
+  EMBER_TRY(weights.po, sliceLast(p, hidden_, 2 * hidden_, dir + "po"));
+  EMBER_TRY(weights.pf, sliceLast(p, 2 * hidden_, 3 * hidden_, dir + "pf"));
+  return Error::success();
+}
+
+Expected<Value> Unroller::initialState(const std::optional<Value>& init, int64_t d, const std::string& dir,
+                                       const std::string& what) {
+  if (!init) {
+    Tensor zeros(Type(kind_, {batch_, hidden_}));
+    for (int64_t i = 0; i < batch_ * hidden_; ++i) zeros.setElementFromDouble(i, 0);
+    return b_.constant(std::move(zeros));
+  }
+  EMBER_TRY(Value s, sliceAxis(*init, 0, d, d + 1, dir + what));
+  return b_.reshape(s, {batch_, hidden_}, dir + what + "2d");
+}
+
+Expected<Value> Unroller::gateSlice(const Value& v, int64_t g, const std::string& step) {
+  return sliceLast(v, g * hidden_, (g + 1) * hidden_, step);
+}
+
+Expected<Value> Unroller::rnnStep(const Activation* act, const Value& xt, const Value& hr,
+                                  const std::string& s) {
+  EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
+  EMBER_TRY(pre, clipped(pre, s + "pre"));
+  return activate(act[0], pre, s + "h");
+}
+
+Expected<Value> Unroller::gruStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
+                                  const Value& hr, const Value& h, const std::string& s) {
+  const std::optional<Value>& rb = weights.rb;
+  // Gates z, r, h.
+  EMBER_TRY(Value xz, gateSlice(xt, 0, s + "xz"));
+  EMBER_TRY(Value xr, gateSlice(xt, 1, s + "xr"));
+  EMBER_TRY(Value xh, gateSlice(xt, 2, s + "xh"));
+  EMBER_TRY(Value hz, gateSlice(hr, 0, s + "hz"));
+  EMBER_TRY(Value hrr, gateSlice(hr, 1, s + "hrr"));
+  EMBER_TRY(Value zPre, b_.emit(OpKind::Add, {xz, hz}, {}, s + "z_pre"));
+  EMBER_TRY(Value rPre, b_.emit(OpKind::Add, {xr, hrr}, {}, s + "r_pre"));
+  if (linearBeforeReset_ && rb) {
+    // Rbz and Rbr were left out of the projection with Rbh.
+    EMBER_TRY(Value rbz, gateSlice(*rb, 0, s + "rbz"));
+    EMBER_TRY(zPre, b_.emit(OpKind::Add, {zPre, rbz}, {}, s + "z_pre_b"));
+    EMBER_TRY(Value rbr, gateSlice(*rb, 1, s + "rbr"));
+    EMBER_TRY(rPre, b_.emit(OpKind::Add, {rPre, rbr}, {}, s + "r_pre_b"));
+  }
+  EMBER_TRY(zPre, clipped(zPre, s + "z_pre"));
+  EMBER_TRY(Value z, activate(act[0], zPre, s + "z"));
+  EMBER_TRY(rPre, clipped(rPre, s + "r_pre"));
+  EMBER_TRY(Value rGate, activate(act[0], rPre, s + "r"));
+  Value candidatePre;
+  if (linearBeforeReset_) {
+    EMBER_TRY(Value hh, gateSlice(hr, 2, s + "hh"));
+    if (rb) {
+      EMBER_TRY(Value rbh, gateSlice(*rb, 2, s + "rbh"));
+      EMBER_TRY(hh, b_.emit(OpKind::Add, {hh, rbh}, {}, s + "hh_b"));
     }
-    EMBER_TRY(Value s, sliceAxis(*init, 0, d, d + 1, dir + what));
-    return b_.reshape(s, {batch_, hidden_}, dir + what + "2d");
-  };
-  EMBER_TRY(Value h, stateFrom(initialH_, "h0"));
-  Value c = h;
+    EMBER_TRY(Value reset, b_.emit(OpKind::Mul, {rGate, hh}, {}, s + "reset"));
+    EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, reset}, {}, s + "n_pre"));
+  } else {
+    EMBER_TRY(Value resetH, b_.emit(OpKind::Mul, {rGate, h}, {}, s + "reset_h"));
+    EMBER_TRY(Value rh, gateSlice(weights.rT, 2, s + "rhT"));  // [hidden, hidden] columns of Rh^T
+    EMBER_TRY(Value hh, b_.emit(OpKind::MatMul, {resetH, rh}, {}, s + "hh"));
+    EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, hh}, {}, s + "n_pre"));
+  }
+  EMBER_TRY(candidatePre, clipped(candidatePre, s + "n_pre"));
+  EMBER_TRY(Value candidate, activate(act[1], candidatePre, s + "n"));
+  // H = (1 - z) * n + z * H = n + z * (H - n).
+  EMBER_TRY(Value diff, b_.emit(OpKind::Sub, {h, candidate}, {}, s + "h_minus_n"));
+  EMBER_TRY(Value kept, b_.emit(OpKind::Mul, {z, diff}, {}, s + "kept"));
+  return b_.emit(OpKind::Add, {candidate, kept}, {}, s + "h");
+}
+
+Expected<Unroller::State> Unroller::lstmStep(const Activation* act, const DirectionWeights& weights,
+                                             const Value& xt, const Value& hr, const Value& c,
+                                             const std::string& s) {
+  State next;
+  // Gates i, o, f, c.
+  EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
+  EMBER_TRY(Value iPre, gateSlice(pre, 0, s + "i_pre"));
+  EMBER_TRY(Value oPre, gateSlice(pre, 1, s + "o_pre"));
+  EMBER_TRY(Value fPre, gateSlice(pre, 2, s + "f_pre"));
+  EMBER_TRY(Value cPre, gateSlice(pre, 3, s + "c_pre"));
+  if (weights.pi) {
+    EMBER_TRY(Value peepI, b_.emit(OpKind::Mul, {*weights.pi, c}, {}, s + "peep_i"));
+    EMBER_TRY(iPre, b_.emit(OpKind::Add, {iPre, peepI}, {}, s + "i_peep"));
+    EMBER_TRY(Value peepF, b_.emit(OpKind::Mul, {*weights.pf, c}, {}, s + "peep_f"));
+    EMBER_TRY(fPre, b_.emit(OpKind::Add, {fPre, peepF}, {}, s + "f_peep"));
+  }
+  EMBER_TRY(iPre, clipped(iPre, s + "i_pre"));
+  EMBER_TRY(fPre, clipped(fPre, s + "f_pre"));
+  EMBER_TRY(cPre, clipped(cPre, s + "c_pre"));
+  EMBER_TRY(Value ig, activate(act[0], iPre, s + "i"));
+  EMBER_TRY(Value fg, activate(act[0], fPre, s + "f"));
+  EMBER_TRY(Value cg, activate(act[1], cPre, s + "g"));
+  EMBER_TRY(Value keep, b_.emit(OpKind::Mul, {fg, c}, {}, s + "c_keep"));
+  EMBER_TRY(Value add, b_.emit(OpKind::Mul, {ig, cg}, {}, s + "c_add"));
+  EMBER_TRY(next.c, b_.emit(OpKind::Add, {keep, add}, {}, s + "c"));
+  if (weights.po) {
+    EMBER_TRY(Value peepO, b_.emit(OpKind::Mul, {*weights.po, next.c}, {}, s + "peep_o"));
+    EMBER_TRY(oPre, b_.emit(OpKind::Add, {oPre, peepO}, {}, s + "o_peep"));
+  }
+  EMBER_TRY(oPre, clipped(oPre, s + "o_pre"));
+  EMBER_TRY(Value og, activate(act[0], oPre, s + "o"));
+  EMBER_TRY(Value hc, activate(act[2], next.c, s + "hc"));
+  EMBER_TRY(next.h, b_.emit(OpKind::Mul, {og, hc}, {}, s + "h"));
+  return next;
+}
+
+Error Unroller::advanceState(int64_t t, const State& next, State& state, const std::string& s) {
+  if (!lens_) {
+    ys_[size_t(t)] = next.h;
+    state = next;
+    return Error::success();
+  }
+  // Past a sequence's end the state stays and the output is 0.
+  EMBER_TRY(Value active,
+            b_.emit(OpKind::Less, {b_.scalar(ElemKind::I64, double(t)), *lens_}, {}, s + "active"));
+  EMBER_TRY(ys_[size_t(t)], b_.emit(OpKind::Select, {active, next.h, b_.scalar(kind_, 0)}, {}, s + "y"));
+  EMBER_TRY(state.h, b_.emit(OpKind::Select, {active, next.h, state.h}, {}, s + "h_kept"));
   if (cell_ == Cell::Lstm) {
-    EMBER_TRY(c, stateFrom(initialC_, "c0"));
+    EMBER_TRY(state.c, b_.emit(OpKind::Select, {active, next.c, state.c}, {}, s + "c_kept"));
   }
-  std::optional<Value> pi, po, pf;
-  if (peephole_) {
-    EMBER_TRY(Value p, sliceAxis(*peephole_, 0, d, d + 1, dir + "p"));
-    EMBER_TRY(p, b_.reshape(p, {3 * hidden_}, dir + "p1d"));
-    EMBER_TRY(pi, sliceLast(p, 0, hidden_, dir + "pi"));
-    EMBER_TRY(po, sliceLast(p, hidden_, 2 * hidden_, dir + "po"));
-    EMBER_TRY(pf, sliceLast(p, 2 * hidden_, 3 * hidden_, dir + "pf"));
-  }
+  return Error::success();
+}
 
-  ys_.assign(size_t(seq_), Value());
-  for (int64_t i = 0; i < seq_; ++i) {
-    const int64_t t = reverse ? seq_ - 1 - i : i;
-    const std::string s = dir + "t" + std::to_string(t) + "/";
-    EMBER_TRY(Value xt, sliceAxis(projected, 0, t, t + 1, s + "xw"));
-    EMBER_TRY(xt, b_.reshape(xt, {batch_, gateWidth}, s + "xw2d"));
-    EMBER_TRY(Value hr, b_.emit(OpKind::MatMul, {h, rT}, {}, s + "hr"));
-    auto gate = [&](const Value& v, int64_t g, const std::string& name) {
-      return sliceLast(v, g * hidden_, (g + 1) * hidden_, s + name);
-    };
-    Value newH, newC = c;
-    if (cell_ == Cell::Rnn) {
-      EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
-      EMBER_TRY(pre, clipped(pre, s + "pre"));
-      EMBER_TRY(newH, activate(act[0], pre, s + "h"));
-    } else if (cell_ == Cell::Gru) {
-      // Gates z, r, h.
-      EMBER_TRY(Value xz, gate(xt, 0, "xz"));
-      EMBER_TRY(Value xr, gate(xt, 1, "xr"));
-      EMBER_TRY(Value xh, gate(xt, 2, "xh"));
-      EMBER_TRY(Value hz, gate(hr, 0, "hz"));
-      EMBER_TRY(Value hrr, gate(hr, 1, "hrr"));
-      EMBER_TRY(Value zPre, b_.emit(OpKind::Add, {xz, hz}, {}, s + "z_pre"));
-      EMBER_TRY(Value rPre, b_.emit(OpKind::Add, {xr, hrr}, {}, s + "r_pre"));
-      if (linearBeforeReset_ && rb) {
-        // Rbz and Rbr were left out of the projection with Rbh.
-        EMBER_TRY(Value rbz, gate(*rb, 0, "rbz"));
-        EMBER_TRY(zPre, b_.emit(OpKind::Add, {zPre, rbz}, {}, s + "z_pre_b"));
-        EMBER_TRY(Value rbr, gate(*rb, 1, "rbr"));
-        EMBER_TRY(rPre, b_.emit(OpKind::Add, {rPre, rbr}, {}, s + "r_pre_b"));
-      }
-      EMBER_TRY(zPre, clipped(zPre, s + "z_pre"));
-      EMBER_TRY(Value z, activate(act[0], zPre, s + "z"));
-      EMBER_TRY(rPre, clipped(rPre, s + "r_pre"));
-      EMBER_TRY(Value rGate, activate(act[0], rPre, s + "r"));
-      Value candidatePre;
-      if (linearBeforeReset_) {
-        EMBER_TRY(Value hh, gate(hr, 2, "hh"));
-        if (rb) {
-          EMBER_TRY(Value rbh, gate(*rb, 2, "rbh"));
-          EMBER_TRY(hh, b_.emit(OpKind::Add, {hh, rbh}, {}, s + "hh_b"));
-        }
-        EMBER_TRY(Value reset, b_.emit(OpKind::Mul, {rGate, hh}, {}, s + "reset"));
-        EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, reset}, {}, s + "n_pre"));
-      } else {
-        EMBER_TRY(Value resetH, b_.emit(OpKind::Mul, {rGate, h}, {}, s + "reset_h"));
-        EMBER_TRY(Value rh, gate(rT, 2, "rhT"));  // [hidden, hidden] columns of Rh^T
-        EMBER_TRY(Value hh, b_.emit(OpKind::MatMul, {resetH, rh}, {}, s + "hh"));
-        EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, hh}, {}, s + "n_pre"));
-      }
-      EMBER_TRY(candidatePre, clipped(candidatePre, s + "n_pre"));
-      EMBER_TRY(Value candidate, activate(act[1], candidatePre, s + "n"));
-      // H = (1 - z) * n + z * H = n + z * (H - n).
-      EMBER_TRY(Value diff, b_.emit(OpKind::Sub, {h, candidate}, {}, s + "h_minus_n"));
-      EMBER_TRY(Value kept, b_.emit(OpKind::Mul, {z, diff}, {}, s + "kept"));
-      EMBER_TRY(newH, b_.emit(OpKind::Add, {candidate, kept}, {}, s + "h"));
-    } else {
-      // Gates i, o, f, c.
-      EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
-      EMBER_TRY(Value iPre, gate(pre, 0, "i_pre"));
-      EMBER_TRY(Value oPre, gate(pre, 1, "o_pre"));
-      EMBER_TRY(Value fPre, gate(pre, 2, "f_pre"));
-      EMBER_TRY(Value cPre, gate(pre, 3, "c_pre"));
-      if (pi) {
-        EMBER_TRY(Value peepI, b_.emit(OpKind::Mul, {*pi, c}, {}, s + "peep_i"));
-        EMBER_TRY(iPre, b_.emit(OpKind::Add, {iPre, peepI}, {}, s + "i_peep"));
-        EMBER_TRY(Value peepF, b_.emit(OpKind::Mul, {*pf, c}, {}, s + "peep_f"));
-        EMBER_TRY(fPre, b_.emit(OpKind::Add, {fPre, peepF}, {}, s + "f_peep"));
-      }
-      EMBER_TRY(iPre, clipped(iPre, s + "i_pre"));
-      EMBER_TRY(fPre, clipped(fPre, s + "f_pre"));
-      EMBER_TRY(cPre, clipped(cPre, s + "c_pre"));
-      EMBER_TRY(Value ig, activate(act[0], iPre, s + "i"));
-      EMBER_TRY(Value fg, activate(act[0], fPre, s + "f"));
-      EMBER_TRY(Value cg, activate(act[1], cPre, s + "g"));
-      EMBER_TRY(Value keep, b_.emit(OpKind::Mul, {fg, c}, {}, s + "c_keep"));
-      EMBER_TRY(Value add, b_.emit(OpKind::Mul, {ig, cg}, {}, s + "c_add"));
-      EMBER_TRY(newC, b_.emit(OpKind::Add, {keep, add}, {}, s + "c"));
-      if (po) {
-        EMBER_TRY(Value peepO, b_.emit(OpKind::Mul, {*po, newC}, {}, s + "peep_o"));
-        EMBER_TRY(oPre, b_.emit(OpKind::Add, {oPre, peepO}, {}, s + "o_peep"));
-      }
-      EMBER_TRY(oPre, clipped(oPre, s + "o_pre"));
-      EMBER_TRY(Value og, activate(act[0], oPre, s + "o"));
-      EMBER_TRY(Value hc, activate(act[2], newC, s + "hc"));
-      EMBER_TRY(newH, b_.emit(OpKind::Mul, {og, hc}, {}, s + "h"));
-    }
-    if (lens_) {
-      // Past a sequence's end the state stays and the output is 0.
-      EMBER_TRY(Value active,
-                b_.emit(OpKind::Less, {b_.scalar(ElemKind::I64, double(t)), *lens_}, {}, s + "active"));
-      EMBER_TRY(ys_[size_t(t)], b_.emit(OpKind::Select, {active, newH, b_.scalar(kind_, 0)}, {}, s + "y"));
-      EMBER_TRY(h, b_.emit(OpKind::Select, {active, newH, h}, {}, s + "h_kept"));
-      if (cell_ == Cell::Lstm) {
-        EMBER_TRY(c, b_.emit(OpKind::Select, {active, newC, c}, {}, s + "c_kept"));
-      }
-    } else {
-      ys_[size_t(t)] = newH;
-      h = newH;
-      c = newC;
-    }
-  }
-
+Error Unroller::collectDirectionOutputs(const State& state, const std::string& dir) {
   std::vector<Value> steps;
   for (int64_t t = 0; t < seq_; ++t) {
     EMBER_TRY(Value y, b_.reshape(ys_[size_t(t)], {1, 1, batch_, hidden_}, dir + "y" + std::to_string(t)));
@@ -309,11 +342,45 @@ Error Unroller::runDirection(int64_t d, bool reverse) {
                          ? Expected<Value>(steps[0])
                          : b_.emit(OpKind::Concat, steps, Attributes{{"axis", int64_t(0)}}, dir + "y"));
   yPerDirection_.push_back(y);
-  EMBER_TRY(Value hOut, b_.reshape(h, {1, batch_, hidden_}, dir + "h_out"));
+  EMBER_TRY(Value hOut, b_.reshape(state.h, {1, batch_, hidden_}, dir + "h_out"));
   hPerDirection_.push_back(hOut);
-  EMBER_TRY(Value cOut, b_.reshape(c, {1, batch_, hidden_}, dir + "c_out"));
+  EMBER_TRY(Value cOut, b_.reshape(state.c, {1, batch_, hidden_}, dir + "c_out"));
   cPerDirection_.push_back(cOut);
   return Error::success();
+}
+
+Error Unroller::runDirection(int64_t d, bool reverse) {
+  const std::string dir = "d" + std::to_string(d) + "/";
+  const int64_t gateWidth = gates_ * hidden_;
+  const Activation* act = &activations_[size_t(d) * (cell_ == Cell::Rnn ? 1 : cell_ == Cell::Gru ? 2 : 3)];
+
+  EMBER_TRY(DirectionWeights weights, projectInputs(d, dir));
+  State state;
+  EMBER_TRY(state.h, initialState(initialH_, d, dir, "h0"));
+  state.c = state.h;
+  if (cell_ == Cell::Lstm) {
+    EMBER_TRY(state.c, initialState(initialC_, d, dir, "c0"));
+  }
+  EMBER_RETURN_IF_ERROR(slicePeepholes(d, dir, weights));
+
+  ys_.assign(size_t(seq_), Value());
+  for (int64_t i = 0; i < seq_; ++i) {
+    const int64_t t = reverse ? seq_ - 1 - i : i;
+    const std::string s = dir + "t" + std::to_string(t) + "/";
+    EMBER_TRY(Value xt, sliceAxis(weights.projected, 0, t, t + 1, s + "xw"));
+    EMBER_TRY(xt, b_.reshape(xt, {batch_, gateWidth}, s + "xw2d"));
+    EMBER_TRY(Value hr, b_.emit(OpKind::MatMul, {state.h, weights.rT}, {}, s + "hr"));
+    State next{Value(), state.c};
+    if (cell_ == Cell::Rnn) {
+      EMBER_TRY(next.h, rnnStep(act, xt, hr, s));
+    } else if (cell_ == Cell::Gru) {
+      EMBER_TRY(next.h, gruStep(act, weights, xt, hr, state.h, s));
+    } else {
+      EMBER_TRY(next, lstmStep(act, weights, xt, hr, state.c, s));
+    }
+    EMBER_RETURN_IF_ERROR(advanceState(t, next, state, s));
+  }
+  return collectDirectionOutputs(state, dir);
 }
 
 Error Unroller::run() {
