@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "Instructions.h"
 #include "IsaLimits.h"
@@ -126,397 +127,542 @@ ConvGeometry matMulGeometry(const Type& lhs, const Type& rhs) {
   return g;
 }
 
+namespace {
+
+/// The SRAM buffers of one conv layer.
+struct ConvSlots {
+  std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, accTiles;
+  std::optional<uint64_t> biasAcc;
+  uint64_t residualParams = 0;
+};
+
+/// One placement attempt: input slots in banks 0 and 1, weights in bank 2,
+/// outputs in bank 3 when `bankHints` (fewer bank conflicts between the DMA
+/// and the engine), otherwise packed densely (the search checked the total).
+bool tryAllocateConvSlots(CompileContext& ctx, const ConvJob& job, const ConvTiling& t,
+                          const ConvSramNeeds& needs, bool bankHints, bool accumulatorBankHints,
+                          ConvSlots& slots) {
+  const ConvGeometry& g = job.g;
+  const npu::NpuConfig& cfg = ctx.config();
+  SramAllocator& sram = ctx.sram();
+  slots.inSlots.clear(), slots.wSlots.clear(), slots.outSlots.clear(), slots.residualSlots.clear();
+  bool ok = true;
+  auto take = [&](std::vector<uint64_t>& into, const std::string& role, int64_t count, int64_t bytes,
+                  int bank, int bankStep = 1, bool awayFromPreviousLayer = false) {
+    for (int64_t i = 0; i < count && ok; ++i) {
+      auto a =
+          sram.allocScratchpad(job.name + "." + role + "[" + std::to_string(i) + "]", uint64_t(bytes),
+                               bankHints ? bank + bankStep * int(i) : -1, awayFromPreviousLayer && i == 0);
+      if (a) into.push_back(*a);
+      ok = ok && a.has_value();
+    }
+  };
+  take(slots.inSlots, "input", needs.inputSlots, needs.bandBytes, 0);
+  // The first weight slot (and the bias row) away from the previous
+  // layer's buffers, so the first step's weight load can start before that
+  // layer ends; the second slot is first loaded after the barrier.
+  take(slots.wSlots, "weights", needs.weightSlots, needs.blockWeightBytes, 2, 1, cfg.prefetchWeights);
+  // With the epilogue on the vector queue the requant writes one output
+  // slot while the gemms stream an input slot: when the second output slot
+  // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
+  const bool outputsShareBank = t.vectorQueue && cfg.scratchpadBanks <= 4;
+  take(slots.outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
+  if (g.residualAdd) {  // beside the weights: the engine reads those only while preloading
+    take(slots.residualSlots, "residual", kResidualSlots, needs.residualTileBytes, 2, 0);
+    std::vector<uint64_t> params;
+    take(params, "residual_params", 1, int64_t(npu::isa::kEAddParamBytes), int(cfg.scratchpadBanks) - 1);
+    if (ok) slots.residualParams = params[0];
+  }
+  slots.accTiles.clear();
+  for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
+    // With the vector queue, tile i in bank i (ping-pong between banks).
+    const bool bankPerTile = t.vectorQueue && accumulatorBankHints;
+    auto a = sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries),
+                                   bankPerTile ? int(i) : -1);
+    if (a) slots.accTiles.push_back(*a);
+    ok = ok && a.has_value();
+  }
+  if (!t.biasByDma)
+    slots.biasAcc =
+        sram.allocAccumulator(job.name + ".bias", uint64_t(needs.biasEntries), -1, cfg.prefetchWeights);
+  return ok && (t.biasByDma || slots.biasAcc);
+}
+
+/// Tiles one per accumulator bank can leave no contiguous room for the bias
+/// row: then the accumulator is packed densely, the scratchpad still by bank.
+Expected<ConvSlots> allocateConvSlots(CompileContext& ctx, const ConvJob& job, const ConvTiling& t,
+                                      const ConvSramNeeds& needs) {
+  ConvSlots slots;
+  SramAllocator& sram = ctx.sram();
+  if (!tryAllocateConvSlots(ctx, job, t, needs, true, true, slots)) {
+    sram.rollbackLayer();
+    if (!tryAllocateConvSlots(ctx, job, t, needs, true, false, slots)) {
+      sram.rollbackLayer();
+      if (!tryAllocateConvSlots(ctx, job, t, needs, false, false, slots))
+        return makeError("layer '", job.name, "': SRAM allocation failed for the chosen tiling (", t.str(),
+                         ")");
+    }
+  }
+  return slots;
+}
+
+/// One step of the sequence: a band of output rows, a block of n-tiles and a
+/// k-part of that block.
+struct StepPlan {
+  size_t band;
+  int64_t block, part;
+};
+
+std::vector<Band> convBands(const ConvGeometry& g, const ConvTiling& t) {
+  std::vector<Band> bands;
+  for (int64_t img = 0; img < g.n; ++img)
+    for (int64_t oy = 0; oy < g.oh; oy += t.bandRows)
+      bands.push_back({img, oy, std::min(t.bandRows, g.oh - oy)});
+  return bands;
+}
+
+std::vector<StepPlan> convStepOrder(size_t numBands, int64_t numBlocks, const ConvTiling& t) {
+  std::vector<StepPlan> order;
+  if (t.order == LoopOrder::BandOuter) {
+    for (size_t b = 0; b < numBands; ++b)
+      for (int64_t q = 0; q < numBlocks; ++q)
+        for (int64_t p = 0; p < t.kParts; ++p) order.push_back({b, q, p});
+  } else {
+    for (int64_t q = 0; q < numBlocks; ++q)
+      for (size_t b = 0; b < numBands; ++b)
+        for (int64_t p = 0; p < t.kParts; ++p) order.push_back({b, q, p});
+  }
+  return order;
+}
+
+/// DRAM addresses of a conv layer's constants.
+struct ConvConstants {
+  std::vector<int64_t> slabOffsets;  ///< per n-tile, into the packed weights
+  uint64_t packedBytes = 0, weights = 0, bias = 0, residualParams = 0;
+};
+
+/// The n-tiles of one step's block and its output columns.
+struct BlockSpan {
+  size_t firstTile, lastTile;
+  size_t stepBegin, stepEnd;  ///< the k-steps of this part
+  int64_t width, c0;          ///< output channels of the block and the first one
+};
+
+/// Emits a conv layer's steps: loads, gemms and the requantizing epilogue,
+/// tracking which band and weight block each slot holds.
+class ConvStepEmitter {
+ public:
+  ConvStepEmitter(CompileContext& ctx, const ConvJob& job, const std::vector<NTile>& tiles,
+                  const ConvTiling& t, const ConvSlots& slots, const ConvConstants& constants)
+      : ctx_(ctx),
+        job_(job),
+        g_(job.g),
+        cfg_(ctx.config()),
+        tiles_(tiles),
+        t_(t),
+        slots_(slots),
+        constants_(constants) {}
+
+  Error emit(const std::vector<Band>& bands, const std::vector<StepPlan>& order);
+
+ private:
+  template <typename... Parts>
+  Error layerError(Parts&&... parts) const {
+    return makeError("layer '", job_.name, "': ", std::forward<Parts>(parts)...);
+  }
+  void loadLayerConstants(Step& step) const;
+  Error loadBand(Step& step, const Band& band);
+  Error loadSpaceToDepthBand(Step& step, const Band& band, int64_t inRows, int64_t top, int64_t realStart,
+                             int64_t realRows) const;
+  void loadWeights(Step& step, const BlockSpan& span);
+  BlockSpan blockSpan(int64_t block, int64_t part) const;
+  void emitGemms(Step& step, const BlockSpan& span, int64_t b, int64_t accRowCount, uint64_t accTile) const;
+  void emitRequant(Step& step, const BlockSpan& span, const Band& band, uint64_t accTile,
+                   uint64_t outSlot) const;
+  Dma outputTileDma(const BlockSpan& span, const Band& band, uint64_t tensor, uint64_t slot) const;
+
+  CompileContext& ctx_;
+  const ConvJob& job_;
+  const ConvGeometry& g_;
+  const npu::NpuConfig& cfg_;
+  const std::vector<NTile>& tiles_;
+  const ConvTiling& t_;
+  const ConvSlots& slots_;
+  const ConvConstants& constants_;
+  const bool ws_ = cfg_.dataflow == npu::Dataflow::WeightStationary;
+  const int64_t maxM_ = ws_ ? limits::kGemmRows : cfg_.rows;
+  const int64_t rowBytes_ = g_.rowBytes(), wv_ = g_.virtualWidth();
+  const int64_t allocRows_ = g_.bandInputRows(t_.bandRows);
+  const int64_t rightPad_ = g_.padW() - g_.pl - g_.w;
+  const bool uniformChannels_ = job_.channelMultipliers.size() == 1;
+  const int64_t inPixelBytes_ = job_.inPixelBytes ? job_.inPixelBytes : g_.c;
+  const int64_t inRowBytes_ = job_.inRowBytes ? job_.inRowBytes : g_.w * g_.c;
+  const int64_t inImageBytes_ = job_.inImageBytes ? job_.inImageBytes : g_.h * g_.w * g_.c;
+  // What the slots hold: the band and weight block last loaded.
+  size_t curBand_ = SIZE_MAX;
+  int64_t curBlock_ = -1, curPart_ = -1;
+  int inLoads_ = 0, wLoads_ = 0;
+  uint64_t inSlot_ = 0, wSlot_ = 0;
+};
+
+/// The first step's loads of the bias row (unless it comes per tile by DMA)
+/// and the residual add's parameters.
+void ConvStepEmitter::loadLayerConstants(Step& step) const {
+  if (!t_.biasByDma) {
+    Dma bias;
+    bias.accumulator = true;
+    bias.dram = constants_.bias;
+    bias.sram = *slots_.biasAcc;
+    bias.x = g_.o;
+    bias.y = 1;
+    bias.sramStride = g_.o;
+    step.loads.push_back(makeLoad(bias));
+  }
+  if (g_.residualAdd) {
+    Dma params;
+    params.dram = constants_.residualParams;
+    params.sram = slots_.residualParams;
+    params.x = int64_t(job_.residualParams.size());
+    params.sramStride = params.x;
+    step.loads.push_back(makeLoad(params));
+  }
+}
+
+/// The input rows of `band` into the next input slot, with their padding.
+Error ConvStepEmitter::loadBand(Step& step, const Band& band) {
+  const int slot = inLoads_++ % int(slots_.inSlots.size());
+  inSlot_ = slots_.inSlots[size_t(slot)];
+  // First use of this slot: its padding columns (2x2 blocks: the band
+  // loads write them as DMA padding rows).
+  if (inLoads_ <= int(slots_.inSlots.size()) && !job_.spaceToDepthChannels) {
+    for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g_.pl}, {g_.pl + g_.w, rightPad_}}) {
+      if (width <= 0) continue;
+      Dma fill;
+      fill.dram = ctx_.fillRegion(int8_t(job_.inZero), uint64_t(width * g_.c));
+      fill.sram = inSlot_ + uint64_t(col * g_.c);
+      fill.x = width * g_.c;
+      fill.y = allocRows_;
+      fill.sramStride = rowBytes_;
+      step.loads.push_back(makeLoad(fill));
+    }
+  }
+  const int64_t inRows = g_.bandInputRows(band.rows), py0 = band.oy0 * g_.sh;
+  const int64_t top = std::clamp<int64_t>(g_.pt - py0, 0, inRows);
+  const int64_t realStart = std::max<int64_t>(py0 - g_.pt, 0);
+  const int64_t realEnd = std::min<int64_t>(py0 + inRows - g_.pt, g_.h);
+  const int64_t realRows = std::max<int64_t>(realEnd - realStart, 0);
+  if (job_.spaceToDepthChannels) return loadSpaceToDepthBand(step, band, inRows, top, realStart, realRows);
+  Dma data;
+  data.sram = inSlot_ + uint64_t(g_.pl * g_.c);
+  data.x = g_.w * g_.c;
+  data.sramStride = rowBytes_;
+  if (realRows > 0 && inPixelBytes_ != g_.c) {  // subsampled pixels: one DMA row per pixel
+    data.dram = job_.input + uint64_t(band.image * inImageBytes_ + realStart * inRowBytes_);
+    data.x = g_.c;
+    data.y = g_.w;
+    data.z = realRows;
+    data.dramYStride = inPixelBytes_;
+    data.dramZStride = inRowBytes_;
+    data.sramStride = g_.c;
+  } else if (realRows > 0) {
+    const int64_t bottom = inRows - top - realRows;
+    if (top > limits::kDmaPadRows || bottom > limits::kDmaPadRows)
+      return layerError("padding of more than ", limits::kDmaPadRows, " rows");
+    data.dram = job_.input + uint64_t(band.image * inImageBytes_ + realStart * inRowBytes_);
+    data.y = realRows;
+    data.dramYStride = inRowBytes_;
+    data.padTop = top;
+    data.padBottom = bottom;
+    data.padValue = job_.inZero;
+  } else {
+    data.dram = ctx_.fillRegion(int8_t(job_.inZero), uint64_t(g_.w * g_.c));
+    data.y = inRows;
+  }
+  step.loads.push_back(makeLoad(data));
+  return Error::success();
+}
+
+/// 2x2 blocks: one DMA per block row half (dy), a block's dx pixels (2·C
+/// bytes) as one DMA row at a stride of 4·C, the padding columns as padding
+/// rows of each plane; padding rows as fills of whole rows.
+Error ConvStepEmitter::loadSpaceToDepthBand(Step& step, const Band& band, int64_t inRows, int64_t top,
+                                            int64_t realStart, int64_t realRows) const {
+  const int64_t c0 = job_.spaceToDepthChannels, bottom = inRows - top - realRows;
+  auto fillRows = [&](int64_t firstRow, int64_t count) {
+    if (count <= 0) return;
+    Dma fill;
+    fill.dram = ctx_.fillRegion(int8_t(job_.inZero), uint64_t(rowBytes_));
+    fill.sram = inSlot_ + uint64_t(firstRow * rowBytes_);
+    fill.x = rowBytes_;
+    fill.y = count;
+    fill.sramStride = rowBytes_;
+    step.loads.push_back(makeLoad(fill));
+  };
+  fillRows(0, top);
+  fillRows(top + realRows, bottom);
+  if (g_.pl > limits::kDmaPadRows || rightPad_ > limits::kDmaPadRows)
+    return layerError("padding of more than ", limits::kDmaPadRows, " blocks");
+  for (int64_t dy = 0; dy < 2 && realRows > 0; ++dy) {
+    Dma half;
+    half.dram = job_.input + uint64_t(band.image * inImageBytes_ + (2 * realStart + dy) * 2 * g_.w * c0);
+    half.sram = inSlot_ + uint64_t(top * rowBytes_ + dy * 2 * c0);
+    half.x = 2 * c0;
+    half.y = g_.w;
+    half.z = realRows;
+    half.dramYStride = 2 * c0;
+    half.dramZStride = 4 * g_.w * c0;
+    half.sramStride = 4 * c0;
+    half.padTop = g_.pl;
+    half.padBottom = rightPad_;
+    half.padValue = job_.inZero;
+    step.loads.push_back(makeLoad(half));
+  }
+  return Error::success();
+}
+
+BlockSpan ConvStepEmitter::blockSpan(int64_t block, int64_t part) const {
+  BlockSpan span;
+  span.firstTile = size_t(block) * size_t(t_.tilesPerBlock);
+  span.lastTile = std::min(tiles_.size(), span.firstTile + size_t(t_.tilesPerBlock));
+  // k-steps of this part: all of them, or one slice of a one-tile block.
+  std::tie(span.stepBegin, span.stepEnd) = kPartSteps(tiles_[span.firstTile], t_.kParts, part);
+  span.width = 0;
+  for (size_t j = span.firstTile; j < span.lastTile; ++j) span.width += tiles_[j].width;
+  span.c0 = tiles_[span.firstTile].o0;
+  return span;
+}
+
+/// The block's weight slabs (this part's rows of them) into the next weight
+/// slot, in 1 KiB rows and a remainder.
+void ConvStepEmitter::loadWeights(Step& step, const BlockSpan& span) {
+  wSlot_ = slots_.wSlots[size_t(wLoads_++ % int(slots_.wSlots.size()))];
+  const NTile& first = tiles_[span.firstTile];
+  int64_t begin = constants_.slabOffsets[span.firstTile];
+  int64_t end =
+      span.lastTile < tiles_.size() ? constants_.slabOffsets[span.lastTile] : int64_t(constants_.packedBytes);
+  if (t_.kParts > 1) {
+    end = begin + kPartRows(first, 0, span.stepEnd) * first.width;
+    begin += kPartRows(first, 0, span.stepBegin) * first.width;
+  }
+  const int64_t bytes = end - begin, chunk = 1024;
+  if (bytes / chunk > 0) {
+    Dma w;
+    w.dram = constants_.weights + uint64_t(begin);
+    w.sram = wSlot_;
+    w.x = chunk;
+    w.y = bytes / chunk;
+    w.dramYStride = chunk;
+    w.sramStride = chunk;
+    step.loads.push_back(makeLoad(w));
+  }
+  if (bytes % chunk) {
+    Dma w;
+    w.dram = constants_.weights + uint64_t(begin + bytes / chunk * chunk);
+    w.sram = wSlot_ + uint64_t(bytes / chunk * chunk);
+    w.x = bytes % chunk;
+    w.y = 1;
+    w.sramStride = bytes % chunk;
+    step.loads.push_back(makeLoad(w));
+  }
+}
+
+/// The gemms of a step: per n-tile and k-step, over the band's `b` rows.
+void ConvStepEmitter::emitGemms(Step& step, const BlockSpan& span, int64_t b, int64_t accRowCount,
+                                uint64_t accTile) const {
+  int64_t col = 0;
+  for (size_t j = span.firstTile; j < span.lastTile; ++j) {
+    const NTile& tile = tiles_[j];
+    const uint64_t slab =
+        wSlot_ + uint64_t(constants_.slabOffsets[j] - constants_.slabOffsets[span.firstTile]);
+    const size_t s0 = t_.kParts > 1 ? span.stepBegin : 0,
+                 s1 = t_.kParts > 1 ? span.stepEnd : tile.steps.size();
+    int64_t weightRow = 0;  // within the loaded part
+    for (size_t si = s0; si < s1; ++si) {
+      const KStep& ks = tile.steps[si];
+      Gemm gm;
+      gm.k = ks.k;
+      gm.n = tile.width;
+      gm.wgt = slab + uint64_t(weightRow * tile.width);
+      gm.wgtStride = tile.width;
+      gm.inpStride = g_.sw * g_.c;
+      gm.accStride = span.width;
+      gm.accumulate = si > 0 || t_.biasByDma;
+      // matrix_engine.bias_init: the first k-step starts from the bias row.
+      gm.biasInit = !gm.accumulate && cfg_.biasInit;
+      gm.bias = gm.biasInit ? *slots_.biasAcc + uint64_t(span.c0 + col) : 0;
+      const int64_t passes = t_.multiRow ? 1 : b;
+      const int64_t mTotal = t_.multiRow ? accRowCount : g_.ow;
+      bool first = true;
+      for (int64_t r = 0; r < passes; ++r)
+        for (int64_t m0 = 0; m0 < mTotal; m0 += maxM_) {
+          gm.m = std::min(maxM_, mTotal - m0);
+          gm.inp = inSlot_ + uint64_t(r * g_.sh * rowBytes_ + ks.offset + m0 * g_.sw * g_.c);
+          gm.acc = accTile + uint64_t((r * g_.ow + m0) * span.width + col);
+          gm.preload = !ws_ || first;
+          first = false;
+          step.computes.push_back(makeGemm(gm));
+        }
+      weightRow += ks.k;
+    }
+    col += tile.width;
+  }
+}
+
+/// Requantizes the accumulator tile into the output slot, one requant per
+/// run of equal multipliers (per channel, or per position for pooling).
+void ConvStepEmitter::emitRequant(Step& step, const BlockSpan& span, const Band& band, uint64_t accTile,
+                                  uint64_t outSlot) const {
+  const int64_t blockWidth = span.width, blockC0 = span.c0, b = band.rows;
+  const auto channelRuns = equalRuns(blockWidth, [&](int64_t a, int64_t c) {
+    return uniformChannels_ || sameMultiplier(job_.channelMultipliers[size_t(blockC0 + a)],
+                                              job_.channelMultipliers[size_t(blockC0 + c)]);
+  });
+  auto channelMultiplier = [&](int64_t c) {
+    return job_.channelMultipliers[uniformChannels_ ? 0 : size_t(blockC0 + c)];
+  };
+  const bool dense = !t_.multiRow || wv_ == g_.ow;
+  if (dense && !job_.positionMultiplier) {
+    for (auto [c0, c1] : channelRuns) {
+      const FixedPointMultiplier m = channelMultiplier(c0);
+      step.computes.push_back(makeRequant(accTile + uint64_t(c0), blockWidth, outSlot + uint64_t(c0),
+                                          blockWidth, b * g_.ow, c1 - c0, m.multiplier, m.shift, job_.outZero,
+                                          job_.lo, job_.hi));
+    }
+    return;
+  }
+  for (int64_t r = 0; r < b; ++r) {
+    const int64_t accRow = t_.multiRow ? r * wv_ : r * g_.ow;
+    std::vector<std::pair<int64_t, int64_t>> positionRuns{{0, g_.ow}};
+    if (job_.positionMultiplier)
+      positionRuns = equalRuns(g_.ow, [&](int64_t a, int64_t c) {
+        return sameMultiplier(job_.positionMultiplier(band.oy0 + r, a),
+                              job_.positionMultiplier(band.oy0 + r, c));
+      });
+    for (auto [x0, x1] : positionRuns)
+      for (auto [c0, c1] : channelRuns) {
+        const FixedPointMultiplier m =
+            job_.positionMultiplier ? job_.positionMultiplier(band.oy0 + r, x0) : channelMultiplier(c0);
+        step.computes.push_back(makeRequant(accTile + uint64_t((accRow + x0) * blockWidth + c0), blockWidth,
+                                            outSlot + uint64_t((r * g_.ow + x0) * blockWidth + c0),
+                                            blockWidth, x1 - x0, c1 - c0, m.multiplier, m.shift, job_.outZero,
+                                            job_.lo, job_.hi));
+      }
+  }
+}
+
+/// The band's rows of this block in an NHWC tensor shaped like the output.
+Dma ConvStepEmitter::outputTileDma(const BlockSpan& span, const Band& band, uint64_t tensor,
+                                   uint64_t slot) const {
+  const int64_t blockWidth = span.width;
+  Dma d;
+  d.sram = slot;
+  d.dram = tensor + uint64_t(((band.image * g_.oh + band.oy0) * g_.ow) * g_.o + span.c0);
+  if (blockWidth == g_.o && g_.ow * g_.o <= limits::kDmaRowElements) {
+    d.x = g_.ow * g_.o;
+    d.y = band.rows;
+    d.dramYStride = g_.ow * g_.o;
+    d.sramStride = g_.ow * g_.o;
+  } else {
+    d.x = blockWidth;
+    d.y = g_.ow;
+    d.z = band.rows;
+    d.sramStride = blockWidth;
+    d.dramYStride = g_.o;
+    d.dramZStride = g_.ow * g_.o;
+  }
+  return d;
+}
+
+Error ConvStepEmitter::emit(const std::vector<Band>& bands, const std::vector<StepPlan>& order) {
+  if (inRowBytes_ > limits::kDramStride || inPixelBytes_ > limits::kDramStride)
+    return layerError("an input row stride of ", inRowBytes_, " bytes exceeds the DMA's stride fields");
+  for (size_t s = 0; s < order.size(); ++s) {
+    const auto [bandIndex, block, part] = order[s];
+    const bool lastPart = part + 1 == t_.kParts;
+    const Band& band = bands[bandIndex];
+    Step step;
+    if (s == 0) loadLayerConstants(step);
+    if (bandIndex != curBand_) {
+      curBand_ = bandIndex;
+      EMBER_RETURN_IF_ERROR(loadBand(step, band));
+    }
+    const BlockSpan span = blockSpan(block, part);
+    if (block != curBlock_ || part != curPart_) {
+      curBlock_ = block, curPart_ = part;
+      loadWeights(step, span);
+    }
+
+    // Computes: gemms per n-tile and k-step, bias, requantization.
+    const int64_t b = band.rows;
+    const int64_t accRowCount = t_.multiRow ? (b - 1) * wv_ + g_.ow : b * g_.ow;
+    // k-parts accumulate one output tile over kParts steps: the tiles
+    // alternate per output tile, not per step.
+    const uint64_t accTile = slots_.accTiles[(s / size_t(t_.kParts)) % slots_.accTiles.size()];
+    if (t_.biasByDma) {  // the bias row replicated over the tile; the gemms accumulate onto it
+      Dma bias;
+      bias.accumulator = true;
+      bias.dram = constants_.bias + uint64_t(span.c0) * 4;
+      bias.sram = accTile;
+      bias.x = span.width;
+      bias.y = accRowCount;
+      bias.dramYStride = 0;
+      bias.sramStride = span.width;
+      step.loads.push_back(makeLoad(bias));
+    }
+    emitGemms(step, span, b, accRowCount, accTile);
+    if (!lastPart) {  // the next part accumulates onto this tile
+      ctx_.program().addStep(std::move(step));
+      continue;
+    }
+    if (!t_.biasByDma && !cfg_.biasInit)
+      step.computes.push_back(
+          makeVAdd(accTile, span.width, *slots_.biasAcc + uint64_t(span.c0), 0, accRowCount, span.width));
+    const uint64_t outSlot = slots_.outSlots[s % slots_.outSlots.size()];
+    emitRequant(step, span, band, accTile, outSlot);
+    if (g_.residualAdd) {
+      // The add's other operand, then the add in place on the requantized
+      // tile: the same eadd (and rounding) as the QuantizedAdd layer.
+      const uint64_t residualSlot = slots_.residualSlots[s % slots_.residualSlots.size()];
+      step.loads.push_back(makeLoad(outputTileDma(span, band, job_.residual, residualSlot)));
+      const uint64_t a = job_.convIsLhs ? outSlot : residualSlot,
+                     bOperand = job_.convIsLhs ? residualSlot : outSlot;
+      step.computes.push_back(makeEAdd(a, span.width, bOperand, span.width, outSlot, span.width, b * g_.ow,
+                                       span.width, slots_.residualParams));
+    }
+    step.stores.push_back(makeStore(outputTileDma(span, band, job_.output, outSlot)));
+    ctx_.program().addStep(std::move(step));
+  }
+  return Error::success();
+}
+
+}  // namespace
+
 Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   const ConvGeometry& g = job.g;
   const npu::NpuConfig& cfg = ctx.config();
-  const auto layerError = [&](auto&&... parts) { return makeError("layer '", job.name, "': ", parts...); };
   const std::vector<NTile> tiles = makeNTiles(g, cfg.rows, cfg.cols);
   auto tiling = fitConv(g, tiles, ctx.cost());
-  if (!tiling) return layerError(tiling.error().message());
+  if (!tiling) return makeError("layer '", job.name, "': ", tiling.error().message());
   const ConvTiling& t = *tiling;
   const ConvSramNeeds needs = sramNeeds(g, tiles, t, cfg);
   if (!t.vectorQueue) ctx.program().keepVectorsOnComputeQueue();
   if (g.residualAdd) ctx.program().vectorReadsLoadedSlots(int(kResidualSlots));
 
   // DRAM: the weight slabs and the folded bias.
-  std::vector<int64_t> slabOffsets;
-  const std::vector<int8_t> packed = packWeights(job, tiles, slabOffsets);
-  const uint64_t weightsAddr = ctx.addWeights(packed.data(), packed.size());
-  const uint64_t biasAddr = ctx.addWeights(job.bias.data(), job.bias.size() * 4);
-  const uint64_t residualParamsAddr =
+  ConvConstants constants;
+  const std::vector<int8_t> packed = packWeights(job, tiles, constants.slabOffsets);
+  constants.packedBytes = packed.size();
+  constants.weights = ctx.addWeights(packed.data(), packed.size());
+  constants.bias = ctx.addWeights(job.bias.data(), job.bias.size() * 4);
+  constants.residualParams =
       g.residualAdd ? ctx.addWeights(job.residualParams.data(), job.residualParams.size()) : 0;
 
-  // SRAM: input slots in banks 0 and 1, weights in bank 2, outputs in bank 3
-  // when they fit there (fewer bank conflicts between the DMA and the engine);
-  // otherwise packed densely (the search checked the total).
-  SramAllocator& sram = ctx.sram();
-  std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, accTiles;
-  std::optional<uint64_t> biasAcc;
-  uint64_t residualParams = 0;
-  auto allocate = [&](bool bankHints, bool accumulatorBankHints) {
-    inSlots.clear(), wSlots.clear(), outSlots.clear(), residualSlots.clear();
-    bool ok = true;
-    auto take = [&](std::vector<uint64_t>& slots, const std::string& role, int64_t count, int64_t bytes,
-                    int bank, int bankStep = 1, bool awayFromPreviousLayer = false) {
-      for (int64_t i = 0; i < count && ok; ++i) {
-        auto a =
-            sram.allocScratchpad(job.name + "." + role + "[" + std::to_string(i) + "]", uint64_t(bytes),
-                                 bankHints ? bank + bankStep * int(i) : -1, awayFromPreviousLayer && i == 0);
-        if (a) slots.push_back(*a);
-        ok = ok && a.has_value();
-      }
-    };
-    take(inSlots, "input", needs.inputSlots, needs.bandBytes, 0);
-    // The first weight slot (and the bias row) away from the previous
-    // layer's buffers, so the first step's weight load can start before that
-    // layer ends; the second slot is first loaded after the barrier.
-    take(wSlots, "weights", needs.weightSlots, needs.blockWeightBytes, 2, 1, cfg.prefetchWeights);
-    // With the epilogue on the vector queue the requant writes one output
-    // slot while the gemms stream an input slot: when the second output slot
-    // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
-    const bool outputsShareBank = t.vectorQueue && cfg.scratchpadBanks <= 4;
-    take(outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
-    if (g.residualAdd) {  // beside the weights: the engine reads those only while preloading
-      take(residualSlots, "residual", kResidualSlots, needs.residualTileBytes, 2, 0);
-      std::vector<uint64_t> params;
-      take(params, "residual_params", 1, int64_t(npu::isa::kEAddParamBytes), int(cfg.scratchpadBanks) - 1);
-      if (ok) residualParams = params[0];
-    }
-    accTiles.clear();
-    for (int64_t i = 0; i < needs.accSlots && ok; ++i) {
-      // With the vector queue, tile i in bank i (ping-pong between banks).
-      const bool bankPerTile = t.vectorQueue && accumulatorBankHints;
-      auto a = sram.allocAccumulator(job.name + ".acc[" + std::to_string(i) + "]", uint64_t(needs.accEntries),
-                                     bankPerTile ? int(i) : -1);
-      if (a) accTiles.push_back(*a);
-      ok = ok && a.has_value();
-    }
-    if (!t.biasByDma)
-      biasAcc =
-          sram.allocAccumulator(job.name + ".bias", uint64_t(needs.biasEntries), -1, cfg.prefetchWeights);
-    return ok && (t.biasByDma || biasAcc);
-  };
-  // Tiles one per accumulator bank can leave no contiguous room for the bias
-  // row: then the accumulator is packed densely, the scratchpad still by bank.
-  if (!allocate(true, true)) {
-    sram.rollbackLayer();
-    if (!allocate(true, false)) {
-      sram.rollbackLayer();
-      if (!allocate(false, false))
-        return layerError("SRAM allocation failed for the chosen tiling (", t.str(), ")");
-    }
-  }
-
-  // The step sequence.
-  std::vector<Band> bands;
-  for (int64_t img = 0; img < g.n; ++img)
-    for (int64_t oy = 0; oy < g.oh; oy += t.bandRows)
-      bands.push_back({img, oy, std::min(t.bandRows, g.oh - oy)});
+  auto slots = allocateConvSlots(ctx, job, t, needs);
+  if (!slots) return slots.error();
+  const std::vector<Band> bands = convBands(g, t);
   const int64_t numBlocks = ceilDiv(int64_t(tiles.size()), t.tilesPerBlock);
-  struct StepPlan {
-    size_t band;
-    int64_t block, part;
-  };
-  std::vector<StepPlan> order;
-  if (t.order == LoopOrder::BandOuter) {
-    for (size_t b = 0; b < bands.size(); ++b)
-      for (int64_t q = 0; q < numBlocks; ++q)
-        for (int64_t p = 0; p < t.kParts; ++p) order.push_back({b, q, p});
-  } else {
-    for (int64_t q = 0; q < numBlocks; ++q)
-      for (size_t b = 0; b < bands.size(); ++b)
-        for (int64_t p = 0; p < t.kParts; ++p) order.push_back({b, q, p});
-  }
-
-  const bool ws = cfg.dataflow == npu::Dataflow::WeightStationary;
-  const int64_t maxM = ws ? limits::kGemmRows : cfg.rows;
-  const int64_t rowBytes = g.rowBytes(), wv = g.virtualWidth();
-  const int64_t allocRows = g.bandInputRows(t.bandRows);
-  const int64_t rightPad = g.padW() - g.pl - g.w;
-  const bool uniformChannels = job.channelMultipliers.size() == 1;
-  const int64_t inPixelBytes = job.inPixelBytes ? job.inPixelBytes : g.c;
-  const int64_t inRowBytes = job.inRowBytes ? job.inRowBytes : g.w * g.c;
-  const int64_t inImageBytes = job.inImageBytes ? job.inImageBytes : g.h * g.w * g.c;
-  if (inRowBytes > limits::kDramStride || inPixelBytes > limits::kDramStride)
-    return layerError("an input row stride of ", inRowBytes, " bytes exceeds the DMA's stride fields");
-  size_t curBand = SIZE_MAX;
-  int64_t curBlock = -1, curPart = -1;
-  int inLoads = 0, wLoads = 0;
-  uint64_t inSlot = 0, wSlot = 0;
-  for (size_t s = 0; s < order.size(); ++s) {
-    const auto [bandIndex, block, part] = order[s];
-    const bool lastPart = part + 1 == t.kParts;
-    const Band& band = bands[bandIndex];
-    Step step;
-    if (s == 0 && !t.biasByDma) {
-      Dma bias;
-      bias.accumulator = true;
-      bias.dram = biasAddr;
-      bias.sram = *biasAcc;
-      bias.x = g.o;
-      bias.y = 1;
-      bias.sramStride = g.o;
-      step.loads.push_back(makeLoad(bias));
-    }
-    if (s == 0 && g.residualAdd) {
-      Dma params;
-      params.dram = residualParamsAddr;
-      params.sram = residualParams;
-      params.x = int64_t(job.residualParams.size());
-      params.sramStride = params.x;
-      step.loads.push_back(makeLoad(params));
-    }
-    if (bandIndex != curBand) {
-      const int slot = inLoads++ % int(inSlots.size());
-      inSlot = inSlots[size_t(slot)];
-      curBand = bandIndex;
-      // First use of this slot: its padding columns (2x2 blocks: the band
-      // loads write them as DMA padding rows).
-      if (inLoads <= int(inSlots.size()) && !job.spaceToDepthChannels) {
-        for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g.pl}, {g.pl + g.w, rightPad}}) {
-          if (width <= 0) continue;
-          Dma fill;
-          fill.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(width * g.c));
-          fill.sram = inSlot + uint64_t(col * g.c);
-          fill.x = width * g.c;
-          fill.y = allocRows;
-          fill.sramStride = rowBytes;
-          step.loads.push_back(makeLoad(fill));
-        }
-      }
-      const int64_t inRows = g.bandInputRows(band.rows), py0 = band.oy0 * g.sh;
-      const int64_t top = std::clamp<int64_t>(g.pt - py0, 0, inRows);
-      const int64_t realStart = std::max<int64_t>(py0 - g.pt, 0);
-      const int64_t realEnd = std::min<int64_t>(py0 + inRows - g.pt, g.h);
-      const int64_t realRows = std::max<int64_t>(realEnd - realStart, 0);
-      Dma data;
-      data.sram = inSlot + uint64_t(g.pl * g.c);
-      data.x = g.w * g.c;
-      data.sramStride = rowBytes;
-      if (job.spaceToDepthChannels) {
-        // 2x2 blocks: one DMA per block row half (dy), a block's dx pixels
-        // (2·C bytes) as one DMA row at a stride of 4·C, the padding columns
-        // as padding rows of each plane; padding rows as fills of whole rows.
-        const int64_t c0 = job.spaceToDepthChannels, bottom = inRows - top - realRows;
-        auto fillRows = [&](int64_t firstRow, int64_t count) {
-          if (count <= 0) return;
-          Dma fill;
-          fill.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(rowBytes));
-          fill.sram = inSlot + uint64_t(firstRow * rowBytes);
-          fill.x = rowBytes;
-          fill.y = count;
-          fill.sramStride = rowBytes;
-          step.loads.push_back(makeLoad(fill));
-        };
-        fillRows(0, top);
-        fillRows(top + realRows, bottom);
-        if (g.pl > limits::kDmaPadRows || rightPad > limits::kDmaPadRows)
-          return layerError("padding of more than ", limits::kDmaPadRows, " blocks");
-        for (int64_t dy = 0; dy < 2 && realRows > 0; ++dy) {
-          Dma half;
-          half.dram = job.input + uint64_t(band.image * inImageBytes + (2 * realStart + dy) * 2 * g.w * c0);
-          half.sram = inSlot + uint64_t(top * rowBytes + dy * 2 * c0);
-          half.x = 2 * c0;
-          half.y = g.w;
-          half.z = realRows;
-          half.dramYStride = 2 * c0;
-          half.dramZStride = 4 * g.w * c0;
-          half.sramStride = 4 * c0;
-          half.padTop = g.pl;
-          half.padBottom = rightPad;
-          half.padValue = job.inZero;
-          step.loads.push_back(makeLoad(half));
-        }
-      } else if (realRows > 0 && inPixelBytes != g.c) {  // subsampled pixels: one DMA row per pixel
-        data.dram = job.input + uint64_t(band.image * inImageBytes + realStart * inRowBytes);
-        data.x = g.c;
-        data.y = g.w;
-        data.z = realRows;
-        data.dramYStride = inPixelBytes;
-        data.dramZStride = inRowBytes;
-        data.sramStride = g.c;
-      } else if (realRows > 0) {
-        const int64_t bottom = inRows - top - realRows;
-        if (top > limits::kDmaPadRows || bottom > limits::kDmaPadRows)
-          return layerError("padding of more than ", limits::kDmaPadRows, " rows");
-        data.dram = job.input + uint64_t(band.image * inImageBytes + realStart * inRowBytes);
-        data.y = realRows;
-        data.dramYStride = inRowBytes;
-        data.padTop = top;
-        data.padBottom = bottom;
-        data.padValue = job.inZero;
-      } else {
-        data.dram = ctx.fillRegion(int8_t(job.inZero), uint64_t(g.w * g.c));
-        data.y = inRows;
-      }
-      if (!job.spaceToDepthChannels) step.loads.push_back(makeLoad(data));
-    }
-    const size_t firstTile = size_t(block) * size_t(t.tilesPerBlock);
-    const size_t lastTile = std::min(tiles.size(), firstTile + size_t(t.tilesPerBlock));
-    // k-steps of this part: all of them, or one slice of a one-tile block.
-    const auto [stepBegin, stepEnd] = kPartSteps(tiles[firstTile], t.kParts, part);
-    if (block != curBlock || part != curPart) {
-      wSlot = wSlots[size_t(wLoads++ % int(wSlots.size()))];
-      curBlock = block, curPart = part;
-      int64_t begin = slabOffsets[firstTile];
-      int64_t end = lastTile < tiles.size() ? slabOffsets[lastTile] : int64_t(packed.size());
-      if (t.kParts > 1) {
-        end = begin + kPartRows(tiles[firstTile], 0, stepEnd) * tiles[firstTile].width;
-        begin += kPartRows(tiles[firstTile], 0, stepBegin) * tiles[firstTile].width;
-      }
-      const int64_t bytes = end - begin, chunk = 1024;
-      if (bytes / chunk > 0) {
-        Dma w;
-        w.dram = weightsAddr + uint64_t(begin);
-        w.sram = wSlot;
-        w.x = chunk;
-        w.y = bytes / chunk;
-        w.dramYStride = chunk;
-        w.sramStride = chunk;
-        step.loads.push_back(makeLoad(w));
-      }
-      if (bytes % chunk) {
-        Dma w;
-        w.dram = weightsAddr + uint64_t(begin + bytes / chunk * chunk);
-        w.sram = wSlot + uint64_t(bytes / chunk * chunk);
-        w.x = bytes % chunk;
-        w.y = 1;
-        w.sramStride = bytes % chunk;
-        step.loads.push_back(makeLoad(w));
-      }
-    }
-
-    // Computes: gemms per n-tile and k-step, bias, requantization.
-    int64_t blockWidth = 0;
-    for (size_t j = firstTile; j < lastTile; ++j) blockWidth += tiles[j].width;
-    const int64_t blockC0 = tiles[firstTile].o0;
-    const int64_t b = band.rows;
-    const int64_t accRowCount = t.multiRow ? (b - 1) * wv + g.ow : b * g.ow;
-    // k-parts accumulate one output tile over kParts steps: the tiles
-    // alternate per output tile, not per step.
-    const uint64_t accTile = accTiles[(s / size_t(t.kParts)) % accTiles.size()];
-    if (t.biasByDma) {  // the bias row replicated over the tile; the gemms accumulate onto it
-      Dma bias;
-      bias.accumulator = true;
-      bias.dram = biasAddr + uint64_t(blockC0) * 4;
-      bias.sram = accTile;
-      bias.x = blockWidth;
-      bias.y = accRowCount;
-      bias.dramYStride = 0;
-      bias.sramStride = blockWidth;
-      step.loads.push_back(makeLoad(bias));
-    }
-    int64_t col = 0;
-    for (size_t j = firstTile; j < lastTile; ++j) {
-      const NTile& tile = tiles[j];
-      const uint64_t slab = wSlot + uint64_t(slabOffsets[j] - slabOffsets[firstTile]);
-      const size_t s0 = t.kParts > 1 ? stepBegin : 0, s1 = t.kParts > 1 ? stepEnd : tile.steps.size();
-      int64_t weightRow = 0;  // within the loaded part
-      for (size_t si = s0; si < s1; ++si) {
-        const KStep& ks = tile.steps[si];
-        Gemm gm;
-        gm.k = ks.k;
-        gm.n = tile.width;
-        gm.wgt = slab + uint64_t(weightRow * tile.width);
-        gm.wgtStride = tile.width;
-        gm.inpStride = g.sw * g.c;
-        gm.accStride = blockWidth;
-        gm.accumulate = si > 0 || t.biasByDma;
-        // matrix_engine.bias_init: the first k-step starts from the bias row.
-        gm.biasInit = !gm.accumulate && cfg.biasInit;
-        gm.bias = gm.biasInit ? *biasAcc + uint64_t(blockC0 + col) : 0;
-        const int64_t passes = t.multiRow ? 1 : b;
-        const int64_t mTotal = t.multiRow ? accRowCount : g.ow;
-        bool first = true;
-        for (int64_t r = 0; r < passes; ++r)
-          for (int64_t m0 = 0; m0 < mTotal; m0 += maxM) {
-            gm.m = std::min(maxM, mTotal - m0);
-            gm.inp = inSlot + uint64_t(r * g.sh * rowBytes + ks.offset + m0 * g.sw * g.c);
-            gm.acc = accTile + uint64_t((r * g.ow + m0) * blockWidth + col);
-            gm.preload = !ws || first;
-            first = false;
-            step.computes.push_back(makeGemm(gm));
-          }
-        weightRow += ks.k;
-      }
-      col += tile.width;
-    }
-    if (!lastPart) {  // the next part accumulates onto this tile
-      ctx.program().addStep(std::move(step));
-      continue;
-    }
-    if (!t.biasByDma && !cfg.biasInit)
-      step.computes.push_back(
-          makeVAdd(accTile, blockWidth, *biasAcc + uint64_t(blockC0), 0, accRowCount, blockWidth));
-    const uint64_t outSlot = outSlots[s % outSlots.size()];
-    const auto channelRuns = equalRuns(blockWidth, [&](int64_t a, int64_t c) {
-      return uniformChannels || sameMultiplier(job.channelMultipliers[size_t(blockC0 + a)],
-                                               job.channelMultipliers[size_t(blockC0 + c)]);
-    });
-    auto channelMultiplier = [&](int64_t c) {
-      return job.channelMultipliers[uniformChannels ? 0 : size_t(blockC0 + c)];
-    };
-    const bool dense = !t.multiRow || wv == g.ow;
-    if (dense && !job.positionMultiplier) {
-      for (auto [c0, c1] : channelRuns) {
-        const FixedPointMultiplier m = channelMultiplier(c0);
-        step.computes.push_back(makeRequant(accTile + uint64_t(c0), blockWidth, outSlot + uint64_t(c0),
-                                            blockWidth, b * g.ow, c1 - c0, m.multiplier, m.shift, job.outZero,
-                                            job.lo, job.hi));
-      }
-    } else {
-      for (int64_t r = 0; r < b; ++r) {
-        const int64_t accRow = t.multiRow ? r * wv : r * g.ow;
-        std::vector<std::pair<int64_t, int64_t>> positionRuns{{0, g.ow}};
-        if (job.positionMultiplier)
-          positionRuns = equalRuns(g.ow, [&](int64_t a, int64_t c) {
-            return sameMultiplier(job.positionMultiplier(band.oy0 + r, a),
-                                  job.positionMultiplier(band.oy0 + r, c));
-          });
-        for (auto [x0, x1] : positionRuns)
-          for (auto [c0, c1] : channelRuns) {
-            const FixedPointMultiplier m =
-                job.positionMultiplier ? job.positionMultiplier(band.oy0 + r, x0) : channelMultiplier(c0);
-            step.computes.push_back(
-                makeRequant(accTile + uint64_t((accRow + x0) * blockWidth + c0), blockWidth,
-                            outSlot + uint64_t((r * g.ow + x0) * blockWidth + c0), blockWidth, x1 - x0,
-                            c1 - c0, m.multiplier, m.shift, job.outZero, job.lo, job.hi));
-          }
-      }
-    }
-    // The band's rows of this block in an NHWC tensor shaped like the output.
-    auto tileDma = [&](uint64_t tensor, uint64_t slot) {
-      Dma d;
-      d.sram = slot;
-      d.dram = tensor + uint64_t(((band.image * g.oh + band.oy0) * g.ow) * g.o + blockC0);
-      if (blockWidth == g.o && g.ow * g.o <= limits::kDmaRowElements) {
-        d.x = g.ow * g.o;
-        d.y = b;
-        d.dramYStride = g.ow * g.o;
-        d.sramStride = g.ow * g.o;
-      } else {
-        d.x = blockWidth;
-        d.y = g.ow;
-        d.z = b;
-        d.sramStride = blockWidth;
-        d.dramYStride = g.o;
-        d.dramZStride = g.ow * g.o;
-      }
-      return d;
-    };
-    if (g.residualAdd) {
-      // The add's other operand, then the add in place on the requantized
-      // tile: the same eadd (and rounding) as the QuantizedAdd layer.
-      const uint64_t residualSlot = residualSlots[s % residualSlots.size()];
-      step.loads.push_back(makeLoad(tileDma(job.residual, residualSlot)));
-      const uint64_t a = job.convIsLhs ? outSlot : residualSlot,
-                     bOperand = job.convIsLhs ? residualSlot : outSlot;
-      step.computes.push_back(makeEAdd(a, blockWidth, bOperand, blockWidth, outSlot, blockWidth, b * g.ow,
-                                       blockWidth, residualParams));
-    }
-    step.stores.push_back(makeStore(tileDma(job.output, outSlot)));
-    ctx.program().addStep(std::move(step));
-  }
+  ConvStepEmitter emitter(ctx, job, tiles, t, *slots, constants);
+  EMBER_RETURN_IF_ERROR(emitter.emit(bands, convStepOrder(bands.size(), numBlocks, t)));
   const std::string shape = describe(g) + (job.inPixelBytes ? " (strided 1x1, input gathered by DMA)" : "") +
                             (job.spaceToDepthChannels ? " (stride 2 as 2x2 blocks)" : "") +
                             (g.residualAdd ? " + residual add" : "");
