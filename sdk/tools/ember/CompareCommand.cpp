@@ -261,15 +261,128 @@ void writeBisection(JsonWriter& json, const PassBisection& bisection) {
   json.endObject();
 }
 
-}  // namespace
-
-int compareCommand(const std::vector<std::string>& args) {
+/// The command line of `ember compare`.
+struct CompareArgs {
   PipelineArgs pipeline;
   InputArgs inputArgs;
   std::string against = "reference", reportPath;
   std::optional<double> rtol, atol;
   bool all = false, bisect = false, outputsOnly = false;
+};
 
+void addCompareOptions(OptionParser& parser, CompareArgs& a) {
+  a.pipeline.addTo(parser);
+  parser.addString("--against", "ORACLE", &a.against,
+                   "a backend (default: reference), a second model MODEL2.onnx run on the reference\n"
+                   "backend (compared by output and node name), or a directory of expected outputs\n"
+                   "DIR/<output>.npy (model outputs only)");
+  parser.addList("--input", "NAME=FILE.npy", &a.inputArgs.inputs,
+                 "value of model input NAME (FILE.npy alone for a one-input model)");
+  parser.addFlag("--random-inputs", &a.inputArgs.randomInputs,
+                 "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &a.inputArgs.seed, "seed of --random-inputs (default: 0)");
+  parser.addNonNegativeNumber("--rtol", "R", &a.rtol,
+                              "relative tolerance for floats, of max|expected| (default: 1e-4)");
+  parser.addNonNegativeNumber("--atol", "A", &a.atol, "absolute tolerance, all kinds (default: 0)");
+  parser.addFlag("--all", &a.all, "also print every compared node in topological order");
+  parser.addFlag("--outputs-only", &a.outputsOnly, "compare the model outputs only (no node is exposed)");
+  parser.addFlag("--bisect-passes", &a.bisect, "name the first optional pass that changes the outputs");
+  parser.addString("--report-json", "FILE", &a.reportPath, "write the comparison as JSON to FILE");
+}
+
+std::function<Expected<Function*>(Module&)> importerFor(std::string path, ImportOptions options) {
+  return [path, options](Module& module) { return importOnnxFile(path, module, options); };
+}
+
+/// What the test side is checked against: a compiled side, or expected outputs read from a directory.
+struct OracleChoice {
+  std::optional<CompareSide> side;
+  std::map<std::string, Tensor> expectedOutputs;
+};
+
+Expected<OracleChoice> chooseOracle(const CompareArgs& a, const CompareSide& test, const Function& imported) {
+  // The oracle compiles as the reference pipeline does: no pass flags.
+  CompileOptions oracleOptions = a.pipeline.compileOptions();
+  oracleOptions.disabledPasses.clear();
+  oracleOptions.passLimit = -1;
+  const Oracle oracleSpec = classifyAgainst(a.against);
+  OracleChoice choice;
+  switch (oracleSpec.kind) {
+    case Oracle::Kind::Backend: {
+      Expected<std::unique_ptr<Backend>> created = BackendRegistry::global().create(a.against);
+      if (!created) return created.error().withContext("--against");
+      oracleOptions.fallbackBackends.clear();
+      if (a.against != "reference") oracleOptions.fallbackBackends = {"reference"};
+      choice.side = sideForBackend(test.makeModel, a.against, oracleOptions);
+      break;
+    }
+    case Oracle::Kind::Model:
+      oracleOptions.fallbackBackends.clear();
+      choice.side =
+          sideForBackend(importerFor(a.against, a.pipeline.importOptions), "reference", oracleOptions);
+      choice.side->label = "'" + a.against + "' on 'reference'";
+      break;
+    case Oracle::Kind::ExpectedOutputs: {
+      auto read = readExpectedOutputs(a.against, imported);
+      if (!read) return read.error();
+      choice.expectedOutputs = read.take();
+      break;
+    }
+  }
+  return choice;
+}
+
+/// Runs the comparison (or the pass bisection), prints it and writes the JSON
+/// report; returns the exit status.
+int runComparison(const CompareArgs& a, const CompareSide& test, const OracleChoice& choice,
+                  const std::map<std::string, Tensor>& inputs, const Tolerance& tolerance) {
+  const std::optional<CompareSide>& oracle = choice.side;
+  const std::string oracleLabel = oracle ? oracle->label : "'" + a.against + "'";
+  JsonWriter json;
+  json.beginObject();
+  json.key("model").value(a.pipeline.model);
+  json.key("backend").value(a.pipeline.backend);
+  json.key("against").value(a.against);
+  json.key("rtol").value(tolerance.rtol);
+  json.key("atol").value(tolerance.atol);
+  bool agree = true;
+  std::cout << "compare: " << a.pipeline.model << " on " << test.label << " against " << oracleLabel << " ("
+            << toleranceText(tolerance) << ")\n";
+  if (a.bisect) {
+    Expected<PassBisection> bisection = bisectPasses(test, oracle ? &*oracle : nullptr, inputs, tolerance);
+    if (!bisection) return fail(bisection.error().withContext(a.pipeline.model));
+    printBisection(std::cout, *bisection, oracle ? oracleLabel : "");
+    writeBisection(json, *bisection);
+    agree = !bisection->culprit && !bisection->baselineVersusOracle;
+  } else if (oracle) {
+    Expected<ModelComparison> comparison = compareModels(test, *oracle, inputs, tolerance, !a.outputsOnly);
+    if (!comparison) return fail(comparison.error().withContext(a.pipeline.model));
+    printComparison(std::cout, *comparison, a.all);
+    writeComparison(json, *comparison);
+    agree = comparison->agree();
+  } else {
+    Expected<std::vector<ValueComparison>> outputs =
+        compareWithExpected(test, inputs, choice.expectedOutputs, tolerance);
+    if (!outputs) return fail(outputs.error().withContext(a.pipeline.model));
+    ModelComparison comparison;
+    comparison.outputs = outputs.take();
+    comparison.intermediatesNote = "expected outputs hold no intermediate value";
+    printComparison(std::cout, comparison, a.all);
+    writeComparison(json, comparison);
+    agree = comparison.agree();
+  }
+  json.key("agree").value(agree);
+  json.endObject();
+  if (!a.reportPath.empty()) {
+    if (Error e = writeTextFile(a.reportPath, json.str())) return fail(e);
+  }
+  return agree ? kExitSuccess : kExitFailure;
+}
+
+}  // namespace
+
+int compareCommand(const std::vector<std::string>& args) {
+  CompareArgs a;
   OptionParser parser(
       "ember compare", "MODEL.onnx --backend NAME [--against reference|BACKEND|MODEL2.onnx|DIR] [options]",
       "Runs MODEL.onnx on the backend under test and on an oracle with the same inputs, compares\n"
@@ -282,37 +395,20 @@ int compareCommand(const std::vector<std::string>& args) {
       "Floats agree when max abs <= atol + rtol * max|expected|; ints, bools and quantized values\n"
       "when max abs <= atol. Pass flags (--disable-pass, --pass-limit) apply to the backend\n"
       "under test only. Exit status: 0 all agree, 1 divergence or bad input, 2 bad command line.");
-  pipeline.addTo(parser);
-  parser.addString("--against", "ORACLE", &against,
-                   "a backend (default: reference), a second model MODEL2.onnx run on the reference\n"
-                   "backend (compared by output and node name), or a directory of expected outputs\n"
-                   "DIR/<output>.npy (model outputs only)");
-  parser.addList("--input", "NAME=FILE.npy", &inputArgs.inputs,
-                 "value of model input NAME (FILE.npy alone for a one-input model)");
-  parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
-  parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
-  parser.addNonNegativeNumber("--rtol", "R", &rtol,
-                              "relative tolerance for floats, of max|expected| (default: 1e-4)");
-  parser.addNonNegativeNumber("--atol", "A", &atol, "absolute tolerance, all kinds (default: 0)");
-  parser.addFlag("--all", &all, "also print every compared node in topological order");
-  parser.addFlag("--outputs-only", &outputsOnly, "compare the model outputs only (no node is exposed)");
-  parser.addFlag("--bisect-passes", &bisect, "name the first optional pass that changes the outputs");
-  parser.addString("--report-json", "FILE", &reportPath, "write the comparison as JSON to FILE");
+  addCompareOptions(parser, a);
   if (auto status = parser.parse(args)) return *status;
-  if (auto status = pipeline.validate(parser)) return *status;
+  if (auto status = a.pipeline.validate(parser)) return *status;
   Tolerance tolerance;
-  if (rtol) tolerance.rtol = *rtol;
-  if (atol) tolerance.atol = *atol;
+  if (a.rtol) tolerance.rtol = *a.rtol;
+  if (a.atol) tolerance.atol = *a.atol;
 
-  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
-  Expected<std::unique_ptr<Backend>> probe = pipeline.createBackend();
+  if (Error e = loadBackends(a.pipeline.backendPaths)) return fail(e);
+  Expected<std::unique_ptr<Backend>> probe = a.pipeline.createBackend();
   if (!probe) return fail(probe.error());
 
-  auto importer = [](std::string path, ImportOptions options) {
-    return [path, options](Module& module) { return importOnnxFile(path, module, options); };
-  };
+  const PipelineArgs& pipeline = a.pipeline;
   CompareSide test;
-  test.makeModel = importer(pipeline.model, pipeline.importOptions);
+  test.makeModel = importerFor(pipeline.model, pipeline.importOptions);
   test.makeBackend = [&pipeline] { return pipeline.createBackend(); };
   test.options = pipeline.compileOptions();
   test.label = "'" + pipeline.backend + "'";
@@ -324,78 +420,11 @@ int compareCommand(const std::vector<std::string>& args) {
   Signature inputSignature;
   for (const Node* in : (*imported)->inputs()) inputSignature.push_back({in->name(), in->resultType()});
   ExecutionContext context;
-  if (Error e = prepareInputs(inputSignature, inputArgs, context)) return fail(e);
-  const std::map<std::string, Tensor>& inputs = context.inputs();
+  if (Error e = prepareInputs(inputSignature, a.inputArgs, context)) return fail(e);
 
-  // The oracle compiles as the reference pipeline does: no pass flags.
-  CompileOptions oracleOptions = pipeline.compileOptions();
-  oracleOptions.disabledPasses.clear();
-  oracleOptions.passLimit = -1;
-  const Oracle oracleSpec = classifyAgainst(against);
-  std::optional<CompareSide> oracle;
-  std::map<std::string, Tensor> expectedOutputs;
-  switch (oracleSpec.kind) {
-    case Oracle::Kind::Backend: {
-      Expected<std::unique_ptr<Backend>> created = BackendRegistry::global().create(against);
-      if (!created) return fail(created.error().withContext("--against"));
-      oracleOptions.fallbackBackends.clear();
-      if (against != "reference") oracleOptions.fallbackBackends = {"reference"};
-      oracle = sideForBackend(test.makeModel, against, oracleOptions);
-      break;
-    }
-    case Oracle::Kind::Model:
-      oracleOptions.fallbackBackends.clear();
-      oracle = sideForBackend(importer(against, pipeline.importOptions), "reference", oracleOptions);
-      oracle->label = "'" + against + "' on 'reference'";
-      break;
-    case Oracle::Kind::ExpectedOutputs: {
-      auto read = readExpectedOutputs(against, **imported);
-      if (!read) return fail(read.error());
-      expectedOutputs = read.take();
-      break;
-    }
-  }
-  const std::string oracleLabel = oracle ? oracle->label : "'" + against + "'";
-
-  JsonWriter json;
-  json.beginObject();
-  json.key("model").value(pipeline.model);
-  json.key("backend").value(pipeline.backend);
-  json.key("against").value(against);
-  json.key("rtol").value(tolerance.rtol);
-  json.key("atol").value(tolerance.atol);
-  bool agree = true;
-  std::cout << "compare: " << pipeline.model << " on " << test.label << " against " << oracleLabel << " ("
-            << toleranceText(tolerance) << ")\n";
-  if (bisect) {
-    Expected<PassBisection> bisection = bisectPasses(test, oracle ? &*oracle : nullptr, inputs, tolerance);
-    if (!bisection) return fail(bisection.error().withContext(pipeline.model));
-    printBisection(std::cout, *bisection, oracle ? oracleLabel : "");
-    writeBisection(json, *bisection);
-    agree = !bisection->culprit && !bisection->baselineVersusOracle;
-  } else if (oracle) {
-    Expected<ModelComparison> comparison = compareModels(test, *oracle, inputs, tolerance, !outputsOnly);
-    if (!comparison) return fail(comparison.error().withContext(pipeline.model));
-    printComparison(std::cout, *comparison, all);
-    writeComparison(json, *comparison);
-    agree = comparison->agree();
-  } else {
-    Expected<std::vector<ValueComparison>> outputs =
-        compareWithExpected(test, inputs, expectedOutputs, tolerance);
-    if (!outputs) return fail(outputs.error().withContext(pipeline.model));
-    ModelComparison comparison;
-    comparison.outputs = outputs.take();
-    comparison.intermediatesNote = "expected outputs hold no intermediate value";
-    printComparison(std::cout, comparison, all);
-    writeComparison(json, comparison);
-    agree = comparison.agree();
-  }
-  json.key("agree").value(agree);
-  json.endObject();
-  if (!reportPath.empty()) {
-    if (Error e = writeTextFile(reportPath, json.str())) return fail(e);
-  }
-  return agree ? kExitSuccess : kExitFailure;
+  Expected<OracleChoice> oracle = chooseOracle(a, test, **imported);
+  if (!oracle) return fail(oracle.error());
+  return runComparison(a, test, *oracle, context.inputs(), tolerance);
 }
 
 }  // namespace ember::cli
