@@ -387,7 +387,7 @@ void reductions(Suite& s) {
           {{"k", int64_t(3)}, {"axis", int64_t(1)}, {"largest", int64_t(1)}}, "/k3_axis1_largest");
 }
 
-void dataMovement(Suite& s) {
+void transposeAndReshapeCases(Suite& s) {
   const std::pair<Dims, Ints> transposes[] = {
       {{2, 3}, {1, 0}},
       {{2, 3, 4}, {2, 0, 1}},
@@ -404,7 +404,9 @@ void dataMovement(Suite& s) {
   for (const auto& [dims, shape] : std::vector<std::pair<Dims, Ints>>{
            {{2, 3, 4}, {6, 4}}, {{24}, {2, 3, 4}}, {{1, 3, 4, 5}, {1, 60}}, {{2, 3}, {3, 1, 2}}})
     s.unary(OpKind::Reshape, t(F32, dims), Fill::Signed, {{"shape", shape}}, "/to_" + dimsStr(shape));
+}
 
+void sliceAndConcatCases(Suite& s) {
   struct SliceSpec {
     std::string name;
     Dims dims;
@@ -434,7 +436,9 @@ void dataMovement(Suite& s) {
       return b.node(OpKind::Concat, ins, {{"axis", c.axis}});
     });
   }
+}
 
+void padTileAndBroadcastCases(Suite& s) {
   struct PadSpec {
     std::string name;
     Dims dims;
@@ -459,7 +463,9 @@ void dataMovement(Suite& s) {
        std::vector<std::pair<Dims, Ints>>{{{3, 1}, {2, 3, 4}}, {{1}, {5}}, {{2, 1, 4}, {3, 1, 1, 1}}})
     s.unary(OpKind::Broadcast, t(F32, dims), Fill::Signed, {{"shape", shape}}, "/to_" + dimsStr(shape));
   s.unary(OpKind::Broadcast, t(Bool, {1, 3}), Fill::Bool, {{"shape", Ints{2, 3}}}, "/to_2x3");
+}
 
+void gatherCases(Suite& s) {
   struct GatherSpec {
     Dims data;
     ElemKind indexKind;
@@ -478,7 +484,9 @@ void dataMovement(Suite& s) {
               b.input(ints(b, t(g.indexKind, g.indices), -n, n - 1));  // negative: from the end
           return b.node(OpKind::Gather, {data, indices}, {{"axis", g.axis}});
         });
+}
 
+void resizeCases(Suite& s) {
   struct ResizeSpec {
     std::string name;
     Dims input;
@@ -533,6 +541,14 @@ void dataMovement(Suite& s) {
            {"coordinate_transformation_mode", "asymmetric"},
            {"nearest_mode", "floor"}},
           "/nearest_up2");
+}
+
+void dataMovement(Suite& s) {
+  transposeAndReshapeCases(s);
+  sliceAndConcatCases(s);
+  padTileAndBroadcastCases(s);
+  gatherCases(s);
+  resizeCases(s);
 }
 
 void quantized(Suite& s) {
