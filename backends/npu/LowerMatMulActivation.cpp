@@ -121,212 +121,307 @@ bool activationMatMulSupported(const NodeInfo& info, const npu::NpuConfig& confi
   return bool(planActivationMatMul(m, k, n, config));
 }
 
-Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction& inst) {
-  const auto layerError = [&](auto&&... parts) {
-    return makeError("layer '", inst.name, "' (QuantizedMatMul): ", parts...);
-  };
-  const Type &out = operandValue(ctx, inst, 0).type, &lhs = operandValue(ctx, inst, 1).type,
-             &rhs = operandValue(ctx, inst, 2).type;
-  const npu::NpuConfig& cfg = ctx.config();
-  const int64_t m = lhs.dims[lhs.rank() - 2], k = lhs.dims.back(), n = rhs.dims.back();
-  auto planned = planActivationMatMul(m, k, n, cfg);
-  if (!planned) return layerError(planned.error().message());
-  ActivationMatMulPlan plan = *planned;
+namespace {
 
-  // Bias and scales are constants: bias + K.zx.zw per column (wrapping), and
-  // the requantization per run of equal column multipliers.
+/// The shapes and layer-wide constants of one activation matmul.
+struct ActivationMatMul {
+  const Instruction& inst;
+  const Type &out, &lhs, &rhs;
+  int64_t m, k, n;
+  ActivationMatMulPlan plan{};
+  int64_t nw = 0, kChunkMax = 0;  ///< the n-tile width and the longest k-chunk
+  uint64_t initAddr = 0;          ///< DRAM: bias + K.zx.zw per column
+  std::vector<FixedPointMultiplier> multipliers{};
+  quant::QuantRange range{};
+  std::vector<int8_t> lhsTerms{}, rhsTerms{};  ///< -zx and -zw as int8 summands
+
+  template <typename... Parts>
+  Error layerError(Parts&&... parts) const {
+    return makeError("layer '", inst.name, "' (QuantizedMatMul): ", std::forward<Parts>(parts)...);
+  }
+};
+
+/// Bias and scales are constants: bias + K.zx.zw per column (wrapping), and
+/// the requantization per run of equal column multipliers.
+Error foldColumnConstants(CompileContext& ctx, ActivationMatMul& mm) {
   const auto constant = [&](size_t operand) {
-    auto [root, offset] = ctx.ir().resolve(inst.operands[operand].value);
+    auto [root, offset] = ctx.ir().resolve(mm.inst.operands[operand].value);
     if (ctx.ir().regionOf(root) != Region::Constants || !ctx.ir().value(root).payload)
       return (const uint8_t*)nullptr;
     return static_cast<const uint8_t*>(ctx.ir().value(root).payload->data()) + offset;
   };
   const auto* bias = reinterpret_cast<const int32_t*>(constant(3));
   const auto* scales = reinterpret_cast<const float*>(constant(4));
-  if (!bias || !scales) return layerError("the bias and column scales must be constants for the NPU");
-  const int32_t zx = lhs.offset, zw = rhs.offset;
-  std::vector<int32_t> initRow(static_cast<size_t>(n));
-  std::vector<FixedPointMultiplier> multipliers(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) {
-    initRow[size_t(j)] = int32_t(uint32_t(bias[j]) + uint32_t(k) * uint32_t(zx) * uint32_t(zw));
-    multipliers[size_t(j)] = quant::outputMultiplier(lhs.scale, scales[j], out.scale);
+  if (!bias || !scales) return mm.layerError("the bias and column scales must be constants for the NPU");
+  const int32_t zx = mm.lhs.offset, zw = mm.rhs.offset;
+  std::vector<int32_t> initRow(static_cast<size_t>(mm.n));
+  mm.multipliers.resize(static_cast<size_t>(mm.n));
+  for (int64_t j = 0; j < mm.n; ++j) {
+    initRow[size_t(j)] = int32_t(uint32_t(bias[j]) + uint32_t(mm.k) * uint32_t(zx) * uint32_t(zw));
+    mm.multipliers[size_t(j)] = quant::outputMultiplier(mm.lhs.scale, scales[j], mm.out.scale);
   }
-  const uint64_t initAddr = ctx.addWeights(initRow.data(), initRow.size() * 4);
-  const quant::QuantRange range = quant::activationRange(quant::int8Range(), out.scale, out.offset,
-                                                         float(inst.attrs.getFloat("clip_min", -INFINITY)),
-                                                         float(inst.attrs.getFloat("clip_max", INFINITY)));
-  const std::vector<int8_t> lhsTerms = negatedZero(zx), rhsTerms = negatedZero(zw);
+  mm.initAddr = ctx.addWeights(initRow.data(), initRow.size() * 4);
+  mm.range = quant::activationRange(quant::int8Range(), mm.out.scale, mm.out.offset,
+                                    float(mm.inst.attrs.getFloat("clip_min", -INFINITY)),
+                                    float(mm.inst.attrs.getFloat("clip_max", INFINITY)));
+  mm.lhsTerms = negatedZero(zx), mm.rhsTerms = negatedZero(zw);
+  return Error::success();
+}
 
-  // SRAM: the plan's sizes; packed densely, with a smaller band if the
-  // allocator's placement leaves less room than the estimate.
-  SramAllocator& sram = ctx.sram();
-  const int64_t nw = plan.tileCols, kChunkMax = std::min(k, cfg.rows);
+/// The SRAM buffers: two of each band-sized slot, and the constant rows.
+struct MatMulSlots {
   std::vector<uint64_t> xSlots, wSlots, outSlots, accTiles, lhsConst, rhsConst;
-  for (;;) {
-    xSlots.clear(), wSlots.clear(), outSlots.clear(), accTiles.clear(), lhsConst.clear(), rhsConst.clear();
-    bool ok = true;
-    auto spad = [&](std::vector<uint64_t>& into, const std::string& role, int64_t bytes) {
-      auto a = sram.allocScratchpad(inst.name + "." + role + "[" + std::to_string(into.size()) + "]",
-                                    uint64_t(bytes));
-      if (a) into.push_back(*a);
-      ok = ok && a.has_value();
-    };
-    for (int i = 0; i < 2 && ok; ++i) {
-      spad(xSlots, "lhs", plan.bandRows * k);
-      spad(wSlots, "rhs", k * nw);
-      spad(outSlots, "output", plan.bandRows * nw);
-      auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]",
-                                       uint64_t((plan.bandRows + 1) * nw));
-      if (acc) accTiles.push_back(*acc);
-      ok = ok && acc.has_value();
-    }
-    for (size_t i = 0; i < lhsTerms.size() && ok; ++i) spad(lhsConst, "lhs_zero", kChunkMax);
-    for (size_t i = 0; i < rhsTerms.size() && ok; ++i) spad(rhsConst, "rhs_zero", nw);
-    if (ok) break;
-    sram.rollbackLayer();
-    if (plan.bandRows == 1) return layerError("SRAM allocation failed for one row per step");
-    plan.bandRows = (plan.bandRows + 1) / 2;
-  }
-  ctx.program().keepVectorsOnComputeQueue();
+};
 
+bool tryAllocateMatMulSlots(SramAllocator& sram, const ActivationMatMul& mm, MatMulSlots& slots) {
+  const ActivationMatMulPlan& plan = mm.plan;
+  const int64_t k = mm.k, nw = mm.nw;
+  slots = MatMulSlots{};
+  bool ok = true;
+  auto spad = [&](std::vector<uint64_t>& into, const std::string& role, int64_t bytes) {
+    auto a = sram.allocScratchpad(mm.inst.name + "." + role + "[" + std::to_string(into.size()) + "]",
+                                  uint64_t(bytes));
+    if (a) into.push_back(*a);
+    ok = ok && a.has_value();
+  };
+  for (int i = 0; i < 2 && ok; ++i) {
+    spad(slots.xSlots, "lhs", plan.bandRows * k);
+    spad(slots.wSlots, "rhs", k * nw);
+    spad(slots.outSlots, "output", plan.bandRows * nw);
+    auto acc = sram.allocAccumulator(mm.inst.name + ".acc[" + std::to_string(i) + "]",
+                                     uint64_t((plan.bandRows + 1) * nw));
+    if (acc) slots.accTiles.push_back(*acc);
+    ok = ok && acc.has_value();
+  }
+  for (size_t i = 0; i < mm.lhsTerms.size() && ok; ++i) spad(slots.lhsConst, "lhs_zero", mm.kChunkMax);
+  for (size_t i = 0; i < mm.rhsTerms.size() && ok; ++i) spad(slots.rhsConst, "rhs_zero", nw);
+  return ok;
+}
+
+/// SRAM: the plan's sizes; packed densely, with a smaller band if the
+/// allocator's placement leaves less room than the estimate.
+Expected<MatMulSlots> allocateMatMulSlots(CompileContext& ctx, ActivationMatMul& mm) {
+  SramAllocator& sram = ctx.sram();
+  MatMulSlots slots;
+  for (;;) {
+    if (tryAllocateMatMulSlots(sram, mm, slots)) return slots;
+    sram.rollbackLayer();
+    if (mm.plan.bandRows == 1) return mm.layerError("SRAM allocation failed for one row per step");
+    mm.plan.bandRows = (mm.plan.bandRows + 1) / 2;
+  }
+}
+
+/// One step's output tile: a band of rows of one n-tile of one batch matrix,
+/// and the slots it uses.
+struct MatMulTile {
+  size_t batch;
+  int64_t n0, m0, rows, cols;
+  uint64_t xSlot, wSlot, outSlot, acc, correctionRow;
+};
+
+/// The first step's loads of the constant rows of the zero-point terms.
+void loadZeroTermRows(CompileContext& ctx, const ActivationMatMul& mm, const MatMulSlots& slots, Step& step) {
+  for (size_t i = 0; i < mm.lhsTerms.size(); ++i) {
+    Dma c;
+    c.dram = ctx.fillRegion(mm.lhsTerms[i], uint64_t(mm.kChunkMax));
+    c.sram = slots.lhsConst[i];
+    c.x = mm.kChunkMax;
+    c.sramStride = mm.kChunkMax;
+    step.loads.push_back(makeLoad(c));
+  }
+  for (size_t i = 0; i < mm.rhsTerms.size(); ++i) {
+    Dma c;
+    c.dram = ctx.fillRegion(mm.rhsTerms[i], uint64_t(mm.nw));
+    c.sram = slots.rhsConst[i];
+    c.x = mm.nw;
+    c.sramStride = mm.nw;
+    step.loads.push_back(makeLoad(c));
+  }
+}
+
+/// The band of left rows, the right operand's n-tile and the initial
+/// accumulator rows; returns their load cycles.
+uint64_t loadTileOperands(CompileContext& ctx, const ActivationMatMul& mm, const MatMulTile& tile,
+                          uint64_t lhsAddr, uint64_t rhsAddr, int64_t lhsBatch, int64_t rhsBatch,
+                          Step& step) {
+  const int64_t k = mm.k, n = mm.n, rows = tile.rows, cols = tile.cols;
+  Dma x;  // the band of left rows
+  x.dram = lhsAddr + uint64_t((lhsBatch * mm.m + tile.m0) * k);
+  x.sram = tile.xSlot;
+  x.x = k;
+  x.y = rows;
+  x.dramYStride = k;
+  x.sramStride = k;
+  step.loads.push_back(makeLoad(x));
+  Dma w;  // the n-tile of the right operand, K rows of `cols`
+  w.dram = rhsAddr + uint64_t(rhsBatch * k * n + tile.n0);
+  w.sram = tile.wSlot;
+  w.x = cols;
+  w.y = k;
+  w.dramYStride = n;
+  w.sramStride = cols;
+  step.loads.push_back(makeLoad(w));
+  Dma init;  // bias + K.zx.zw into every row of the tile (zero DRAM stride)
+  init.accumulator = true;
+  init.dram = mm.initAddr + uint64_t(tile.n0 * 4);
+  init.sram = tile.acc;
+  init.x = cols;
+  init.y = rows;
+  init.dramYStride = 0;
+  init.sramStride = cols;
+  step.loads.push_back(makeLoad(init));
+  const CostModel& cost = ctx.cost();
+  return cost.load(k, rows) + cost.load(cols, k) + cost.load(cols, rows, 1, 4);
+}
+
+/// The data gemm and the zero-point gemms of every k-chunk; returns their
+/// compute cycles.
+uint64_t emitTileGemms(CompileContext& ctx, const ActivationMatMul& mm, const MatMulSlots& slots,
+                       const MatMulTile& tile, Step& step) {
+  const CostModel& cost = ctx.cost();
+  const npu::NpuConfig& cfg = ctx.config();
+  const int64_t k = mm.k, rows = tile.rows, cols = tile.cols;
+  const std::vector<int8_t>&lhsTerms = mm.lhsTerms, &rhsTerms = mm.rhsTerms;
+  uint64_t computeCycles = 0;
+  // (-zx).colsum(w) streams every row of the band through the array, or
+  // one row into a spare accumulator row that one vadd adds to every row:
+  // whichever the cost model says is cheaper (long bands: the row).
+  uint64_t streamed = 0, oneRow = cost.vadd(rows, cols);
+  for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
+    streamed += lhsTerms.size() * cost.gemm(rows, std::min(cfg.rows, k - k0), cols, false);
+    oneRow += lhsTerms.size() * cost.gemm(1, std::min(cfg.rows, k - k0), cols, false);
+  }
+  const bool colsumRow = !lhsTerms.empty() && oneRow < streamed;
+  for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
+    const int64_t kc = std::min(cfg.rows, k - k0);
+    Gemm data;
+    data.accumulate = true;
+    data.preload = true;
+    data.m = rows, data.k = kc, data.n = cols;
+    data.inp = tile.xSlot + uint64_t(k0);
+    data.inpStride = k;
+    data.wgt = tile.wSlot + uint64_t(k0 * cols);
+    data.wgtStride = cols;
+    data.acc = tile.acc;
+    data.accStride = cols;
+    step.computes.push_back(makeGemm(data));
+    computeCycles += cost.gemm(rows, kc, cols, true);
+    for (size_t i = 0; i < lhsTerms.size(); ++i) {  // (-zx) . colsum(w): the same weights
+      Gemm g = data;
+      g.preload = false;
+      g.inp = slots.lhsConst[i];
+      g.inpStride = 0;
+      if (colsumRow) {  // one row, broadcast by the vadd below
+        g.accumulate = k0 > 0 || i > 0;
+        g.m = 1;
+        g.acc = tile.correctionRow;
+      }
+      step.computes.push_back(makeGemm(g));
+      computeCycles += cost.gemm(g.m, kc, cols, false);
+    }
+    for (size_t i = 0; i < rhsTerms.size(); ++i) {  // (-zw) . rowsum(x): a constant weight row
+      Gemm g = data;
+      g.wgt = slots.rhsConst[i];
+      g.wgtStride = 0;
+      step.computes.push_back(makeGemm(g));
+      computeCycles += cost.gemm(rows, kc, cols, true);
+    }
+  }
+  if (colsumRow) {  // the colsum row onto every row of the tile
+    step.computes.push_back(makeVAdd(tile.acc, cols, tile.correctionRow, 0, rows, cols));
+    computeCycles += cost.vadd(rows, cols);
+  }
+  return computeCycles;
+}
+
+/// Requantize per run of equal column multipliers (one run when the right
+/// operand has one scale, as an activation does); returns the cycles.
+uint64_t emitTileRequant(const CostModel& cost, const ActivationMatMul& mm, const MatMulTile& tile,
+                         Step& step) {
+  const int64_t cols = tile.cols, rows = tile.rows, n0 = tile.n0;
+  uint64_t computeCycles = 0;
+  for (int64_t j0 = 0; j0 < cols;) {
+    int64_t j1 = j0 + 1;
+    const FixedPointMultiplier mj = mm.multipliers[size_t(n0 + j0)];
+    while (j1 < cols && mm.multipliers[size_t(n0 + j1)].multiplier == mj.multiplier &&
+           mm.multipliers[size_t(n0 + j1)].shift == mj.shift)
+      ++j1;
+    step.computes.push_back(makeRequant(tile.acc + uint64_t(j0), cols, tile.outSlot + uint64_t(j0), cols,
+                                        rows, j1 - j0, mj.multiplier, mj.shift, mm.out.offset, mm.range.lo,
+                                        mm.range.hi));
+    computeCycles += cost.requant(rows, j1 - j0);
+    j0 = j1;
+  }
+  return computeCycles;
+}
+
+/// Every step of the layer; returns the estimated cycles.
+uint64_t emitMatMulSteps(CompileContext& ctx, const ActivationMatMul& mm, const MatMulSlots& slots) {
+  const Instruction& inst = mm.inst;
+  const int64_t m = mm.m, n = mm.n, nw = mm.nw, bandRows = mm.plan.bandRows;
   const uint64_t lhsAddr = ctx.addressOf(inst.operands[1].value),
                  rhsAddr = ctx.addressOf(inst.operands[2].value),
                  outAddr = ctx.addressOf(inst.operands[0].value);
-  const std::vector<int64_t> lhsBatch = batchOffsets(lhs.dims, out.dims),
-                             rhsBatch = batchOffsets(rhs.dims, out.dims);
+  const std::vector<int64_t> lhsBatch = batchOffsets(mm.lhs.dims, mm.out.dims),
+                             rhsBatch = batchOffsets(mm.rhs.dims, mm.out.dims);
   const CostModel& cost = ctx.cost();
   uint64_t cycles = 0;
   size_t s = 0;
   for (size_t b = 0; b < lhsBatch.size(); ++b)
     for (int64_t n0 = 0; n0 < n; n0 += nw)
-      for (int64_t m0 = 0; m0 < m; m0 += plan.bandRows, ++s) {
-        const int64_t rows = std::min(plan.bandRows, m - m0), cols = std::min(nw, n - n0);
-        const uint64_t xSlot = xSlots[s % 2], wSlot = wSlots[s % 2], outSlot = outSlots[s % 2],
-                       acc = accTiles[s % 2], correctionRow = acc + uint64_t(plan.bandRows * nw);
+      for (int64_t m0 = 0; m0 < m; m0 += bandRows, ++s) {
+        MatMulTile tile{b,
+                        n0,
+                        m0,
+                        std::min(bandRows, m - m0),
+                        std::min(nw, n - n0),
+                        slots.xSlots[s % 2],
+                        slots.wSlots[s % 2],
+                        slots.outSlots[s % 2],
+                        slots.accTiles[s % 2],
+                        0};
+        tile.correctionRow = tile.acc + uint64_t(bandRows * nw);
         Step step;
-        uint64_t loadCycles = 0, computeCycles = 0;
-        if (s == 0) {  // the constant rows of the zero-point terms
-          for (size_t i = 0; i < lhsTerms.size(); ++i) {
-            Dma c;
-            c.dram = ctx.fillRegion(lhsTerms[i], uint64_t(kChunkMax));
-            c.sram = lhsConst[i];
-            c.x = kChunkMax;
-            c.sramStride = kChunkMax;
-            step.loads.push_back(makeLoad(c));
-          }
-          for (size_t i = 0; i < rhsTerms.size(); ++i) {
-            Dma c;
-            c.dram = ctx.fillRegion(rhsTerms[i], uint64_t(nw));
-            c.sram = rhsConst[i];
-            c.x = nw;
-            c.sramStride = nw;
-            step.loads.push_back(makeLoad(c));
-          }
-        }
-        Dma x;  // the band of left rows
-        x.dram = lhsAddr + uint64_t((lhsBatch[b] * m + m0) * k);
-        x.sram = xSlot;
-        x.x = k;
-        x.y = rows;
-        x.dramYStride = k;
-        x.sramStride = k;
-        step.loads.push_back(makeLoad(x));
-        Dma w;  // the n-tile of the right operand, K rows of `cols`
-        w.dram = rhsAddr + uint64_t(rhsBatch[b] * k * n + n0);
-        w.sram = wSlot;
-        w.x = cols;
-        w.y = k;
-        w.dramYStride = n;
-        w.sramStride = cols;
-        step.loads.push_back(makeLoad(w));
-        Dma init;  // bias + K.zx.zw into every row of the tile (zero DRAM stride)
-        init.accumulator = true;
-        init.dram = initAddr + uint64_t(n0 * 4);
-        init.sram = acc;
-        init.x = cols;
-        init.y = rows;
-        init.dramYStride = 0;
-        init.sramStride = cols;
-        step.loads.push_back(makeLoad(init));
-        loadCycles += cost.load(k, rows) + cost.load(cols, k) + cost.load(cols, rows, 1, 4);
-
-        // (-zx).colsum(w) streams every row of the band through the array, or
-        // one row into a spare accumulator row that one vadd adds to every row:
-        // whichever the cost model says is cheaper (long bands: the row).
-        uint64_t streamed = 0, oneRow = cost.vadd(rows, cols);
-        for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
-          streamed += lhsTerms.size() * cost.gemm(rows, std::min(cfg.rows, k - k0), cols, false);
-          oneRow += lhsTerms.size() * cost.gemm(1, std::min(cfg.rows, k - k0), cols, false);
-        }
-        const bool colsumRow = !lhsTerms.empty() && oneRow < streamed;
-        for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
-          const int64_t kc = std::min(cfg.rows, k - k0);
-          Gemm data;
-          data.accumulate = true;
-          data.preload = true;
-          data.m = rows, data.k = kc, data.n = cols;
-          data.inp = xSlot + uint64_t(k0);
-          data.inpStride = k;
-          data.wgt = wSlot + uint64_t(k0 * cols);
-          data.wgtStride = cols;
-          data.acc = acc;
-          data.accStride = cols;
-          step.computes.push_back(makeGemm(data));
-          computeCycles += cost.gemm(rows, kc, cols, true);
-          for (size_t i = 0; i < lhsTerms.size(); ++i) {  // (-zx) . colsum(w): the same weights
-            Gemm g = data;
-            g.preload = false;
-            g.inp = lhsConst[i];
-            g.inpStride = 0;
-            if (colsumRow) {  // one row, broadcast by the vadd below
-              g.accumulate = k0 > 0 || i > 0;
-              g.m = 1;
-              g.acc = correctionRow;
-            }
-            step.computes.push_back(makeGemm(g));
-            computeCycles += cost.gemm(g.m, kc, cols, false);
-          }
-          for (size_t i = 0; i < rhsTerms.size(); ++i) {  // (-zw) . rowsum(x): a constant weight row
-            Gemm g = data;
-            g.wgt = rhsConst[i];
-            g.wgtStride = 0;
-            step.computes.push_back(makeGemm(g));
-            computeCycles += cost.gemm(rows, kc, cols, true);
-          }
-        }
-        if (colsumRow) {  // the colsum row onto every row of the tile
-          step.computes.push_back(makeVAdd(acc, cols, correctionRow, 0, rows, cols));
-          computeCycles += cost.vadd(rows, cols);
-        }
-        // Requantize per run of equal column multipliers (one run when the
-        // right operand has one scale, as an activation does).
-        for (int64_t j0 = 0; j0 < cols;) {
-          int64_t j1 = j0 + 1;
-          const FixedPointMultiplier mj = multipliers[size_t(n0 + j0)];
-          while (j1 < cols && multipliers[size_t(n0 + j1)].multiplier == mj.multiplier &&
-                 multipliers[size_t(n0 + j1)].shift == mj.shift)
-            ++j1;
-          step.computes.push_back(makeRequant(acc + uint64_t(j0), cols, outSlot + uint64_t(j0), cols, rows,
-                                              j1 - j0, mj.multiplier, mj.shift, out.offset, range.lo,
-                                              range.hi));
-          computeCycles += cost.requant(rows, j1 - j0);
-          j0 = j1;
-        }
+        if (s == 0) loadZeroTermRows(ctx, mm, slots, step);
+        const uint64_t loadCycles =
+            loadTileOperands(ctx, mm, tile, lhsAddr, rhsAddr, lhsBatch[b], rhsBatch[b], step);
+        uint64_t computeCycles = emitTileGemms(ctx, mm, slots, tile, step);
+        computeCycles += emitTileRequant(cost, mm, tile, step);
         Dma st;
-        st.sram = outSlot;
+        st.sram = tile.outSlot;
         st.dram = outAddr + uint64_t((int64_t(b) * m + m0) * n + n0);
-        st.x = cols;
-        st.y = rows;
+        st.x = tile.cols;
+        st.y = tile.rows;
         st.dramYStride = n;
-        st.sramStride = cols;
+        st.sramStride = tile.cols;
         step.stores.push_back(makeStore(st));
-        cycles += std::max({loadCycles, computeCycles, cost.store(cols, rows)});
+        cycles += std::max({loadCycles, computeCycles, cost.store(tile.cols, tile.rows)});
         ctx.program().addStep(std::move(step));
       }
+  return cycles;
+}
+
+}  // namespace
+
+Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction& inst) {
+  const Type &out = operandValue(ctx, inst, 0).type, &lhs = operandValue(ctx, inst, 1).type,
+             &rhs = operandValue(ctx, inst, 2).type;
+  const npu::NpuConfig& cfg = ctx.config();
+  ActivationMatMul mm{inst, out, lhs, rhs, lhs.dims[lhs.rank() - 2], lhs.dims.back(), rhs.dims.back()};
+  auto planned = planActivationMatMul(mm.m, mm.k, mm.n, cfg);
+  if (!planned) return mm.layerError(planned.error().message());
+  mm.plan = *planned;
+  mm.nw = mm.plan.tileCols, mm.kChunkMax = std::min(mm.k, cfg.rows);
+  EMBER_RETURN_IF_ERROR(foldColumnConstants(ctx, mm));
+  auto slots = allocateMatMulSlots(ctx, mm);
+  if (!slots) return slots.error();
+  ctx.program().keepVectorsOnComputeQueue();
+  const uint64_t cycles = emitMatMulSteps(ctx, mm, *slots);
   std::ostringstream shape, tiles;
-  shape << lhsBatch.size() << " x [" << m << "x" << k << "] x [" << k << "x" << n << "] (activation rhs)";
-  tiles << plan.bandRows << "-row bands, " << nw << "-column tiles, " << lhsTerms.size() + rhsTerms.size()
-        << " zero-point gemms per k-chunk";
+  shape << batchOffsets(lhs.dims, out.dims).size() << " x [" << mm.m << "x" << mm.k << "] x [" << mm.k << "x"
+        << mm.n << "] (activation rhs)";
+  tiles << mm.plan.bandRows << "-row bands, " << mm.nw << "-column tiles, "
+        << mm.lhsTerms.size() + mm.rhsTerms.size() << " zero-point gemms per k-chunk";
   return LayerInfo{shape.str(), tiles.str(), cycles};
 }
 
