@@ -809,6 +809,32 @@ Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst) {
 
 namespace {
 
+/// The sums of one channel block's pixels: a row of `chunk` ones streams
+/// through every pixel chunk and channel tile; returns the compute cycles.
+uint64_t emitPixelSumGemms(CompileContext& ctx, Step& step, uint64_t ones, uint64_t inSlot, uint64_t acc,
+                           int64_t pixels, int64_t width, int64_t chunk) {
+  const npu::NpuConfig& cfg = ctx.config();
+  uint64_t compute = 0;
+  for (int64_t j0 = 0; j0 < width; j0 += cfg.cols)
+    for (int64_t p0 = 0; p0 < pixels; p0 += chunk) {
+      Gemm gm;
+      gm.accumulate = true;
+      gm.preload = true;
+      gm.m = 1;
+      gm.k = std::min(chunk, pixels - p0);
+      gm.n = std::min(cfg.cols, width - j0);
+      gm.inp = ones;
+      gm.inpStride = gm.k;
+      gm.wgt = inSlot + uint64_t(p0 * width + j0);
+      gm.wgtStride = width;
+      gm.acc = acc + uint64_t(j0);
+      gm.accStride = width;
+      step.computes.push_back(makeGemm(gm));
+      compute += ctx.cost().gemm(1, gm.k, gm.n, true);
+    }
+  return compute;
+}
+
 /// Global average pooling (the window is the whole unpadded image): the
 /// image's pixels are the *stationary* operand (k = pixels, n = channels,
 /// weight rows strided by the channel block) and a row of ones streams
@@ -879,24 +905,7 @@ std::optional<Expected<LayerInfo>> emitGlobalAvgPool(CompileContext& ctx, const 
       init.x = width;
       init.sramStride = width;
       step.loads.push_back(makeLoad(init));
-      uint64_t compute = 0;
-      for (int64_t j0 = 0; j0 < width; j0 += cfg.cols)
-        for (int64_t p0 = 0; p0 < pixels; p0 += chunk) {
-          Gemm gm;
-          gm.accumulate = true;
-          gm.preload = true;
-          gm.m = 1;
-          gm.k = std::min(chunk, pixels - p0);
-          gm.n = std::min(cfg.cols, width - j0);
-          gm.inp = *ones;
-          gm.inpStride = gm.k;
-          gm.wgt = inSlot + uint64_t(p0 * width + j0);
-          gm.wgtStride = width;
-          gm.acc = acc + uint64_t(j0);
-          gm.accStride = width;
-          step.computes.push_back(makeGemm(gm));
-          compute += ctx.cost().gemm(1, gm.k, gm.n, true);
-        }
+      uint64_t compute = emitPixelSumGemms(ctx, step, *ones, inSlot, acc, pixels, width, chunk);
       step.computes.push_back(
           makeRequant(acc, width, outSlot, width, 1, width, m.multiplier, m.shift, out.offset, -128, 127));
       compute += ctx.cost().requant(1, width);
