@@ -179,6 +179,26 @@ Expected<uint64_t> loadConstant(CompileContext& ctx, const Instruction& inst, co
 
 std::string dimsOf(const Type& t) { return dimsStr(t.dims); }
 
+/// Max pooling's tiling: of the bands whose double-buffered input and output
+/// fit, the one of fewest estimated cycles (`best`); 0 when none fits.
+int64_t maxPoolBandRows(CompileContext& ctx, const ConvGeometry& g, uint64_t& best) {
+  const npu::NpuConfig& cfg = ctx.config();
+  const int64_t rowBytes = g.rowBytes();
+  int64_t bandRows = 0;
+  for (int64_t b = 1; b <= g.oh; ++b) {
+    const int64_t bytes = 2 * int64_t(alignUp(uint64_t(g.bandInputRows(b) * rowBytes), 64)) +
+                          2 * int64_t(alignUp(uint64_t(b * g.ow * g.c), 64));
+    if (bytes > cfg.scratchpadBytes) break;
+    const int64_t bands = g.n * ceilDiv(g.oh, b);
+    const uint64_t perBand =
+        std::max({ctx.cost().load(g.w * g.c, g.bandInputRows(b)), ctx.cost().pool(b, g.ow, g.kh, g.kw, g.c),
+                  ctx.cost().store(g.ow * g.c, b)});
+    const uint64_t total = uint64_t(bands) * perBand;
+    if (total < best) best = total, bandRows = b;
+  }
+  return bandRows;
+}
+
 }  // namespace
 
 Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
@@ -197,24 +217,11 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
   g.oh = out.dims[1], g.ow = out.dims[2], g.o = g.c;
   g.kh = kernel[0], g.kw = kernel[1], g.sh = strides[0], g.sw = strides[1];
   g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
-  const npu::NpuConfig& cfg = ctx.config();
   const int64_t rowBytes = g.rowBytes();
   if (rowBytes > limits::kDmaRowElements)
     return layerError(inst, "a padded input row exceeds the DMA's 16-bit row size");
-  // Tiling: the tallest band whose double-buffered input and output fit.
-  int64_t bandRows = 0;
   uint64_t best = UINT64_MAX;
-  for (int64_t b = 1; b <= g.oh; ++b) {
-    const int64_t bytes = 2 * int64_t(alignUp(uint64_t(g.bandInputRows(b) * rowBytes), 64)) +
-                          2 * int64_t(alignUp(uint64_t(b * g.ow * g.c), 64));
-    if (bytes > cfg.scratchpadBytes) break;
-    const int64_t bands = g.n * ceilDiv(g.oh, b);
-    const uint64_t perBand =
-        std::max({ctx.cost().load(g.w * g.c, g.bandInputRows(b)), ctx.cost().pool(b, g.ow, g.kh, g.kw, g.c),
-                  ctx.cost().store(g.ow * g.c, b)});
-    const uint64_t total = uint64_t(bands) * perBand;
-    if (total < best) best = total, bandRows = b;
-  }
+  const int64_t bandRows = maxPoolBandRows(ctx, g, best);
   if (bandRows == 0) return layerError(inst, "one output row does not fit the scratchpad");
   const int64_t allocRows = g.bandInputRows(bandRows);
   auto inSlots = allocSlots(ctx, inst, "input", 2, allocRows * rowBytes, -1);
