@@ -269,132 +269,174 @@ Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
   return std::move(w.bytes);
 }
 
+namespace {
+
+// One reader per step kind: the fields in the order encodeStep writes them.
+std::unique_ptr<Step> readGemmStep(ByteReader& r) {
+  auto s = std::make_unique<GemmStep>();
+  s->shape = r.pod<GemmCall>();
+  s->a = r.pod<Address>();
+  s->c = r.pod<Address>();
+  s->packedB = r.pod<Address>();
+  s->groups = r.pod<int64_t>();
+  s->groupInChannels = r.pod<int64_t>();
+  s->groupOutChannels = r.pod<int64_t>();
+  s->packedGroupFloats = r.pod<size_t>();
+  s->epilogue = r.pod<EpilogueAddrs>();
+  return s;
+}
+
+std::unique_ptr<Step> readMatMulStep(ByteReader& r) {
+  auto s = std::make_unique<MatMulStep>();
+  s->lhs = r.pod<Address>();
+  s->rhs = r.pod<Address>();
+  s->out = r.pod<Address>();
+  s->m = r.pod<int64_t>();
+  s->k = r.pod<int64_t>();
+  s->n = r.pod<int64_t>();
+  s->lhsBatchOffsets = r.vec<int64_t>();
+  s->rhsBatchOffsets = r.vec<int64_t>();
+  s->epilogue = r.pod<EpilogueAddrs>();
+  return s;
+}
+
+std::unique_ptr<Step> readDepthwiseStep(ByteReader& r) {
+  auto s = std::make_unique<DepthwiseStep>();
+  s->shape = r.pod<DepthwiseCall>();
+  s->input = r.pod<Address>();
+  s->filter = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->epilogue = r.pod<EpilogueAddrs>();
+  return s;
+}
+
+std::unique_ptr<Step> readPoolStep(ByteReader& r) {
+  auto s = std::make_unique<PoolStep>();
+  s->shape = r.pod<PoolCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  return s;
+}
+
+std::unique_ptr<Step> readReduceStep(ByteReader& r) {
+  auto s = std::make_unique<ReduceStep>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->outer = r.pod<int64_t>();
+  s->reduce = r.pod<int64_t>();
+  s->inner = r.pod<int64_t>();
+  s->kind = r.pod<ReduceKind>();
+  return s;
+}
+
+std::unique_ptr<Step> readTransposeStep(ByteReader& r) {
+  auto s = std::make_unique<TransposeStep>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->elemSize = r.pod<size_t>();
+  s->dims = r.vec<int64_t>();
+  s->perm = r.vec<int64_t>();
+  return s;
+}
+
+std::unique_ptr<Step> readInt8ConvStep(ByteReader& r) {
+  auto s = std::make_unique<Int8ConvStep>();
+  s->shape = r.pod<Int8ConvCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->weights = r.pod<Address>();
+  return s;
+}
+
+std::unique_ptr<Step> readInt8DepthwiseStep(ByteReader& r) {
+  auto s = std::make_unique<Int8DepthwiseStep>();
+  s->shape = r.pod<Int8DepthwiseCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->weights = r.pod<Address>();
+  return s;
+}
+
+std::unique_ptr<Step> readInt8PoolStep(ByteReader& r) {
+  auto s = std::make_unique<Int8PoolStep>();
+  s->shape = r.pod<Int8PoolCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  return s;
+}
+
+std::unique_ptr<Step> readInt8QuantizeStep(ByteReader& r) {
+  auto s = std::make_unique<Int8QuantizeStep>();
+  s->shape = r.pod<Int8QuantizeCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  return s;
+}
+
+Expected<std::unique_ptr<Step>> readInt8AddStep(ByteReader& r) {
+  auto s = std::make_unique<Int8AddStep>();
+  s->lhs = r.pod<Address>();
+  s->rhs = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->count = r.pod<int64_t>();
+  s->table = r.vec<uint8_t>();
+  if (s->table.size() != 65536) return makeError("cpu AOT: malformed QuantizedAdd table");
+  return std::unique_ptr<Step>(std::move(s));
+}
+
+std::unique_ptr<Step> readReferenceStep(ByteReader& r) {
+  auto s = std::make_unique<ReferenceStep>();
+  s->kind = OpKind(r.pod<int32_t>());
+  s->name = r.str();
+  s->attrs = readAttributes(r);
+  s->ins = readOperands(r);
+  s->outs = readOperands(r);
+  return s;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
   ByteReader r(data, size);
   std::unique_ptr<Step> step;
   switch (r.pod<StepTag>()) {
-    case StepTag::Gemm: {
-      auto s = std::make_unique<GemmStep>();
-      s->shape = r.pod<GemmCall>();
-      s->a = r.pod<Address>();
-      s->c = r.pod<Address>();
-      s->packedB = r.pod<Address>();
-      s->groups = r.pod<int64_t>();
-      s->groupInChannels = r.pod<int64_t>();
-      s->groupOutChannels = r.pod<int64_t>();
-      s->packedGroupFloats = r.pod<size_t>();
-      s->epilogue = r.pod<EpilogueAddrs>();
-      step = std::move(s);
+    case StepTag::Gemm:
+      step = readGemmStep(r);
       break;
-    }
-    case StepTag::MatMul: {
-      auto s = std::make_unique<MatMulStep>();
-      s->lhs = r.pod<Address>();
-      s->rhs = r.pod<Address>();
-      s->out = r.pod<Address>();
-      s->m = r.pod<int64_t>();
-      s->k = r.pod<int64_t>();
-      s->n = r.pod<int64_t>();
-      s->lhsBatchOffsets = r.vec<int64_t>();
-      s->rhsBatchOffsets = r.vec<int64_t>();
-      s->epilogue = r.pod<EpilogueAddrs>();
-      step = std::move(s);
+    case StepTag::MatMul:
+      step = readMatMulStep(r);
       break;
-    }
-    case StepTag::Depthwise: {
-      auto s = std::make_unique<DepthwiseStep>();
-      s->shape = r.pod<DepthwiseCall>();
-      s->input = r.pod<Address>();
-      s->filter = r.pod<Address>();
-      s->output = r.pod<Address>();
-      s->epilogue = r.pod<EpilogueAddrs>();
-      step = std::move(s);
+    case StepTag::Depthwise:
+      step = readDepthwiseStep(r);
       break;
-    }
-    case StepTag::Pool: {
-      auto s = std::make_unique<PoolStep>();
-      s->shape = r.pod<PoolCall>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      step = std::move(s);
+    case StepTag::Pool:
+      step = readPoolStep(r);
       break;
-    }
-    case StepTag::Reduce: {
-      auto s = std::make_unique<ReduceStep>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      s->outer = r.pod<int64_t>();
-      s->reduce = r.pod<int64_t>();
-      s->inner = r.pod<int64_t>();
-      s->kind = r.pod<ReduceKind>();
-      step = std::move(s);
+    case StepTag::Reduce:
+      step = readReduceStep(r);
       break;
-    }
-    case StepTag::Transpose: {
-      auto s = std::make_unique<TransposeStep>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      s->elemSize = r.pod<size_t>();
-      s->dims = r.vec<int64_t>();
-      s->perm = r.vec<int64_t>();
-      step = std::move(s);
+    case StepTag::Transpose:
+      step = readTransposeStep(r);
       break;
-    }
-    case StepTag::Int8Conv: {
-      auto s = std::make_unique<Int8ConvStep>();
-      s->shape = r.pod<Int8ConvCall>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      s->weights = r.pod<Address>();
-      step = std::move(s);
+    case StepTag::Int8Conv:
+      step = readInt8ConvStep(r);
       break;
-    }
-    case StepTag::Int8Depthwise: {
-      auto s = std::make_unique<Int8DepthwiseStep>();
-      s->shape = r.pod<Int8DepthwiseCall>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      s->weights = r.pod<Address>();
-      step = std::move(s);
+    case StepTag::Int8Depthwise:
+      step = readInt8DepthwiseStep(r);
       break;
-    }
-    case StepTag::Int8Pool: {
-      auto s = std::make_unique<Int8PoolStep>();
-      s->shape = r.pod<Int8PoolCall>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      step = std::move(s);
+    case StepTag::Int8Pool:
+      step = readInt8PoolStep(r);
       break;
-    }
-    case StepTag::Int8Quantize: {
-      auto s = std::make_unique<Int8QuantizeStep>();
-      s->shape = r.pod<Int8QuantizeCall>();
-      s->input = r.pod<Address>();
-      s->output = r.pod<Address>();
-      step = std::move(s);
+    case StepTag::Int8Quantize:
+      step = readInt8QuantizeStep(r);
       break;
-    }
     case StepTag::Int8Add: {
-      auto s = std::make_unique<Int8AddStep>();
-      s->lhs = r.pod<Address>();
-      s->rhs = r.pod<Address>();
-      s->output = r.pod<Address>();
-      s->count = r.pod<int64_t>();
-      s->table = r.vec<uint8_t>();
-      if (s->table.size() != 65536) return makeError("cpu AOT: malformed QuantizedAdd table");
-      step = std::move(s);
+      EMBER_ASSIGN_OR_RETURN(step, readInt8AddStep(r));
       break;
     }
-    case StepTag::Reference: {
-      auto s = std::make_unique<ReferenceStep>();
-      s->kind = OpKind(r.pod<int32_t>());
-      s->name = r.str();
-      s->attrs = readAttributes(r);
-      s->ins = readOperands(r);
-      s->outs = readOperands(r);
-      step = std::move(s);
+    case StepTag::Reference:
+      step = readReferenceStep(r);
       break;
-    }
     default:
       return makeError("cpu AOT: unknown step kind in a step descriptor");
   }
