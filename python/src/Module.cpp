@@ -448,16 +448,8 @@ py::tuple sweepCommand(const std::vector<std::string>& words, const std::string&
   return py::make_tuple(status, out.str(), err.str());
 }
 
-}  // namespace
-}  // namespace ember::python
-
-PYBIND11_MODULE(_ember, m) {
-  using namespace ember;
-  using namespace ember::python;
-  m.doc() = "Ember's compiler, runtime and NPU simulator (the C++ library behind the `ember` tool).";
-  m.attr("__version__") = EMBER_VERSION_STRING;
-  m.attr("TOOL_BUILD_PATH") = EMBER_TOOL_BUILD_PATH;
-
+/// Model: an imported ONNX model (its signature, its graph at each stage, calibration).
+void registerModel(py::module_& m) {
   py::class_<Model>(m, "Model")
       .def(py::init([](const std::string& path, const std::optional<py::bytes>& data,
                        std::map<std::string, int64_t> dims) {
@@ -489,7 +481,10 @@ PYBIND11_MODULE(_ember, m) {
           py::arg("stage"), py::arg("backend"), py::arg("config"), py::arg("quantize"), py::arg("fallback"))
       .def("quantize", &quantize, py::arg("samples"), py::arg("scheme"), py::arg("method"),
            py::arg("per_channel"), py::arg("percentile"));
+}
 
+/// Profile: a quantization profile, loaded, parsed or made by Model.quantize.
+void registerProfile(py::module_& m) {
   py::class_<Profile>(m, "Profile")
       .def_static(
           "load",
@@ -534,7 +529,10 @@ PYBIND11_MODULE(_ember, m) {
         }
         return tensors;
       });
+}
 
+/// Compiled: a model compiled for a backend, run on numpy inputs.
+void registerCompiled(py::module_& m) {
   py::class_<Compiled>(m, "Compiled")
       .def(py::init([](const Model& model, const std::string& backend, const std::string& config,
                        const std::optional<Profile>& profile,
@@ -562,7 +560,10 @@ PYBIND11_MODULE(_ember, m) {
         for (const auto& [name, type] : c.model().outputs) list.append(typeDict(name, type));
         return list;
       });
+}
 
+/// The NPU simulator, its configuration check and the design-space sweep.
+void registerSimulatorAndSweep(py::module_& m) {
   m.def(
       "sim",
       [](const std::string& bundle, const std::optional<std::string>& configPath,
@@ -578,6 +579,10 @@ PYBIND11_MODULE(_ember, m) {
       [](const std::string& text) { (void)valueOr("ConfigError", npu::parseConfig(text, "config")); },
       py::arg("text"));
   m.def("sweep_command", &sweepCommand, py::arg("words"), py::arg("tool"));
+}
+
+/// The backend list and numpy helpers.
+void registerUtilities(py::module_& m) {
   m.def("backends", []() {
     ensureBackends();
     py::list list;
@@ -604,4 +609,20 @@ PYBIND11_MODULE(_ember, m) {
   m.def(
       "read_npy", [](const std::string& path) { return arrayFromTensor(valueOr("Error", readNpy(path))); },
       py::arg("path"));
+}
+
+}  // namespace
+}  // namespace ember::python
+
+PYBIND11_MODULE(_ember, m) {
+  using namespace ember::python;
+  m.doc() = "Ember's compiler, runtime and NPU simulator (the C++ library behind the `ember` tool).";
+  m.attr("__version__") = EMBER_VERSION_STRING;
+  m.attr("TOOL_BUILD_PATH") = EMBER_TOOL_BUILD_PATH;
+
+  registerModel(m);
+  registerProfile(m);
+  registerCompiled(m);
+  registerSimulatorAndSweep(m);
+  registerUtilities(m);
 }
