@@ -93,6 +93,10 @@ class Unroller {
     Value h, c;
   };
 
+  /// sequence_lens as i64 [batch, 1] in lens_, unless absent or every sequence is full.
+  Error readSequenceLens();
+  /// Y, Y_h (and Y_c) from the directions' results, in the node's layout.
+  Error setOutputs(int64_t layout);
   /// One direction over every step; fills ys_[t], and the final h and c.
   Error runDirection(int64_t d, bool reverse);
   /// W, R and B of direction d; the input projection of every step at once.
@@ -383,6 +387,45 @@ Error Unroller::runDirection(int64_t d, bool reverse) {
   return collectDirectionOutputs(state, dir);
 }
 
+Error Unroller::readSequenceLens() {
+  if (!b_.hasInput(4)) return Error::success();
+  EMBER_TRY(Value lens, b_.input(4));
+  if (lens.dims() != Dims{batch_})
+    return makeError("sequence_lens ", lens.type.str(), " must be [", batch_, "]");
+  bool full = lens.isConstant();
+  if (full)
+    for (int64_t i = 0; i < batch_; ++i) full = full && lens.constant->elementAsDouble(i) == double(seq_);
+  if (!full) {
+    if (lens.type.kind != ElemKind::I64) {
+      EMBER_TRY(lens, b_.emit(OpKind::Cast, {lens},
+                              Attributes{{"to", std::string(elemKindName(ElemKind::I64))}}, "lens_i64"));
+    }
+    EMBER_TRY(lens, b_.reshape(lens, {batch_, 1}, "lens"));
+    lens_ = lens;
+  }
+  return Error::success();
+}
+
+Error Unroller::setOutputs(int64_t layout) {
+  auto joined = [&](const std::vector<Value>& parts, int64_t axis,
+                    const std::string& step) -> Expected<Value> {
+    if (parts.size() == 1) return parts[0];
+    return b_.emit(OpKind::Concat, parts, Attributes{{"axis", axis}}, step);
+  };
+  EMBER_TRY(Value y, joined(yPerDirection_, 1, "y"));
+  EMBER_TRY(Value yh, joined(hPerDirection_, 0, "y_h"));
+  EMBER_TRY(Value yc, joined(cPerDirection_, 0, "y_c"));
+  if (layout == 1) {
+    EMBER_TRY(y, b_.transpose(y, {2, 0, 1, 3}, "y_batch_major"));
+    EMBER_TRY(yh, b_.transpose(yh, {1, 0, 2}, "y_h_batch_major"));
+    EMBER_TRY(yc, b_.transpose(yc, {1, 0, 2}, "y_c_batch_major"));
+  }
+  EMBER_RETURN_IF_ERROR(b_.setOutput(0, y));
+  EMBER_RETURN_IF_ERROR(b_.setOutput(1, yh));
+  if (cell_ == Cell::Lstm) return b_.setOutput(2, yc);
+  return Error::success();
+}
+
 Error Unroller::run() {
   gates_ = gateCount(cell_);
   EMBER_TRY(Value x, b_.input(0));
@@ -436,22 +479,7 @@ Error Unroller::run() {
     return std::optional<Value>(v);
   };
   EMBER_TRY(bias_, optionalInput(3, {directions, 2 * gates_ * hidden_}, "B"));
-  if (b_.hasInput(4)) {
-    EMBER_TRY(Value lens, b_.input(4));
-    if (lens.dims() != Dims{batch_})
-      return makeError("sequence_lens ", lens.type.str(), " must be [", batch_, "]");
-    bool full = lens.isConstant();
-    if (full)
-      for (int64_t i = 0; i < batch_; ++i) full = full && lens.constant->elementAsDouble(i) == double(seq_);
-    if (!full) {
-      if (lens.type.kind != ElemKind::I64) {
-        EMBER_TRY(lens, b_.emit(OpKind::Cast, {lens},
-                                Attributes{{"to", std::string(elemKindName(ElemKind::I64))}}, "lens_i64"));
-      }
-      EMBER_TRY(lens, b_.reshape(lens, {batch_, 1}, "lens"));
-      lens_ = lens;
-    }
-  }
+  EMBER_RETURN_IF_ERROR(readSequenceLens());
   Dims stateDims = layout == 0 ? Dims{directions, batch_, hidden_} : Dims{batch_, directions, hidden_};
   EMBER_TRY(initialH_, optionalInput(5, stateDims, "initial_h"));
   if (cell_ == Cell::Lstm) {
@@ -468,23 +496,7 @@ Error Unroller::run() {
   for (int64_t d = 0; d < directions; ++d)
     EMBER_RETURN_IF_ERROR(runDirection(d, direction == "reverse" || d == 1));
 
-  auto joined = [&](const std::vector<Value>& parts, int64_t axis,
-                    const std::string& step) -> Expected<Value> {
-    if (parts.size() == 1) return parts[0];
-    return b_.emit(OpKind::Concat, parts, Attributes{{"axis", axis}}, step);
-  };
-  EMBER_TRY(Value y, joined(yPerDirection_, 1, "y"));
-  EMBER_TRY(Value yh, joined(hPerDirection_, 0, "y_h"));
-  EMBER_TRY(Value yc, joined(cPerDirection_, 0, "y_c"));
-  if (layout == 1) {
-    EMBER_TRY(y, b_.transpose(y, {2, 0, 1, 3}, "y_batch_major"));
-    EMBER_TRY(yh, b_.transpose(yh, {1, 0, 2}, "y_h_batch_major"));
-    EMBER_TRY(yc, b_.transpose(yc, {1, 0, 2}, "y_c_batch_major"));
-  }
-  EMBER_RETURN_IF_ERROR(b_.setOutput(0, y));
-  EMBER_RETURN_IF_ERROR(b_.setOutput(1, yh));
-  if (cell_ == Cell::Lstm) return b_.setOutput(2, yc);
-  return Error::success();
+  return setOutputs(layout);
 }
 
 OpHandler recurrent(Cell cell) {
