@@ -298,6 +298,118 @@ bool lowersNonFloat(OpKind kind) {
          kind == OpKind::Einsum;
 }
 
+NodeValue lowerGemm(Builder& b, const Node& node) {
+  NodeValue a = node.input(0), bMat = node.input(1);
+  if (a.type().rank() != 2 || bMat.type().rank() != 2) {
+    b.fail("Gemm operands must be matrices");
+    return {};
+  }
+  const GemmAttrs gemm = node.attrs<GemmAttrs>();
+  const std::vector<int64_t> swap = {1, 0};
+  if (gemm.transA != 0) a = b.op(OpKind::Transpose, "transpose_a", {a}, Attributes{{"perm", swap}});
+  if (gemm.transB != 0) bMat = b.op(OpKind::Transpose, "transpose_b", {bMat}, Attributes{{"perm", swap}});
+  NodeValue y = b.op(OpKind::MatMul, "matmul", {a, bMat});
+  const double alpha = gemm.alpha, beta = gemm.beta;
+  if (alpha != 1.0) y = b.mul(y, b.scalar(alpha, "alpha"), "scaled");
+  if (beta != 0.0) {
+    NodeValue c = node.input(2);
+    if (beta != 1.0) c = b.mul(c, b.scalar(beta, "beta"), "scaled_c");
+    y = b.add(y, c, "bias");
+  }
+  return y;
+}
+
+NodeValue lowerBatchNorm(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const Type& inType = x.type();
+  const size_t rank = inType.rank();
+  const BatchNormAttrs norm = node.attrs<BatchNormAttrs>();
+  const int64_t axis = normalizeAxis(norm.axis, rank);
+  if (axis < 0 || axis >= int64_t(rank)) {
+    b.fail("axis out of range");
+    return {};
+  }
+  const int64_t channels = inType.dims[size_t(axis)];
+  // scale / sqrt(var + eps) and bias - mean * that: constant-folded when
+  // the parameters are constants.
+  NodeValue stddev =
+      b.unary(OpKind::Sqrt, b.add(node.input(4), b.scalar(norm.epsilon, "eps"), "var_eps"), "stddev");
+  NodeValue multiplier = b.div(node.input(1), stddev, "multiplier");
+  NodeValue shift = b.sub(node.input(2), b.mul(node.input(3), multiplier, "mean_scaled"), "shift");
+  NodeValue y = b.mul(x, alongAxis(b, multiplier, rank, axis, channels, "multiplier_bcast"), "scaled");
+  return b.add(y, alongAxis(b, shift, rank, axis, channels, "shift_bcast"), "shifted");
+}
+
+NodeValue lowerLayerNorm(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const size_t rank = x.type().rank();
+  const LayerNormAttrs norm = node.attrs<LayerNormAttrs>();
+  const int64_t axis = normalizeAxis(norm.axis, rank);
+  if (axis < 0 || axis >= int64_t(rank)) {
+    b.fail("axis out of range");
+    return {};
+  }
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < int64_t(rank); ++i) axes.push_back(i);
+  NodeValue normalized = normalize(b, x, axes, norm.epsilon);
+  return b.add(b.mul(normalized, node.input(1), "scaled"), node.input(2), "shifted");
+}
+
+NodeValue lowerInstanceNorm(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const Type& inType = x.type();
+  const size_t rank = inType.rank();
+  const InstanceNormAttrs norm = node.attrs<InstanceNormAttrs>();
+  const int64_t axis = normalizeAxis(norm.axis, rank);
+  std::vector<int64_t> axes;
+  for (int64_t i = 1; i < int64_t(rank); ++i)
+    if (i != axis) axes.push_back(i);
+  if (axis <= 0 || axis >= int64_t(rank) || axes.empty()) {
+    b.fail("needs a batch dim, a channel axis and at least one spatial dim");
+    return {};
+  }
+  const int64_t channels = inType.dims[size_t(axis)];
+  NodeValue normalized = normalize(b, x, axes, norm.epsilon);
+  NodeValue scaled =
+      b.mul(normalized, alongAxis(b, node.input(1), rank, axis, channels, "scale_bcast"), "scaled");
+  return b.add(scaled, alongAxis(b, node.input(2), rank, axis, channels, "bias_bcast"), "shifted");
+}
+
+/// Softmax and LogSoftmax.
+NodeValue lowerSoftmax(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const size_t rank = x.type().rank();
+  const int64_t axis = normalizeAxis(node.attrs<SoftmaxAttrs>().axis, rank);  // LogSoftmaxAttrs is the same
+  if (axis < 0 || axis >= int64_t(rank)) {
+    b.fail("axis out of range");
+    return {};
+  }
+  // Subtracting the max keeps exp from overflowing.
+  NodeValue shifted = b.sub(x, b.reduce(OpKind::ReduceMax, x, {axis}, true, "max"), "shifted");
+  NodeValue exp = b.unary(OpKind::Exp, shifted, "exp");
+  NodeValue sum = b.reduce(OpKind::ReduceSum, exp, {axis}, true, "sum");
+  if (node.kind() == OpKind::Softmax) return b.div(exp, sum, "softmax");
+  return b.sub(shifted, b.unary(OpKind::Log, sum, "log_sum"), "log_softmax");
+}
+
+NodeValue lowerGelu(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const GeluApproximate approximate = node.attrs<GeluAttrs>().approximate;
+  NodeValue half = b.mul(x, b.scalar(0.5, "half"), "half_x");
+  NodeValue inner;
+  if (approximate == GeluApproximate::Tanh) {
+    // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+    NodeValue cube = b.mul(b.mul(x, x, "square"), x, "cube");
+    NodeValue poly = b.add(x, b.mul(cube, b.scalar(0.044715, "coeff"), "cube_scaled"), "poly");
+    const double scale = std::sqrt(2.0 / std::numbers::pi);
+    inner = b.unary(OpKind::Tanh, b.mul(poly, b.scalar(scale, "sqrt_2_over_pi"), "tanh_arg"), "tanh");
+  } else {  // GeluApproximate::None (the type rule admits only none and tanh)
+    inner =
+        b.unary(OpKind::Erf, b.mul(x, b.scalar(1.0 / std::numbers::sqrt2, "inv_sqrt2"), "erf_arg"), "erf");
+  }
+  return b.mul(half, b.add(inner, b.scalar(1.0, "one"), "one_plus"), "gelu");
+}
+
 /// Builds the primitives computing `node`; an empty value means failure
 /// (the builder holds the reason).
 NodeValue lowerNode(Builder& b, const Node& node) {
@@ -311,86 +423,17 @@ NodeValue lowerNode(Builder& b, const Node& node) {
   }
 
   switch (node.kind()) {
-    case OpKind::Gemm: {
-      NodeValue a = x, bMat = node.input(1);
-      if (a.type().rank() != 2 || bMat.type().rank() != 2) {
-        b.fail("Gemm operands must be matrices");
-        return {};
-      }
-      const GemmAttrs gemm = node.attrs<GemmAttrs>();
-      const std::vector<int64_t> swap = {1, 0};
-      if (gemm.transA != 0) a = b.op(OpKind::Transpose, "transpose_a", {a}, Attributes{{"perm", swap}});
-      if (gemm.transB != 0) bMat = b.op(OpKind::Transpose, "transpose_b", {bMat}, Attributes{{"perm", swap}});
-      NodeValue y = b.op(OpKind::MatMul, "matmul", {a, bMat});
-      const double alpha = gemm.alpha, beta = gemm.beta;
-      if (alpha != 1.0) y = b.mul(y, b.scalar(alpha, "alpha"), "scaled");
-      if (beta != 0.0) {
-        NodeValue c = node.input(2);
-        if (beta != 1.0) c = b.mul(c, b.scalar(beta, "beta"), "scaled_c");
-        y = b.add(y, c, "bias");
-      }
-      return y;
-    }
-    case OpKind::BatchNorm: {
-      const BatchNormAttrs norm = node.attrs<BatchNormAttrs>();
-      const int64_t axis = normalizeAxis(norm.axis, rank);
-      if (axis < 0 || axis >= int64_t(rank)) {
-        b.fail("axis out of range");
-        return {};
-      }
-      const int64_t channels = inType.dims[size_t(axis)];
-      // scale / sqrt(var + eps) and bias - mean * that: constant-folded when
-      // the parameters are constants.
-      NodeValue stddev =
-          b.unary(OpKind::Sqrt, b.add(node.input(4), b.scalar(norm.epsilon, "eps"), "var_eps"), "stddev");
-      NodeValue multiplier = b.div(node.input(1), stddev, "multiplier");
-      NodeValue shift = b.sub(node.input(2), b.mul(node.input(3), multiplier, "mean_scaled"), "shift");
-      NodeValue y = b.mul(x, alongAxis(b, multiplier, rank, axis, channels, "multiplier_bcast"), "scaled");
-      return b.add(y, alongAxis(b, shift, rank, axis, channels, "shift_bcast"), "shifted");
-    }
-    case OpKind::LayerNorm: {
-      const LayerNormAttrs norm = node.attrs<LayerNormAttrs>();
-      const int64_t axis = normalizeAxis(norm.axis, rank);
-      if (axis < 0 || axis >= int64_t(rank)) {
-        b.fail("axis out of range");
-        return {};
-      }
-      std::vector<int64_t> axes;
-      for (int64_t i = axis; i < int64_t(rank); ++i) axes.push_back(i);
-      NodeValue normalized = normalize(b, x, axes, norm.epsilon);
-      return b.add(b.mul(normalized, node.input(1), "scaled"), node.input(2), "shifted");
-    }
-    case OpKind::InstanceNorm: {
-      const InstanceNormAttrs norm = node.attrs<InstanceNormAttrs>();
-      const int64_t axis = normalizeAxis(norm.axis, rank);
-      std::vector<int64_t> axes;
-      for (int64_t i = 1; i < int64_t(rank); ++i)
-        if (i != axis) axes.push_back(i);
-      if (axis <= 0 || axis >= int64_t(rank) || axes.empty()) {
-        b.fail("needs a batch dim, a channel axis and at least one spatial dim");
-        return {};
-      }
-      const int64_t channels = inType.dims[size_t(axis)];
-      NodeValue normalized = normalize(b, x, axes, norm.epsilon);
-      NodeValue scaled =
-          b.mul(normalized, alongAxis(b, node.input(1), rank, axis, channels, "scale_bcast"), "scaled");
-      return b.add(scaled, alongAxis(b, node.input(2), rank, axis, channels, "bias_bcast"), "shifted");
-    }
+    case OpKind::Gemm:
+      return lowerGemm(b, node);
+    case OpKind::BatchNorm:
+      return lowerBatchNorm(b, node);
+    case OpKind::LayerNorm:
+      return lowerLayerNorm(b, node);
+    case OpKind::InstanceNorm:
+      return lowerInstanceNorm(b, node);
     case OpKind::Softmax:
-    case OpKind::LogSoftmax: {
-      const int64_t axis =
-          normalizeAxis(node.attrs<SoftmaxAttrs>().axis, rank);  // LogSoftmaxAttrs is the same
-      if (axis < 0 || axis >= int64_t(rank)) {
-        b.fail("axis out of range");
-        return {};
-      }
-      // Subtracting the max keeps exp from overflowing.
-      NodeValue shifted = b.sub(x, b.reduce(OpKind::ReduceMax, x, {axis}, true, "max"), "shifted");
-      NodeValue exp = b.unary(OpKind::Exp, shifted, "exp");
-      NodeValue sum = b.reduce(OpKind::ReduceSum, exp, {axis}, true, "sum");
-      if (node.kind() == OpKind::Softmax) return b.div(exp, sum, "softmax");
-      return b.sub(shifted, b.unary(OpKind::Log, sum, "log_sum"), "log_softmax");
-    }
+    case OpKind::LogSoftmax:
+      return lowerSoftmax(b, node);
     case OpKind::ReduceMean: {
       const ReduceMeanAttrs reduce = node.attrs<ReduceMeanAttrs>();
       const std::vector<int64_t> axes = normalizeAxes(reduce.axes, rank);
@@ -432,22 +475,8 @@ NodeValue lowerNode(Builder& b, const Node& node) {
     }
     case OpKind::HardSwish:
       return b.mul(x, hardSigmoid(b, x, 1.0 / 6.0, 0.5), "hard_swish");
-    case OpKind::Gelu: {
-      const GeluApproximate approximate = node.attrs<GeluAttrs>().approximate;
-      NodeValue half = b.mul(x, b.scalar(0.5, "half"), "half_x");
-      NodeValue inner;
-      if (approximate == GeluApproximate::Tanh) {
-        // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
-        NodeValue cube = b.mul(b.mul(x, x, "square"), x, "cube");
-        NodeValue poly = b.add(x, b.mul(cube, b.scalar(0.044715, "coeff"), "cube_scaled"), "poly");
-        const double scale = std::sqrt(2.0 / std::numbers::pi);
-        inner = b.unary(OpKind::Tanh, b.mul(poly, b.scalar(scale, "sqrt_2_over_pi"), "tanh_arg"), "tanh");
-      } else {  // GeluApproximate::None (the type rule admits only none and tanh)
-        inner = b.unary(OpKind::Erf, b.mul(x, b.scalar(1.0 / std::numbers::sqrt2, "inv_sqrt2"), "erf_arg"),
-                        "erf");
-      }
-      return b.mul(half, b.add(inner, b.scalar(1.0, "one"), "one_plus"), "gelu");
-    }
+    case OpKind::Gelu:
+      return lowerGelu(b, node);
     case OpKind::Einsum:
       return lowerEinsum(b, node);
     default:
