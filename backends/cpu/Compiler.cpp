@@ -429,119 +429,25 @@ class Compiler {
     strides = s2;
   }
 
+  /// The instructions with no dedicated lowering above: jitted elementwise loops,
+  /// pools, reductions, transposes and the int8 ops.
   bool lowerOther(const Instruction& inst) {
     const ValueId out = inst.operands[0].value;
-    const Type& ot = type(out);
     std::vector<ValueId> ins;
     for (const Operand& op : inst.operands)
       if (op.access == Access::In) ins.push_back(op.value);
 
-    if (jitSupportsElementwise(inst.kind)) {
-      if (ot.kind != ElemKind::F32) return false;
-      for (ValueId v : ins)
-        if (type(v).kind != ElemKind::F32) return false;
-      if (ot.numElements() == 0) return true;
-      JitOp op;
-      op.kind = JitOp::Kind::Elementwise;
-      ElementwiseLoop& loop = op.loop;
-      loop.kind = inst.kind;
-      if (inst.kind == OpKind::Clip) {
-        loop.lo = float(inst.attrs.getFloat("min"));
-        loop.hi = float(inst.attrs.getFloat("max"));
-      }
-      // Strides of every operand over the output dims (output first, contiguous).
-      std::vector<std::vector<int64_t>> strides;
-      strides.push_back(ot.strides());
-      for (ValueId v : ins) {
-        const Dims& d = type(v).dims;
-        std::vector<int64_t> s(ot.rank(), 0);
-        int64_t stride = 1;
-        for (size_t i = 0; i < d.size(); ++i) {
-          size_t ia = d.size() - 1 - i, oa = ot.rank() - 1 - i;
-          s[oa] = (d[ia] == 1 && ot.dims[oa] != 1) ? 0 : stride;
-          stride *= d[ia];
-        }
-        strides.push_back(s);
-      }
-      loop.dims = ot.dims;
-      if (loop.dims.empty()) {
-        loop.dims.push_back(1);
-        for (auto& s : strides) s.push_back(0);
-      }
-      collapse(loop.dims, strides);
-      // The emitter recomputes the output offset from row-major dims.
-      loop.out = address(out);
-      for (size_t k = 0; k < ins.size(); ++k) {
-        loop.ins.push_back(address(ins[k]));
-        loop.inStrides.push_back(strides[k + 1]);
-      }
-      ops_.push_back(op);
-      ++program_->jitLoops;
-      return true;
-    }
+    if (jitSupportsElementwise(inst.kind)) return lowerElementwise(inst, out, ins);
 
     switch (inst.kind) {
       case OpKind::MaxPool:
-      case OpKind::AvgPool: {
-        if (inst.kind == OpKind::MaxPool && (ot.kind == ElemKind::Int8Q || ot.kind == ElemKind::UInt8Q))
-          return lowerInt8Pool(inst);
-        if (ot.kind != ElemKind::F32) return false;
-        const Dims& in = type(ins[0]).dims;
-        const auto& kernel = inst.attrs.getInts("kernel");
-        const auto& strides = inst.attrs.getInts("strides");
-        const auto& pads = inst.attrs.getInts("pads");
-        std::vector<int64_t> dil =
-            inst.kind == OpKind::MaxPool ? inst.attrs.getInts("dilations") : std::vector<int64_t>{1, 1};
-        auto step = std::make_unique<PoolStep>();
-        step->shape = PoolCall{nullptr,
-                               nullptr,
-                               in[0],
-                               in[1],
-                               in[2],
-                               in[3],
-                               ot.dims[1],
-                               ot.dims[2],
-                               kernel[0],
-                               kernel[1],
-                               strides[0],
-                               strides[1],
-                               pads[0],
-                               pads[1],
-                               pads[2],
-                               pads[3],
-                               dil[0],
-                               dil[1],
-                               inst.kind == OpKind::MaxPool,
-                               inst.kind == OpKind::AvgPool && inst.attrs.getInt("count_include_pad") != 0};
-        step->input = address(ins[0]);
-        step->output = address(out);
-        addStep(std::move(step));
-        return true;
-      }
+      case OpKind::AvgPool:
+        return lowerPool(inst, out, ins);
       case OpKind::ReduceSum:
       case OpKind::ReduceMax:
       case OpKind::ReduceMin:
-      case OpKind::ReduceProd: {
-        if (ot.kind != ElemKind::F32) return false;
-        const Dims& d = type(ins[0]).dims;
-        const auto& axes = inst.attrs.getInts("axes");
-        for (size_t i = 1; i < axes.size(); ++i)
-          if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous block
-        auto step = std::make_unique<ReduceStep>();
-        step->outer = step->reduce = step->inner = 1;
-        for (size_t i = 0; i < d.size(); ++i) {
-          int64_t a = int64_t(i);
-          (a < axes.front() ? step->outer : a > axes.back() ? step->inner : step->reduce) *= d[i];
-        }
-        step->kind = inst.kind == OpKind::ReduceSum   ? ReduceKind::Sum
-                     : inst.kind == OpKind::ReduceMax ? ReduceKind::Max
-                     : inst.kind == OpKind::ReduceMin ? ReduceKind::Min
-                                                      : ReduceKind::Prod;
-        step->input = address(ins[0]);
-        step->output = address(out);
-        addStep(std::move(step));
-        return true;
-      }
+      case OpKind::ReduceProd:
+        return lowerReduce(inst, out, ins);
       case OpKind::QuantizedConv:
         return lowerInt8Conv(inst);
       case OpKind::QuantizedAdd:
@@ -552,21 +458,139 @@ class Compiler {
         return lowerInt8Pool(inst);
       case OpKind::Quantize:
         return lowerInt8Quantize(inst);
-      case OpKind::Transpose: {
-        const Type& it = type(ins[0]);
-        auto step = std::make_unique<TransposeStep>();
-        step->input = address(ins[0]);
-        step->output = address(out);
-        step->elemSize = elemSize(it.kind);
-        step->dims = it.dims;
-        step->perm = inst.attrs.getInts("perm");
-        if (range(ins[0]).overlaps(range(out))) return false;
-        addStep(std::move(step));
-        return true;
-      }
+      case OpKind::Transpose:
+        return lowerTranspose(inst, out, ins);
       default:
         return false;
     }
+  }
+
+  /// Strides of every operand over the output dims `ot` (output first, contiguous),
+  /// 0 along the dims an input broadcasts.
+  std::vector<std::vector<int64_t>> broadcastStrides(const Type& ot, const std::vector<ValueId>& ins) {
+    std::vector<std::vector<int64_t>> strides;
+    strides.push_back(ot.strides());
+    for (ValueId v : ins) {
+      const Dims& d = type(v).dims;
+      std::vector<int64_t> s(ot.rank(), 0);
+      int64_t stride = 1;
+      for (size_t i = 0; i < d.size(); ++i) {
+        size_t ia = d.size() - 1 - i, oa = ot.rank() - 1 - i;
+        s[oa] = (d[ia] == 1 && ot.dims[oa] != 1) ? 0 : stride;
+        stride *= d[ia];
+      }
+      strides.push_back(s);
+    }
+    return strides;
+  }
+
+  /// A jitted f32 elementwise loop.
+  bool lowerElementwise(const Instruction& inst, ValueId out, const std::vector<ValueId>& ins) {
+    const Type& ot = type(out);
+    if (ot.kind != ElemKind::F32) return false;
+    for (ValueId v : ins)
+      if (type(v).kind != ElemKind::F32) return false;
+    if (ot.numElements() == 0) return true;
+    JitOp op;
+    op.kind = JitOp::Kind::Elementwise;
+    ElementwiseLoop& loop = op.loop;
+    loop.kind = inst.kind;
+    if (inst.kind == OpKind::Clip) {
+      loop.lo = float(inst.attrs.getFloat("min"));
+      loop.hi = float(inst.attrs.getFloat("max"));
+    }
+    std::vector<std::vector<int64_t>> strides = broadcastStrides(ot, ins);
+    loop.dims = ot.dims;
+    if (loop.dims.empty()) {
+      loop.dims.push_back(1);
+      for (auto& s : strides) s.push_back(0);
+    }
+    collapse(loop.dims, strides);
+    // The emitter recomputes the output offset from row-major dims.
+    loop.out = address(out);
+    for (size_t k = 0; k < ins.size(); ++k) {
+      loop.ins.push_back(address(ins[k]));
+      loop.inStrides.push_back(strides[k + 1]);
+    }
+    ops_.push_back(op);
+    ++program_->jitLoops;
+    return true;
+  }
+
+  /// f32 MaxPool / AvgPool (int8 MaxPool goes to lowerInt8Pool).
+  bool lowerPool(const Instruction& inst, ValueId out, const std::vector<ValueId>& ins) {
+    const Type& ot = type(out);
+    if (inst.kind == OpKind::MaxPool && (ot.kind == ElemKind::Int8Q || ot.kind == ElemKind::UInt8Q))
+      return lowerInt8Pool(inst);
+    if (ot.kind != ElemKind::F32) return false;
+    const Dims& in = type(ins[0]).dims;
+    const auto& kernel = inst.attrs.getInts("kernel");
+    const auto& strides = inst.attrs.getInts("strides");
+    const auto& pads = inst.attrs.getInts("pads");
+    std::vector<int64_t> dil =
+        inst.kind == OpKind::MaxPool ? inst.attrs.getInts("dilations") : std::vector<int64_t>{1, 1};
+    auto step = std::make_unique<PoolStep>();
+    step->shape = PoolCall{nullptr,
+                           nullptr,
+                           in[0],
+                           in[1],
+                           in[2],
+                           in[3],
+                           ot.dims[1],
+                           ot.dims[2],
+                           kernel[0],
+                           kernel[1],
+                           strides[0],
+                           strides[1],
+                           pads[0],
+                           pads[1],
+                           pads[2],
+                           pads[3],
+                           dil[0],
+                           dil[1],
+                           inst.kind == OpKind::MaxPool,
+                           inst.kind == OpKind::AvgPool && inst.attrs.getInt("count_include_pad") != 0};
+    step->input = address(ins[0]);
+    step->output = address(out);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// f32 reductions over one contiguous block of axes.
+  bool lowerReduce(const Instruction& inst, ValueId out, const std::vector<ValueId>& ins) {
+    const Type& ot = type(out);
+    if (ot.kind != ElemKind::F32) return false;
+    const Dims& d = type(ins[0]).dims;
+    const auto& axes = inst.attrs.getInts("axes");
+    for (size_t i = 1; i < axes.size(); ++i)
+      if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous block
+    auto step = std::make_unique<ReduceStep>();
+    step->outer = step->reduce = step->inner = 1;
+    for (size_t i = 0; i < d.size(); ++i) {
+      int64_t a = int64_t(i);
+      (a < axes.front() ? step->outer : a > axes.back() ? step->inner : step->reduce) *= d[i];
+    }
+    step->kind = inst.kind == OpKind::ReduceSum   ? ReduceKind::Sum
+                 : inst.kind == OpKind::ReduceMax ? ReduceKind::Max
+                 : inst.kind == OpKind::ReduceMin ? ReduceKind::Min
+                                                  : ReduceKind::Prod;
+    step->input = address(ins[0]);
+    step->output = address(out);
+    addStep(std::move(step));
+    return true;
+  }
+
+  bool lowerTranspose(const Instruction& inst, ValueId out, const std::vector<ValueId>& ins) {
+    const Type& it = type(ins[0]);
+    auto step = std::make_unique<TransposeStep>();
+    step->input = address(ins[0]);
+    step->output = address(out);
+    step->elemSize = elemSize(it.kind);
+    step->dims = it.dims;
+    step->perm = inst.attrs.getInts("perm");
+    if (range(ins[0]).overlaps(range(out))) return false;
+    addStep(std::move(step));
+    return true;
   }
 
   /// QuantizedConv, group 1 or depthwise, with constant filter, bias and scales, 8-bit
