@@ -550,140 +550,214 @@ class NpuTop : public sc_module {
     for (int64_t i = 0; i < rows; ++i) target.markWritten(uint64_t(base + i * stride) * e, uint64_t(len) * e);
   }
 
+  /// One compute instruction in flight: its issue cycle, the port stalls it
+  /// meets and the cycle its queue moves on.
+  struct ComputeIssue {
+    const Instruction& in;
+    InstructionRecord& rec;
+    bool vectorQueue;
+    uint64_t t;  // issue cycle
+    int8_t* spad;
+    int32_t* acc;
+    uint64_t bankWait = 0, accWait = 0;
+    uint64_t end = 0;
+  };
+
   Error executeCompute(const Instruction& in, InstructionRecord& rec, bool vectorQueue) {
     RunState& r = *run_;
-    const NpuConfig& c = *r.config;
     auto* spad = reinterpret_cast<int8_t*>(r.scratchpad.data());
     auto* acc = reinterpret_cast<int32_t*>(r.accumulator.data());
     EMBER_RETURN_IF_ERROR(functional::checkOperands(in, spad, int64_t(r.scratchpad.size())));
     // Two weight buffers: gemms overlap each other, and anything else on the
     // compute queue waits until every earlier gemm has drained (the vector
     // queue is ordered by its tokens instead).
-    const bool twoBuffers = c.weightBuffers == 2;
+    const bool twoBuffers = r.config->weightBuffers == 2;
     if (twoBuffers && in.opcode != Opcode::Gemm && !vectorQueue) waitUntil(r.gemmChain.drained);
-    const uint64_t t = now();
-    uint64_t bankWait = 0, accWait = 0, end = t;
+    ComputeIssue issue{in, rec, vectorQueue, now(), spad, acc};
+    issue.end = issue.t;
+    if (in.opcode == Opcode::Gemm) {
+      EMBER_RETURN_IF_ERROR(executeGemm(issue));
+    } else if (in.opcode == Opcode::Sync) {
+      issue.end = issue.t + timing::kSyncCycles;
+    } else {
+      EMBER_RETURN_IF_ERROR(executeVectorOp(issue));
+      rec.unit = Unit::VectorUnit;
+    }
+    rec.stallCycles[size_t(StallReason::BankConflict)] = issue.bankWait;
+    rec.stallCycles[size_t(StallReason::AccumulatorPort)] = issue.accWait;
+    waitUntil(issue.end);
+    return Error::success();
+  }
+
+  /// A gemm: checks its operands, starts its rows from the bias, times its
+  /// ports and runs the engine (fast or RTL).
+  Error executeGemm(ComputeIssue& g) {
+    RunState& r = *run_;
+    const NpuConfig& c = *r.config;
+    const Instruction& in = g.in;
+    const int64_t m = in[Field::M], k = in[Field::K], n = in[Field::N];
+    EMBER_RETURN_IF_ERROR(checkGemm(in));
+    const bool preload = in[Field::Preload] != 0;
+    Instruction engineIn = in;
+    if (in[Field::BiasInit]) EMBER_RETURN_IF_ERROR(startRowsFromBias(g, engineIn));
+    // Port occupancy follows the calibrated formula's phases; the engine
+    // (fast or RTL) then supplies the instruction's own latency.
+    const timing::GemmTiming phases = timing::gemm(c, in);
+    if (c.weightBuffers == 2) {
+      EMBER_RETURN_IF_ERROR(executeChainedGemm(g, phases, engineIn));
+    } else {
+      // end of the instruction under contention, formula latency
+      const uint64_t contended = c.dataflow == Dataflow::WeightStationary
+                                     ? contendedWeightStationary(g, phases)
+                                     : contendedOutputStationary(g, phases);
+      const EngineMemories memories{g.spad, r.scratchpad.size(), g.acc, r.accumulator.size() / 4};
+      auto latency = r.engine->gemm(engineIn, memories, g.t - r.t0);
+      if (!latency) return latency.error();
+      g.end = contended - phases.total() + *latency;
+    }
+    markRows(accumulator, in[Field::AccAddr], m, in[Field::AccStride], n, 4);
+    g.rec.macs = uint64_t(m * k * n);
     SimStats& s = r.stats;
-    // A vector instruction holds each operand's port for its busy time
-    // (ember/npu/Timing.h); its result lands the unit's latency after the last.
-    auto vectorRows = [&](int64_t rows, int64_t cols,
-                          std::initializer_list<std::pair<bool, int64_t>> operands) {
-      const timing::VectorTiming vt = timing::vector(c, in);
-      const uint64_t busy = vt.busy();
-      uint64_t finish = t + busy;
-      for (auto [isAcc, address] : operands) {
-        const uint64_t begin = occupy(isAcc, uint64_t(address) * (isAcc ? 4 : 1), t, busy,
-                                      isAcc ? accWait : bankWait, vectorQueue);
-        finish = std::max(finish, begin + busy);
-      }
-      s.vectorOps += uint64_t(rows * cols);
-      return finish + vt.latency;
-    };
+    s.scratchpadReadBytes += uint64_t(m * k + (preload ? k * n : 0));
+    s.accumulatorWriteBytes += uint64_t(m * n * 4);
+    if (in[Field::Accumulate]) s.accumulatorReadBytes += uint64_t(m * n * 4);
+    g.rec.unit = Unit::MatrixEngine;
+    return Error::success();
+  }
+
+  /// A gemm's shape against the array, its weight buffer and its rows against the SRAMs.
+  Error checkGemm(const Instruction& in) {
+    const NpuConfig& c = *run_->config;
+    const int64_t m = in[Field::M], k = in[Field::K], n = in[Field::N];
+    const bool ws = c.dataflow == Dataflow::WeightStationary;
+    if (ws && (k > c.rows || n > c.cols))
+      return makeError("gemm k=", k, " n=", n, " exceeds the ", c.rows, "x", c.cols,
+                       " weight-stationary array (k <= rows, n <= cols)");
+    if (!ws && (m > c.rows || n > c.cols))
+      return makeError("gemm m=", m, " n=", n, " exceeds the ", c.rows, "x", c.cols,
+                       " output-stationary array (m <= rows, n <= cols)");
+    const bool preload = in[Field::Preload] != 0;
+    const auto wbuf = unsigned(in[Field::WeightBuffer]);
+    if (int64_t(wbuf) >= c.weightBuffers)
+      return makeError("gemm wbuf=", wbuf,
+                       " but the config has matrix_engine.weight_buffers: ", c.weightBuffers);
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::InpAddr], m, in[Field::InpStride], k));
+    if (preload)
+      EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::WgtAddr], k, in[Field::WgtStride], n));
+    else if (run_->engine->keptWeights(wbuf) != std::pair<int64_t, int64_t>{k, n})
+      return makeError("gemm without preload needs preloaded ", k, "x", n, " weights in buffer ", wbuf,
+                       ", but it holds ", run_->engine->keptWeights(wbuf).first, "x",
+                       run_->engine->keptWeights(wbuf).second);
+    return checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n);
+  }
+
+  /// bias_init (ISA v3): the rows start from the bias row instead of 0.
+  /// The array latches the row before streaming (n entries, not timed
+  /// separately); functionally the rows get the bias and the engine
+  /// accumulates onto them.
+  Error startRowsFromBias(ComputeIssue& g, Instruction& engineIn) {
+    const NpuConfig& c = *run_->config;
+    const Instruction& in = g.in;
+    const int64_t m = in[Field::M], n = in[Field::N];
+    int32_t* acc = g.acc;
+    if (!c.biasInit)
+      return makeError("gemm bias_init=1 but config '", c.name, "' has matrix_engine.bias_init false");
+    if (in[Field::Accumulate]) return makeError("malformed instruction: gemm bias_init=1 with accumulate=1");
+    EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::BiasAddr], 1, 0, n));
+    const std::vector<int32_t> bias(acc + in[Field::BiasAddr], acc + in[Field::BiasAddr] + n);
+    for (int64_t i = 0; i < m; ++i)
+      std::copy(bias.begin(), bias.end(), acc + in[Field::AccAddr] + i * in[Field::AccStride]);
+    engineIn[Field::Accumulate] = 1;
+    engineIn[Field::BiasInit] = 0;
+    engineIn[Field::BiasAddr] = 0;
+    run_->stats.accumulatorReadBytes += uint64_t(n * 4);
+    return Error::success();
+  }
+
+  /// Two weight buffers: the weight loader and the stream stage (Timing.h
+  /// GemmChain), each taking its ports when its stage starts; runs the engine.
+  Error executeChainedGemm(ComputeIssue& g, const timing::GemmTiming& phases, const Instruction& engineIn) {
+    RunState& r = *run_;
+    const Instruction& in = g.in;
+    const uint64_t t = g.t;
+    timing::GemmChain& chain = r.gemmChain;
+    const unsigned b = unsigned(in[Field::WeightBuffer]) & 1;
+    if (in[Field::Preload] != 0) {
+      const uint64_t ready = std::max({t, chain.loaderFree, chain.bufferStreamed[b]});
+      const uint64_t start = occupy(false, uint64_t(in[Field::WgtAddr]), ready, phases.preload, g.bankWait);
+      chain.loaderFree = chain.bufferLoaded[b] = start + phases.preload;
+    }
+    const uint64_t ready = std::max({t, chain.streamFree, chain.bufferLoaded[b]});
+    const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), ready, phases.stream, g.bankWait);
+    const uint64_t w = occupy(true, uint64_t(in[Field::AccAddr]) * 4, ready, phases.stream, g.accWait);
+    const uint64_t streamStart = std::max(a, w);
+    chain.streamFree = chain.bufferStreamed[b] = streamStart + phases.stream;
+    const uint64_t done = chain.streamFree + phases.pipeline;
+    chain.drained = std::max(chain.drained, done);
+    const EngineMemories memories{g.spad, r.scratchpad.size(), g.acc, r.accumulator.size() / 4};
+    auto latency = r.engine->gemm(engineIn, memories, t - r.t0);
+    if (!latency) return latency.error();
+    // The queue moves on once the rows stream; tokens still leave at drain end.
+    const bool pushes = in.deps.pushPrev || in.deps.pushNext;
+    g.end = pushes ? done : streamStart;
+    g.rec.endCycle = done;
+    return Error::success();
+  }
+
+  /// One weight buffer, weight-stationary: preload, then stream, then the
+  /// pipeline; returns the end under contention.
+  uint64_t contendedWeightStationary(ComputeIssue& g, const timing::GemmTiming& phases) {
+    const Instruction& in = g.in;
+    const uint64_t t = g.t;
+    const uint64_t tp = phases.preload;
+    const uint64_t pre = tp ? occupy(false, uint64_t(in[Field::WgtAddr]), t, tp, g.bankWait) + tp : t;
+    const uint64_t ts = phases.stream;
+    const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), pre, ts, g.bankWait);
+    const uint64_t b = occupy(true, uint64_t(in[Field::AccAddr]) * 4, pre, ts, g.accWait);
+    return std::max(a, b) + ts + phases.pipeline;
+  }
+
+  /// One weight buffer, output-stationary: inputs and weights stream
+  /// together, then the results drain; returns the end under contention.
+  uint64_t contendedOutputStationary(ComputeIssue& g, const timing::GemmTiming& phases) {
+    const Instruction& in = g.in;
+    const uint64_t t = g.t;
+    const uint64_t ts = phases.stream;
+    const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), t, ts, g.bankWait);
+    const uint64_t w = occupy(false, uint64_t(in[Field::WgtAddr]), t, ts, g.bankWait);
+    const uint64_t d = occupy(true, uint64_t(in[Field::AccAddr]) * 4, std::max(a, w) + ts + phases.pipeline,
+                              phases.drain, g.accWait);
+    return d + phases.drain;
+  }
+
+  /// A vector instruction holds each operand's port for its busy time
+  /// (ember/npu/Timing.h); its result lands the unit's latency after the last.
+  uint64_t vectorRows(ComputeIssue& v, int64_t rows, int64_t cols,
+                      std::initializer_list<std::pair<bool, int64_t>> operands) {
+    const timing::VectorTiming vt = timing::vector(*run_->config, v.in);
+    const uint64_t busy = vt.busy();
+    uint64_t finish = v.t + busy;
+    for (auto [isAcc, address] : operands) {
+      const uint64_t begin = occupy(isAcc, uint64_t(address) * (isAcc ? 4 : 1), v.t, busy,
+                                    isAcc ? v.accWait : v.bankWait, v.vectorQueue);
+      finish = std::max(finish, begin + busy);
+    }
+    run_->stats.vectorOps += uint64_t(rows * cols);
+    return finish + vt.latency;
+  }
+
+  /// A vector-unit instruction: requant, vadd, vclip, lut, pool or eadd.
+  Error executeVectorOp(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    int8_t* spad = v.spad;
+    int32_t* acc = v.acc;
+    SimStats& s = run_->stats;
     switch (in.opcode) {
-      case Opcode::Gemm: {
-        const int64_t m = in[Field::M], k = in[Field::K], n = in[Field::N];
-        const bool ws = c.dataflow == Dataflow::WeightStationary;
-        if (ws && (k > c.rows || n > c.cols))
-          return makeError("gemm k=", k, " n=", n, " exceeds the ", c.rows, "x", c.cols,
-                           " weight-stationary array (k <= rows, n <= cols)");
-        if (!ws && (m > c.rows || n > c.cols))
-          return makeError("gemm m=", m, " n=", n, " exceeds the ", c.rows, "x", c.cols,
-                           " output-stationary array (m <= rows, n <= cols)");
-        const bool preload = in[Field::Preload] != 0;
-        const auto wbuf = unsigned(in[Field::WeightBuffer]);
-        if (int64_t(wbuf) >= c.weightBuffers)
-          return makeError("gemm wbuf=", wbuf,
-                           " but the config has matrix_engine.weight_buffers: ", c.weightBuffers);
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::InpAddr], m, in[Field::InpStride], k));
-        if (preload)
-          EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::WgtAddr], k, in[Field::WgtStride], n));
-        else if (r.engine->keptWeights(wbuf) != std::pair<int64_t, int64_t>{k, n})
-          return makeError("gemm without preload needs preloaded ", k, "x", n, " weights in buffer ", wbuf,
-                           ", but it holds ", r.engine->keptWeights(wbuf).first, "x",
-                           r.engine->keptWeights(wbuf).second);
-        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::AccAddr], m, in[Field::AccStride], n));
-        // bias_init (ISA v3): the rows start from the bias row instead of 0.
-        // The array latches the row before streaming (n entries, not timed
-        // separately); functionally the rows get the bias and the engine
-        // accumulates onto them.
-        Instruction engineIn = in;
-        if (in[Field::BiasInit]) {
-          if (!c.biasInit)
-            return makeError("gemm bias_init=1 but config '", c.name, "' has matrix_engine.bias_init false");
-          if (in[Field::Accumulate])
-            return makeError("malformed instruction: gemm bias_init=1 with accumulate=1");
-          EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::BiasAddr], 1, 0, n));
-          const std::vector<int32_t> bias(acc + in[Field::BiasAddr], acc + in[Field::BiasAddr] + n);
-          for (int64_t i = 0; i < m; ++i)
-            std::copy(bias.begin(), bias.end(), acc + in[Field::AccAddr] + i * in[Field::AccStride]);
-          engineIn[Field::Accumulate] = 1;
-          engineIn[Field::BiasInit] = 0;
-          engineIn[Field::BiasAddr] = 0;
-          s.accumulatorReadBytes += uint64_t(n * 4);
-        }
-        // Port occupancy follows the calibrated formula's phases; the engine
-        // (fast or RTL) then supplies the instruction's own latency.
-        const timing::GemmTiming phases = timing::gemm(c, in);
-        uint64_t contended = t;  // end of the instruction under contention, formula latency
-        if (twoBuffers) {
-          // The weight loader and the stream stage (Timing.h GemmChain), each
-          // taking its ports when its stage starts.
-          timing::GemmChain& chain = r.gemmChain;
-          const unsigned b = wbuf & 1;
-          if (preload) {
-            const uint64_t ready = std::max({t, chain.loaderFree, chain.bufferStreamed[b]});
-            const uint64_t start =
-                occupy(false, uint64_t(in[Field::WgtAddr]), ready, phases.preload, bankWait);
-            chain.loaderFree = chain.bufferLoaded[b] = start + phases.preload;
-          }
-          const uint64_t ready = std::max({t, chain.streamFree, chain.bufferLoaded[b]});
-          const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), ready, phases.stream, bankWait);
-          const uint64_t w = occupy(true, uint64_t(in[Field::AccAddr]) * 4, ready, phases.stream, accWait);
-          const uint64_t streamStart = std::max(a, w);
-          chain.streamFree = chain.bufferStreamed[b] = streamStart + phases.stream;
-          const uint64_t done = chain.streamFree + phases.pipeline;
-          chain.drained = std::max(chain.drained, done);
-          const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
-          auto latency = r.engine->gemm(engineIn, memories, t - r.t0);
-          if (!latency) return latency.error();
-          // The queue moves on once the rows stream; tokens still leave at drain end.
-          const bool pushes = in.deps.pushPrev || in.deps.pushNext;
-          end = pushes ? done : streamStart;
-          rec.endCycle = done;
-        } else if (ws) {
-          const uint64_t tp = phases.preload;
-          const uint64_t pre = tp ? occupy(false, uint64_t(in[Field::WgtAddr]), t, tp, bankWait) + tp : t;
-          const uint64_t ts = phases.stream;
-          const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), pre, ts, bankWait);
-          const uint64_t b = occupy(true, uint64_t(in[Field::AccAddr]) * 4, pre, ts, accWait);
-          contended = std::max(a, b) + ts + phases.pipeline;
-        } else {
-          const uint64_t ts = phases.stream;
-          const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), t, ts, bankWait);
-          const uint64_t w = occupy(false, uint64_t(in[Field::WgtAddr]), t, ts, bankWait);
-          const uint64_t d = occupy(true, uint64_t(in[Field::AccAddr]) * 4,
-                                    std::max(a, w) + ts + phases.pipeline, phases.drain, accWait);
-          contended = d + phases.drain;
-        }
-        if (!twoBuffers) {
-          const EngineMemories memories{spad, r.scratchpad.size(), acc, r.accumulator.size() / 4};
-          auto latency = r.engine->gemm(engineIn, memories, t - r.t0);
-          if (!latency) return latency.error();
-          end = contended - phases.total() + *latency;
-        }
-        markRows(accumulator, in[Field::AccAddr], m, in[Field::AccStride], n, 4);
-        rec.macs = uint64_t(m * k * n);
-        s.scratchpadReadBytes += uint64_t(m * k + (preload ? k * n : 0));
-        s.accumulatorWriteBytes += uint64_t(m * n * 4);
-        if (in[Field::Accumulate]) s.accumulatorReadBytes += uint64_t(m * n * 4);
-        rec.unit = Unit::MatrixEngine;
-        break;
-      }
       case Opcode::Requant: {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        end = vectorRows(rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}});
+        v.end = vectorRows(v, rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}});
         functional::requant(in, acc, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
         s.accumulatorReadBytes += uint64_t(rows * cols * 4);
@@ -694,7 +768,7 @@ class NpuTop : public sc_module {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
-        end = vectorRows(rows, cols, {{true, in[Field::Dst]}});
+        v.end = vectorRows(v, rows, cols, {{true, in[Field::Dst]}});
         functional::vadd(in, acc);
         s.accumulatorReadBytes += uint64_t(rows * cols * 8);
         s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
@@ -703,7 +777,7 @@ class NpuTop : public sc_module {
       case Opcode::VClip: {
         const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
         EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
-        end = vectorRows(rows, cols, {{true, in[Field::Dst]}});
+        v.end = vectorRows(v, rows, cols, {{true, in[Field::Dst]}});
         functional::vclip(in, acc);
         s.accumulatorReadBytes += uint64_t(rows * cols * 4);
         s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
@@ -714,7 +788,7 @@ class NpuTop : public sc_module {
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, int64_t(isa::kLutTableBytes)));
-        end = vectorRows(rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
+        v.end = vectorRows(v, rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
         functional::lut(in, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
         s.scratchpadReadBytes += uint64_t(rows * cols) + isa::kLutTableBytes;
@@ -727,7 +801,7 @@ class NpuTop : public sc_module {
         const int64_t inH = (oh - 1) * in[Field::StrideH] + kh, inW = (ow - 1) * in[Field::StrideW] + kw;
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], inH, in[Field::SrcStride], inW * ch));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], oh, in[Field::DstStride], ow * ch));
-        end = vectorRows(oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
+        v.end = vectorRows(v, oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
         s.vectorOps += uint64_t(oh * ow * ch * (kh * kw - 1));
         functional::pool(in, spad);
         markRows(scratchpad, in[Field::Dst], oh, in[Field::DstStride], ow * ch, 1);
@@ -741,24 +815,17 @@ class NpuTop : public sc_module {
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src2], rows, in[Field::Src2Stride], cols));
         EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        end = vectorRows(rows, cols,
-                         {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}});
+        v.end = vectorRows(v, rows, cols,
+                           {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}});
         functional::eadd(in, spad);
         markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
         s.scratchpadReadBytes += uint64_t(rows * cols * 2 + int64_t(isa::kEAddParamBytes));
         s.scratchpadWriteBytes += uint64_t(rows * cols);
         break;
       }
-      case Opcode::Sync:
-        end = t + timing::kSyncCycles;
-        break;
       default:
         return makeError("malformed instruction: not a compute instruction");
     }
-    if (in.opcode != Opcode::Gemm && in.opcode != Opcode::Sync) rec.unit = Unit::VectorUnit;
-    rec.stallCycles[size_t(StallReason::BankConflict)] = bankWait;
-    rec.stallCycles[size_t(StallReason::AccumulatorPort)] = accWait;
-    waitUntil(end);
     return Error::success();
   }
 
