@@ -612,11 +612,36 @@ class Compiler {
         type(inst.operands[4].value).kind != ElemKind::F32)
       return false;
     if (range(in).overlaps(range(out))) return false;
+    auto step = std::make_unique<Int8ConvStep>();
+    Int8ConvCall& s = step->shape;
+    fillInt8ConvShape(s, inst, it, ot, ft);
+    if (depthwise) return addInt8Depthwise(s, in, out, *filter, *bias, *scales);
+    step->input = address(in);
+    step->output = address(out);
+    const int64_t k = s.kh * s.kw * s.c;
+    PackEntry pack;
+    pack.kind = PackEntry::Kind::Int8Conv;
+    pack.src = *filter;
+    pack.bias = *bias;
+    pack.scales = *scales;
+    pack.k = k;
+    pack.n = s.o;
+    pack.inScale = it.scale;
+    pack.outScale = ot.scale;
+    pack.zu = s.zu;
+    pack.dst = reservePacked((int8ConvWeightBytes(k, s.o) + 3) / 4);
+    step->weights = Address{kPacked, pack.dst};
+    program_->packing.push_back(pack);
+    addStep(std::move(step));
+    return true;
+  }
+
+  /// The shape, zero points and output clamp of a QuantizedConv's int8 kernel call.
+  static void fillInt8ConvShape(Int8ConvCall& s, const Instruction& inst, const Type& it, const Type& ot,
+                                const Type& ft) {
     const auto& strides = inst.attrs.getInts("strides");
     const auto& pads = inst.attrs.getInts("pads");
     const auto& dil = inst.attrs.getInts("dilations");
-    auto step = std::make_unique<Int8ConvStep>();
-    Int8ConvCall& s = step->shape;
     s.n = it.dims[0];
     s.h = it.dims[1];
     s.w = it.dims[2];
@@ -642,62 +667,48 @@ class Compiler {
                                float(inst.attrs.getFloat("clip_max", INFINITY)));
     s.lo = r.lo;
     s.hi = r.hi;
-    if (depthwise) {
-      auto dw = std::make_unique<Int8DepthwiseStep>();
-      Int8DepthwiseCall& d = dw->shape;
-      d.n = s.n;
-      d.h = s.h;
-      d.w = s.w;
-      d.c = s.c;
-      d.oh = s.oh;
-      d.ow = s.ow;
-      d.kh = s.kh;
-      d.kw = s.kw;
-      d.sh = s.sh;
-      d.sw = s.sw;
-      d.pt = s.pt;
-      d.pl = s.pl;
-      d.dh = s.dh;
-      d.dw = s.dw;
-      d.inputSigned = s.inputSigned;
-      d.inputZero = it.offset;
-      d.outputZero = s.outputZero;
-      d.lo = s.lo;
-      d.hi = s.hi;
-      dw->input = address(in);
-      dw->output = address(out);
-      PackEntry pack;
-      pack.kind = PackEntry::Kind::Int8Depthwise;
-      pack.src = *filter;
-      pack.bias = *bias;
-      pack.scales = *scales;
-      pack.taps = s.kh * s.kw;
-      pack.channels = s.c;
-      pack.inScale = it.scale;
-      pack.outScale = ot.scale;
-      pack.dst = reservePacked((int8DepthwiseWeightBytes(pack.taps, s.c) + 3) / 4);
-      dw->weights = Address{kPacked, pack.dst};
-      program_->packing.push_back(pack);
-      addStep(std::move(dw));
-      return true;
-    }
-    step->input = address(in);
-    step->output = address(out);
-    const int64_t k = s.kh * s.kw * s.c;
+  }
+
+  /// A depthwise QuantizedConv with the shape `s`: its per-channel packed weights and its step.
+  bool addInt8Depthwise(const Int8ConvCall& s, ValueId in, ValueId out, Address filter, Address bias,
+                        Address scales) {
+    const Type &it = type(in), &ot = type(out);
+    auto dw = std::make_unique<Int8DepthwiseStep>();
+    Int8DepthwiseCall& d = dw->shape;
+    d.n = s.n;
+    d.h = s.h;
+    d.w = s.w;
+    d.c = s.c;
+    d.oh = s.oh;
+    d.ow = s.ow;
+    d.kh = s.kh;
+    d.kw = s.kw;
+    d.sh = s.sh;
+    d.sw = s.sw;
+    d.pt = s.pt;
+    d.pl = s.pl;
+    d.dh = s.dh;
+    d.dw = s.dw;
+    d.inputSigned = s.inputSigned;
+    d.inputZero = it.offset;
+    d.outputZero = s.outputZero;
+    d.lo = s.lo;
+    d.hi = s.hi;
+    dw->input = address(in);
+    dw->output = address(out);
     PackEntry pack;
-    pack.kind = PackEntry::Kind::Int8Conv;
-    pack.src = *filter;
-    pack.bias = *bias;
-    pack.scales = *scales;
-    pack.k = k;
-    pack.n = s.o;
+    pack.kind = PackEntry::Kind::Int8Depthwise;
+    pack.src = filter;
+    pack.bias = bias;
+    pack.scales = scales;
+    pack.taps = s.kh * s.kw;
+    pack.channels = s.c;
     pack.inScale = it.scale;
     pack.outScale = ot.scale;
-    pack.zu = s.zu;
-    pack.dst = reservePacked((int8ConvWeightBytes(k, s.o) + 3) / 4);
-    step->weights = Address{kPacked, pack.dst};
+    pack.dst = reservePacked((int8DepthwiseWeightBytes(pack.taps, s.c) + 3) / 4);
+    dw->weights = Address{kPacked, pack.dst};
     program_->packing.push_back(pack);
-    addStep(std::move(step));
+    addStep(std::move(dw));
     return true;
   }
 
