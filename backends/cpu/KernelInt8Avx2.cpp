@@ -119,7 +119,10 @@ void int8RequantizeAvx2(const int32_t* acc, const int32_t* correction, const int
     std::memcpy(out + j, &first, 2);
     std::memcpy(out + j + 2, &second, 2);
   }
-  for (; j < n; ++j) {  // the tail, scalar, the same arithmetic
+  // The tail, scalar: quant::requantize's arithmetic written out, not called. An
+  // inline function instantiated in this TU (built for a wider ISA) could be the
+  // copy the linker keeps for every caller, so this file includes no such header.
+  for (; j < n; ++j) {
     const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
     const int64_t product = int64_t(total) * int64_t(multiplier[j]);
     const int bits = 31 + shift[j];

@@ -88,7 +88,10 @@ void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const i
     const __m512i q = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(rounded, zeroV), loV), hiV);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi64_epi8(q));
   }
-  for (; j < n; ++j) {  // the tail, scalar, the same arithmetic
+  // The tail, scalar: quant::requantize's arithmetic written out, not called. An
+  // inline function instantiated in this TU (built for a wider ISA) could be the
+  // copy the linker keeps for every caller, so this file includes no such header.
+  for (; j < n; ++j) {
     const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
     const int64_t product = int64_t(total) * int64_t(multiplier[j]);
     const int bits = 31 + shift[j];
