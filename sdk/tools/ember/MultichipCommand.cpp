@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "Commands.h"
 #include "ModelIO.h"
@@ -53,131 +54,123 @@ Tensor sliceOf(const Tensor& tensor, const Type& microType, size_t i) {
   return slice;
 }
 
-}  // namespace
-
-int multichipCommand(const std::vector<std::string>& args) {
-  const auto started = std::chrono::steady_clock::now();
+/// What the command line asks for.
+struct MultichipArgs {
   PipelineArgs pipeline;
-  pipeline.backend = "npu";
   InputArgs inputArgs;
   std::string systemPath, split = "pipeline", outputDir, reportPath, sweepList;
   int64_t batch = 1;
   bool quiet = false;
-  OptionParser parser(
-      "ember multichip", "MODEL.onnx --system SYSTEM.yaml [options]",
-      "Splits MODEL.onnx over the NPUs of a multi-chip system (docs/multichip.md): pipeline\n"
-      "stages balanced by the compiler's cycle estimates, or data parallelism over the batch.\n"
-      "Runs --batch micro-batches (each the model's own input shape) through the chips on the\n"
-      "simulator, times chips and links together and prints latency, throughput and per-chip\n"
-      "and per-link utilisation. Outputs are the one-chip run's, the batch along axis 0.");
-  pipeline.addTo(parser);
-  parser.addString("--system", "SYSTEM.yaml", &systemPath,
+  std::vector<double> sweep;  ///< parsed from sweepList by validateMultichipArgs
+};
+
+void addMultichipOptions(OptionParser& parser, MultichipArgs& a) {
+  a.pipeline.addTo(parser);
+  parser.addString("--system", "SYSTEM.yaml", &a.systemPath,
                    "the multi-chip system: chips, links, DRAM (e.g. multichip/configs/ring4-npu16.yaml)");
-  parser.addString("--split", "pipeline|data", &split,
+  parser.addString("--split", "pipeline|data", &a.split,
                    "pipeline: one stage per chip; data: the whole model on every chip (default: pipeline)");
-  parser.addInt("--batch", "N", &batch,
+  parser.addInt("--batch", "N", &a.batch,
                 "micro-batches to run, stacked along each input's axis 0 (default: 1)", 1, 1 << 20);
   parser.addList(
-      "--input", "NAME=FILE.npy", &inputArgs.inputs,
+      "--input", "NAME=FILE.npy", &a.inputArgs.inputs,
       "the batch of input NAME (FILE.npy alone for a one-input model); axis 0 is --batch times the\n"
       "model's");
-  parser.addFlag("--random-inputs", &inputArgs.randomInputs, "fill inputs without --input with random data");
-  parser.addInt("--seed", "N", &inputArgs.seed, "seed of --random-inputs (default: 0)");
-  parser.addString("--output-dir", "DIR", &outputDir,
+  parser.addFlag("--random-inputs", &a.inputArgs.randomInputs,
+                 "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &a.inputArgs.seed, "seed of --random-inputs (default: 0)");
+  parser.addString("--output-dir", "DIR", &a.outputDir,
                    "write each output (the whole batch) to DIR/<name>.npy");
-  parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
-  parser.addString("--sweep-link-bandwidth", "GBPS,...", &sweepList,
+  parser.addString("--report-json", "FILE", &a.reportPath, "write the report as JSON to FILE");
+  parser.addString("--sweep-link-bandwidth", "GBPS,...", &a.sweepList,
                    "also retime the run with every link at each of these bandwidths (GB/s)");
-  parser.addFlag("--quiet", &quiet, "print nothing on success");
-  if (auto status = parser.parse(args)) return *status;
-  if (auto status = pipeline.validate(parser)) return *status;
-  if (pipeline.backend != "npu")
-    return parser.usageError("--backend must be npu (the system's chips are NPUs), not '" + pipeline.backend +
-                             "'");
-  if (!pipeline.config.empty())
+  parser.addFlag("--quiet", &a.quiet, "print nothing on success");
+}
+
+/// Checks what the parser cannot and creates --output-dir; an exit status on failure.
+std::optional<int> validateMultichipArgs(const OptionParser& parser, MultichipArgs& a) {
+  if (auto status = a.pipeline.validate(parser)) return *status;
+  if (a.pipeline.backend != "npu")
+    return parser.usageError("--backend must be npu (the system's chips are NPUs), not '" +
+                             a.pipeline.backend + "'");
+  if (!a.pipeline.config.empty())
     return parser.usageError("--config: each chip's NPU config comes from --system");
-  if (systemPath.empty()) return parser.usageError("--system SYSTEM.yaml is required");
-  if (split != "pipeline" && split != "data")
-    return parser.usageError("--split must be pipeline or data, not '" + split + "'");
-  std::vector<double> sweep;
-  if (!sweepList.empty()) {
-    Expected<std::vector<double>> parsed = parseBandwidths(sweepList);
+  if (a.systemPath.empty()) return parser.usageError("--system SYSTEM.yaml is required");
+  if (a.split != "pipeline" && a.split != "data")
+    return parser.usageError("--split must be pipeline or data, not '" + a.split + "'");
+  if (!a.sweepList.empty()) {
+    Expected<std::vector<double>> parsed = parseBandwidths(a.sweepList);
     if (!parsed) return parser.usageError(parsed.error().message());
-    sweep = parsed.take();
+    a.sweep = parsed.take();
   }
-  if (!outputDir.empty()) {
+  if (!a.outputDir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(outputDir, ec);
-    if (ec) return fail(outputDir + ": cannot create output directory: " + ec.message());
+    std::filesystem::create_directories(a.outputDir, ec);
+    if (ec) return fail(a.outputDir + ": cannot create output directory: " + ec.message());
   }
+  return std::nullopt;
+}
 
-  Expected<multichip::SystemConfig> system = multichip::loadSystemConfig(systemPath);
-  if (!system) return fail(system.error());
-  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
-  Expected<LoadedModel> loaded = importModel(pipeline);
-  if (!loaded) return fail(loaded.error());
-  Function& function = *loaded->function;
-
-  // The batch's inputs, read (or drawn) whole and checked, then cut into micro-batches.
-  Signature batchInputs, batchOutputs;
+/// The model's inputs with their leading dimension `batch` times as long.
+Expected<Signature> batchedInputs(const Function& function, int64_t batch) {
+  Signature batchInputs;
   for (const Node* in : function.inputs()) {
     Expected<Type> type = batched(in->name(), in->resultType(), batch);
-    if (!type) return fail(type.error());
+    if (!type) return type.error();
     batchInputs.push_back({in->name(), *type});
   }
-  ExecutionContext given;
-  if (Error e = prepareInputs(batchInputs, inputArgs, given)) return fail(e);
+  return batchInputs;
+}
 
-  multichip::MultichipOptions options;
-  options.split = split == "pipeline" ? multichip::SplitMode::Pipeline : multichip::SplitMode::Data;
-  options.compile = pipeline.compileOptions();
-  Expected<MultichipModel> model = multichip::compileMultichip(function, *system, options);
-  if (!model) return fail(model.error().withContext(pipeline.model));
-
-  std::vector<std::map<std::string, Tensor>> microBatches(static_cast<size_t>(batch));
-  for (const auto& [name, type] : model->inputs)
-    for (size_t i = 0; i < size_t(batch); ++i) microBatches[i][name] = sliceOf(*given.input(name), type, i);
-  Expected<multichip::MultichipRun> run = multichip::runMultichip(*model, microBatches);
-  if (!run) return fail(run.error().withContext(pipeline.model));
-
-  // The batch's outputs: the micro-batches' along axis 0.
-  ExecutionContext outputs;
-  for (const auto& [name, type] : model->outputs) {
+/// The batch's outputs: the micro-batches' along axis 0, stored in `outputs`.
+Expected<Signature> gatherBatchOutputs(const MultichipModel& model, const multichip::MultichipRun& run,
+                                       int64_t batch, ExecutionContext& outputs) {
+  Signature batchOutputs;
+  for (const auto& [name, type] : model.outputs) {
     Expected<Type> whole = batched(name, type, batch);
-    if (!whole) return fail(whole.error());
+    if (!whole) return whole.error();
     batchOutputs.push_back({name, *whole});
     Tensor tensor(*whole);
     const size_t bytes = type.sizeInBytes();
     for (size_t i = 0; i < size_t(batch); ++i)
-      std::memcpy(static_cast<std::byte*>(tensor.data()) + i * bytes, run->outputs[i].at(name).data(), bytes);
+      std::memcpy(static_cast<std::byte*>(tensor.data()) + i * bytes, run.outputs[i].at(name).data(), bytes);
     outputs.setOutput(name, std::move(tensor));
   }
+  return batchOutputs;
+}
 
+/// The run's timing, retimed at each swept link bandwidth.
+MultichipSummary summarize(const MultichipModel& model, const multichip::MultichipRun& run,
+                           const std::vector<double>& sweep) {
   MultichipSummary summary;
-  summary.model = &*model;
-  summary.run = &*run;
-  summary.figures = multichip::timeRun(*model, *run, model->system);
-  const Type& firstInput = model->inputs.empty() ? Type() : model->inputs.front().second;
+  summary.model = &model;
+  summary.run = &run;
+  summary.figures = multichip::timeRun(model, run, model.system);
+  const Type& firstInput = model.inputs.empty() ? Type() : model.inputs.front().second;
   summary.imagesPerMicroBatch = firstInput.dims.empty() ? 1 : firstInput.dims.front();
   for (double bandwidth : sweep)
     summary.sweep.push_back(
-        {bandwidth, multichip::timeRun(*model, *run, multichip::withLinks(model->system, bandwidth))});
-  summary.hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        {bandwidth, multichip::timeRun(model, run, multichip::withLinks(model.system, bandwidth))});
+  return summary;
+}
 
+/// Writes --output-dir and --report-json and prints the outputs and the report.
+int writeResults(const MultichipArgs& a, const Signature& batchOutputs, const ExecutionContext& outputs,
+                 const MultichipSummary& summary) {
   std::vector<std::string> written;
-  if (!outputDir.empty()) {
-    Expected<std::vector<std::string>> paths = writeOutputs(outputDir, batchOutputs, outputs);
+  if (!a.outputDir.empty()) {
+    Expected<std::vector<std::string>> paths = writeOutputs(a.outputDir, batchOutputs, outputs);
     if (!paths) return fail(paths.error());
     written = paths.take();
   }
-  if (!reportPath.empty()) {
+  if (!a.reportPath.empty()) {
     JsonWriter json;
     json.beginObject();
     writeMultichipJson(json, summary);
     json.endObject();
-    if (Error e = writeTextFile(reportPath, json.str())) return fail(e);
+    if (Error e = writeTextFile(a.reportPath, json.str())) return fail(e);
   }
-  if (!quiet) {
+  if (!a.quiet) {
     for (size_t i = 0; i < batchOutputs.size(); ++i) {
       std::cout << "output ";
       printTensorSummary(std::cout, batchOutputs[i].first, *outputs.output(batchOutputs[i].first));
@@ -186,6 +179,56 @@ int multichipCommand(const std::vector<std::string>& args) {
     printMultichipReport(std::cout, summary);
   }
   return kExitSuccess;
+}
+
+}  // namespace
+
+int multichipCommand(const std::vector<std::string>& args) {
+  const auto started = std::chrono::steady_clock::now();
+  MultichipArgs a;
+  a.pipeline.backend = "npu";
+  OptionParser parser(
+      "ember multichip", "MODEL.onnx --system SYSTEM.yaml [options]",
+      "Splits MODEL.onnx over the NPUs of a multi-chip system (docs/multichip.md): pipeline\n"
+      "stages balanced by the compiler's cycle estimates, or data parallelism over the batch.\n"
+      "Runs --batch micro-batches (each the model's own input shape) through the chips on the\n"
+      "simulator, times chips and links together and prints latency, throughput and per-chip\n"
+      "and per-link utilisation. Outputs are the one-chip run's, the batch along axis 0.");
+  addMultichipOptions(parser, a);
+  if (auto status = parser.parse(args)) return *status;
+  if (auto status = validateMultichipArgs(parser, a)) return *status;
+
+  Expected<multichip::SystemConfig> system = multichip::loadSystemConfig(a.systemPath);
+  if (!system) return fail(system.error());
+  if (Error e = loadBackends(a.pipeline.backendPaths)) return fail(e);
+  Expected<LoadedModel> loaded = importModel(a.pipeline);
+  if (!loaded) return fail(loaded.error());
+  Function& function = *loaded->function;
+
+  // The batch's inputs, read (or drawn) whole and checked, then cut into micro-batches.
+  Expected<Signature> batchInputs = batchedInputs(function, a.batch);
+  if (!batchInputs) return fail(batchInputs.error());
+  ExecutionContext given;
+  if (Error e = prepareInputs(*batchInputs, a.inputArgs, given)) return fail(e);
+
+  multichip::MultichipOptions options;
+  options.split = a.split == "pipeline" ? multichip::SplitMode::Pipeline : multichip::SplitMode::Data;
+  options.compile = a.pipeline.compileOptions();
+  Expected<MultichipModel> model = multichip::compileMultichip(function, *system, options);
+  if (!model) return fail(model.error().withContext(a.pipeline.model));
+
+  std::vector<std::map<std::string, Tensor>> microBatches(static_cast<size_t>(a.batch));
+  for (const auto& [name, type] : model->inputs)
+    for (size_t i = 0; i < size_t(a.batch); ++i) microBatches[i][name] = sliceOf(*given.input(name), type, i);
+  Expected<multichip::MultichipRun> run = multichip::runMultichip(*model, microBatches);
+  if (!run) return fail(run.error().withContext(a.pipeline.model));
+
+  ExecutionContext outputs;
+  Expected<Signature> batchOutputs = gatherBatchOutputs(*model, *run, a.batch, outputs);
+  if (!batchOutputs) return fail(batchOutputs.error());
+  MultichipSummary summary = summarize(*model, *run, a.sweep);
+  summary.hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return writeResults(a, *batchOutputs, outputs, summary);
 }
 
 }  // namespace ember::cli
