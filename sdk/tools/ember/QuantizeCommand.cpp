@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "Commands.h"
 #include "Tool.h"
@@ -129,80 +130,59 @@ Error checkWritable(const std::string& path) {
   return Error::success();
 }
 
-}  // namespace
-
-int quantizeCommand(const std::vector<std::string>& rawArgs) {
+/// What the command line asks for.
+struct QuantizeArgs {
   PipelineArgs pipeline;
   std::vector<std::string> calibrateSpecs;
   std::string outputPath, profilePath, emitPath, schema = "asymmetric", method = "minmax",
                                                  percentile = "99.99";
   bool perChannel = false, quiet = false;
+};
 
-  OptionParser parser("ember quantize",
-                      "MODEL.onnx --calibrate [NAME=]PATH... -o PROFILE.yaml [--emit-onnx Q.onnx] [options]\n"
-                      "       ember quantize MODEL.onnx --profile PROFILE.yaml --emit-onnx Q.onnx [options]",
-                      "Runs MODEL.onnx in f32 on the reference backend over calibration inputs, records the\n"
-                      "range of every tensor and writes a quantization profile for 'ember run/compile\n"
-                      "--quantize'. PATH is an .npy file or a directory of them; the leading dimension may\n"
-                      "hold several samples (a multiple of the model's batch size).");
-  parser.addPositional("MODEL.onnx", &pipeline.model, "the ONNX model");
-  parser.addList("--calibrate", "[NAME=]PATH", &calibrateSpecs,
+void addQuantizeOptions(OptionParser& parser, QuantizeArgs& a) {
+  parser.addPositional("MODEL.onnx", &a.pipeline.model, "the ONNX model");
+  parser.addList("--calibrate", "[NAME=]PATH", &a.calibrateSpecs,
                  "calibration inputs for model input NAME (NAME= may be left out for a one-input model)");
-  parser.addString("--output", "PROFILE.yaml", &outputPath,
+  parser.addString("--output", "PROFILE.yaml", &a.outputPath,
                    "where to write the profile (required unless --emit-onnx)");
   parser.addAlias("-o", "--output");
-  parser.addString("--profile", "PROFILE.yaml", &profilePath,
+  parser.addString("--profile", "PROFILE.yaml", &a.profilePath,
                    "use this profile instead of calibrating (with --emit-onnx)");
   parser.addString(
-      "--emit-onnx", "Q.onnx", &emitPath,
+      "--emit-onnx", "Q.onnx", &a.emitPath,
       "also write the int8 model as an ONNX QDQ model for ONNX Runtime (docs/quantization.md 7)");
-  parser.addString("--schema", "S", &schema, "asymmetric (default), symmetric or symmetric-power2");
-  parser.addString("--calibration", "M", &method, "minmax (default), percentile or kl");
-  parser.addString("--percentile", "P", &percentile,
+  parser.addString("--schema", "S", &a.schema, "asymmetric (default), symmetric or symmetric-power2");
+  parser.addString("--calibration", "M", &a.method, "minmax (default), percentile or kl");
+  parser.addString("--percentile", "P", &a.percentile,
                    "percentile of --calibration percentile (default 99.99)");
-  parser.addFlag("--per-channel", &perChannel, "per-output-channel weight scales");
-  parser.addList("--dim", "NAME=VALUE", &pipeline.dims, "size of the symbolic input dimension NAME");
-  parser.addList("--backend-path", "DIR", &pipeline.backendPaths, "load backend plugins from DIR");
-  parser.addFlag("--quiet", &quiet, "print nothing on success");
-  if (auto status = parser.parse(expandCalibrate(rawArgs))) return *status;
-  if (auto status = pipeline.validate(parser)) return *status;
-  if (!emitPath.empty())
-    if (Error e = checkWritable(emitPath)) return fail(e);
-  if (!profilePath.empty()) {
-    if (emitPath.empty()) return parser.usageError("--profile needs --emit-onnx");
-    if (!calibrateSpecs.empty()) return parser.usageError("--profile and --calibrate exclude each other");
-    Expected<QuantizationProfile> profile = QuantizationProfile::load(profilePath);
-    if (!profile) return fail(profile.error());
-    if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
-    return emitOnnx(pipeline, *profile, emitPath, quiet);
-  }
-  if (calibrateSpecs.empty()) return parser.usageError("--calibrate (or --profile) is required");
-  if (outputPath.empty() && emitPath.empty())
-    return parser.usageError("-o PROFILE.yaml or --emit-onnx is required");
+  parser.addFlag("--per-channel", &a.perChannel, "per-output-channel weight scales");
+  parser.addList("--dim", "NAME=VALUE", &a.pipeline.dims, "size of the symbolic input dimension NAME");
+  parser.addList("--backend-path", "DIR", &a.pipeline.backendPaths, "load backend plugins from DIR");
+  parser.addFlag("--quiet", &a.quiet, "print nothing on success");
+}
 
-  CalibrationOptions options;
-  options.perChannel = perChannel;
-  Expected<QuantSchema> parsedSchema = parseSchema(schema);
+/// --schema, --calibration, --percentile and --per-channel as calibration
+/// options; an exit status on a bad value.
+std::optional<int> parseCalibrationOptions(const OptionParser& parser, const QuantizeArgs& a,
+                                           CalibrationOptions& options) {
+  options.perChannel = a.perChannel;
+  Expected<QuantSchema> parsedSchema = parseSchema(a.schema);
   if (!parsedSchema) return parser.usageError("--schema: " + parsedSchema.error().message());
   options.schema = *parsedSchema;
-  Expected<CalibrationMethod> parsedMethod = parseCalibration(method);
+  Expected<CalibrationMethod> parsedMethod = parseCalibration(a.method);
   if (!parsedMethod) return parser.usageError("--calibration: " + parsedMethod.error().message());
   options.method = *parsedMethod;
   char* end = nullptr;
-  options.percentile = std::strtod(percentile.c_str(), &end);
+  options.percentile = std::strtod(a.percentile.c_str(), &end);
   if (*end != '\0' || !(options.percentile > 50 && options.percentile <= 100))
-    return parser.usageError("--percentile expects a number in (50, 100], got '" + percentile + "'");
+    return parser.usageError("--percentile expects a number in (50, 100], got '" + a.percentile + "'");
+  return std::nullopt;
+}
 
-  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
-  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create("reference");
-  if (!backend) return fail(backend.error());
-  Expected<LoadedModel> loaded = importModel(pipeline);
-  if (!loaded) return fail(loaded.error());
-  Function& function = *loaded->function;
-
-  // Samples per model input.
-  std::map<std::string, std::vector<Tensor>> perInput;
-  for (const std::string& spec : calibrateSpecs) {
+/// Reads the samples of each --calibrate spec into `perInput` (by model input name).
+Error readCalibrationSpecs(const Function& function, const QuantizeArgs& a,
+                           std::map<std::string, std::vector<Tensor>>& perInput) {
+  for (const std::string& spec : a.calibrateSpecs) {
     size_t eq = spec.find('=');
     std::string name, path = spec;
     if (eq != std::string::npos && !function.findInput(spec)) {
@@ -211,55 +191,110 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
     } else if (function.inputs().size() == 1) {
       name = function.inputs()[0]->name();
     } else {
-      return fail("--calibrate " + spec + ": the model has " + std::to_string(function.inputs().size()) +
-                  " inputs; write NAME=PATH");
+      return makeError("--calibrate " + spec + ": the model has " + std::to_string(function.inputs().size()) +
+                       " inputs; write NAME=PATH");
     }
     const Node* input = function.findInput(name);
-    if (!input) return fail("--calibrate " + spec + ": '" + name + "' is not an input of " + pipeline.model);
+    if (!input)
+      return makeError("--calibrate " + spec + ": '" + name + "' is not an input of " + a.pipeline.model);
     Expected<std::vector<std::string>> files = npyFiles(path);
-    if (!files) return fail(files.error());
+    if (!files) return files.error();
     for (const std::string& file : *files) {
       Expected<Tensor> tensor = readNpy(file);
-      if (!tensor) return fail(tensor.error());
+      if (!tensor) return tensor.error();
       // NumPy's default float64 calibration data is rounded to a float input's kind.
       Expected<std::vector<Tensor>> samples = splitSamples(
           narrowFloat64(tensor.take(), input->resultType().kind), input->resultType(), file, name);
-      if (!samples) return fail(samples.error());
+      if (!samples) return samples.error();
       for (Tensor& s : *samples) perInput[name].push_back(std::move(s));
     }
   }
+  return Error::success();
+}
+
+/// The calibration samples: every model input's data, as many samples for each.
+Expected<std::vector<CalibrationSample>> readCalibrationSamples(const Function& function,
+                                                                const QuantizeArgs& a) {
+  std::map<std::string, std::vector<Tensor>> perInput;
+  if (Error e = readCalibrationSpecs(function, a, perInput)) return e;
   size_t count = 0;
   for (const Node* input : function.inputs()) {
     auto it = perInput.find(input->name());
-    if (it == perInput.end()) return fail("no calibration data for model input '" + input->name() + "'");
+    if (it == perInput.end()) return makeError("no calibration data for model input '" + input->name() + "'");
     if (count && it->second.size() != count)
-      return fail("model inputs have different numbers of calibration samples (" + std::to_string(count) +
-                  " and " + std::to_string(it->second.size()) + " for '" + input->name() + "')");
+      return makeError("model inputs have different numbers of calibration samples (" +
+                       std::to_string(count) + " and " + std::to_string(it->second.size()) + " for '" +
+                       input->name() + "')");
     count = it->second.size();
   }
   std::vector<CalibrationSample> samples(count);
   for (auto& [name, tensors] : perInput)
     for (size_t i = 0; i < count; ++i) samples[i][name] = std::move(tensors[i]);
+  return samples;
+}
+
+/// --profile: converts with a profile read from a file instead of calibrating.
+int emitFromProfile(const OptionParser& parser, const QuantizeArgs& a) {
+  if (a.emitPath.empty()) return parser.usageError("--profile needs --emit-onnx");
+  if (!a.calibrateSpecs.empty()) return parser.usageError("--profile and --calibrate exclude each other");
+  Expected<QuantizationProfile> profile = QuantizationProfile::load(a.profilePath);
+  if (!profile) return fail(profile.error());
+  if (Error e = loadBackends(a.pipeline.backendPaths)) return fail(e);
+  return emitOnnx(a.pipeline, *profile, a.emitPath, a.quiet);
+}
+
+}  // namespace
+
+int quantizeCommand(const std::vector<std::string>& rawArgs) {
+  QuantizeArgs a;
+  OptionParser parser("ember quantize",
+                      "MODEL.onnx --calibrate [NAME=]PATH... -o PROFILE.yaml [--emit-onnx Q.onnx] [options]\n"
+                      "       ember quantize MODEL.onnx --profile PROFILE.yaml --emit-onnx Q.onnx [options]",
+                      "Runs MODEL.onnx in f32 on the reference backend over calibration inputs, records the\n"
+                      "range of every tensor and writes a quantization profile for 'ember run/compile\n"
+                      "--quantize'. PATH is an .npy file or a directory of them; the leading dimension may\n"
+                      "hold several samples (a multiple of the model's batch size).");
+  addQuantizeOptions(parser, a);
+  if (auto status = parser.parse(expandCalibrate(rawArgs))) return *status;
+  if (auto status = a.pipeline.validate(parser)) return *status;
+  if (!a.emitPath.empty())
+    if (Error e = checkWritable(a.emitPath)) return fail(e);
+  if (!a.profilePath.empty()) return emitFromProfile(parser, a);
+  if (a.calibrateSpecs.empty()) return parser.usageError("--calibrate (or --profile) is required");
+  if (a.outputPath.empty() && a.emitPath.empty())
+    return parser.usageError("-o PROFILE.yaml or --emit-onnx is required");
+  CalibrationOptions options;
+  if (auto status = parseCalibrationOptions(parser, a, options)) return *status;
+
+  if (Error e = loadBackends(a.pipeline.backendPaths)) return fail(e);
+  Expected<std::unique_ptr<Backend>> backend = BackendRegistry::global().create("reference");
+  if (!backend) return fail(backend.error());
+  Expected<LoadedModel> loaded = importModel(a.pipeline);
+  if (!loaded) return fail(loaded.error());
+  Function& function = *loaded->function;
+  Expected<std::vector<CalibrationSample>> samples = readCalibrationSamples(function, a);
+  if (!samples) return fail(samples.error());
+  const size_t count = samples->size();
 
   // The profile describes the graph after the graph optimizer, where
   // `run/compile --quantize` converts it.
   PassManagerOptions pmOptions;
-  pmOptions.verifyEachPass = pipeline.verifyEachPass;
+  pmOptions.verifyEachPass = a.pipeline.verifyEachPass;
   PassManager pm(pmOptions);
   addGraphOptimizationPasses(pm);
-  if (Error e = function.verify()) return fail(e.withContext(pipeline.model));
-  if (Error e = pm.run(function)) return fail(e.withContext(pipeline.model));
-  Expected<QuantizationProfile> profile = ember::calibrate(function, backend.take(), samples, options);
-  if (!profile) return fail(profile.error().withContext(pipeline.model));
-  profile->model = std::filesystem::path(pipeline.model).filename().string();
-  if (!outputPath.empty())
-    if (Error e = writeTextFile(outputPath, profile->toYaml())) return fail(e);
-  if (!quiet)
+  if (Error e = function.verify()) return fail(e.withContext(a.pipeline.model));
+  if (Error e = pm.run(function)) return fail(e.withContext(a.pipeline.model));
+  Expected<QuantizationProfile> profile = ember::calibrate(function, backend.take(), *samples, options);
+  if (!profile) return fail(profile.error().withContext(a.pipeline.model));
+  profile->model = std::filesystem::path(a.pipeline.model).filename().string();
+  if (!a.outputPath.empty())
+    if (Error e = writeTextFile(a.outputPath, profile->toYaml())) return fail(e);
+  if (!a.quiet)
     std::cout << "calibrated " << profile->tensors.size() << " tensors on " << count << " sample"
-              << (count == 1 ? "" : "s") << " (" << schema << ", " << method
-              << (perChannel ? ", per-channel" : "") << ")"
-              << (outputPath.empty() ? "" : "; wrote " + outputPath) << "\n";
-  if (!emitPath.empty()) return emitOnnx(pipeline, *profile, emitPath, quiet);
+              << (count == 1 ? "" : "s") << " (" << a.schema << ", " << a.method
+              << (a.perChannel ? ", per-channel" : "") << ")"
+              << (a.outputPath.empty() ? "" : "; wrote " + a.outputPath) << "\n";
+  if (!a.emitPath.empty()) return emitOnnx(a.pipeline, *profile, a.emitPath, a.quiet);
   return kExitSuccess;
 }
 
