@@ -135,32 +135,33 @@ Expected<SweepSpec> parseSweepSpec(const std::string& text, const std::string& p
 }
 
 namespace {
-Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::string& path,
-                                       const std::map<std::string, std::string>& overrides) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return makeError(path, ":", e.mark.line + 1, ": ", e.msg);
-  }
-  if (!root.IsMap()) return makeError(path, ": a sweep spec is a YAML map (docs/codesign.md)");
 
-  SweepSpec spec;
-  spec.path = path;
-  spec.name = fs::path(path).stem().string();
-  const std::string specDir = fs::path(path).parent_path().string();
+/// Where the spec is and its variables: resolves the spec's path values.
+struct SpecContext {
+  const std::string& path;
+  std::string specDir;
   std::map<std::string, std::string> vars;
-  if (const YAML::Node v = root["variables"]) {
-    if (!v.IsMap()) return makeError(where(path, v), ": key 'variables': expected a map");
-    for (const auto& entry : v) vars[entry.first.Scalar()] = entry.second.Scalar();
-  }
-  for (const auto& [k, value] : overrides) vars[k] = value;
-  auto pathAt = [&](const YAML::Node& node, const std::string& key) -> Expected<std::string> {
+
+  /// The scalar at `node`, its ${variables} expanded, relative to the spec's directory.
+  Expected<std::string> pathAt(const YAML::Node& node, const std::string& key) const {
     EMBER_ASSIGN_OR_RETURN(std::string raw, scalar(node, path, key));
     EMBER_ASSIGN_OR_RETURN(std::string expanded, expandVariables(raw, vars, where(path, node)));
     return resolvePath(specDir, expanded);
-  };
+  }
+};
 
+/// The spec's 'variables:', then the --var overrides over them.
+Error readVariables(const YAML::Node& root, const std::map<std::string, std::string>& overrides,
+                    SpecContext& context) {
+  if (const YAML::Node v = root["variables"]) {
+    if (!v.IsMap()) return makeError(where(context.path, v), ": key 'variables': expected a map");
+    for (const auto& entry : v) context.vars[entry.first.Scalar()] = entry.second.Scalar();
+  }
+  for (const auto& [k, value] : overrides) context.vars[k] = value;
+  return Error::success();
+}
+
+Error checkTopLevelKeys(const YAML::Node& root, const std::string& path) {
   static const char* const kKeys[] = {
       "name", "variables", "backend", "base_config", "quantize", "timeout_seconds", "seed", "models", "axes"};
   for (const auto& entry : root) {
@@ -168,6 +169,11 @@ Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::strin
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
       return makeError(where(path, entry.first), ": unknown key '", key, "' (see docs/codesign.md)");
   }
+  return Error::success();
+}
+
+/// name, backend, quantize, timeout_seconds and seed.
+Error readSettings(const YAML::Node& root, const std::string& path, SweepSpec& spec) {
   try {
     if (root["name"]) spec.name = root["name"].as<std::string>();
     if (root["backend"]) spec.backend = root["backend"].as<std::string>();
@@ -182,48 +188,65 @@ Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::strin
     return makeError(path, ":", e.mark.line + 1, ": ", e.msg);
   }
   if (spec.timeoutSeconds <= 0) return makeError(path, ": key 'timeout_seconds': must be positive");
-  if (const YAML::Node base = root["base_config"]) {
-    EMBER_ASSIGN_OR_RETURN(spec.baseConfigPath, pathAt(base, "base_config"));
-    Expected<std::string> baseText = readTextFile(spec.baseConfigPath);
-    if (!baseText) return baseText.error().withContext(path + ": base_config");
-    spec.baseConfigText = baseText.take();
-    Expected<npu::NpuConfig> parsed = npu::parseConfig(spec.baseConfigText, spec.baseConfigPath);
-    if (!parsed) return parsed.error().withContext(path + ": base_config");
-  }
+  return Error::success();
+}
 
+/// base_config: read and checked as an NPU config, its text kept for the points.
+Error readBaseConfig(const YAML::Node& root, const SpecContext& context, SweepSpec& spec) {
+  const YAML::Node base = root["base_config"];
+  if (!base) return Error::success();
+  const std::string& path = context.path;
+  EMBER_ASSIGN_OR_RETURN(spec.baseConfigPath, context.pathAt(base, "base_config"));
+  Expected<std::string> baseText = readTextFile(spec.baseConfigPath);
+  if (!baseText) return baseText.error().withContext(path + ": base_config");
+  spec.baseConfigText = baseText.take();
+  Expected<npu::NpuConfig> parsed = npu::parseConfig(spec.baseConfigText, spec.baseConfigPath);
+  if (!parsed) return parsed.error().withContext(path + ": base_config");
+  return Error::success();
+}
+
+/// One key of a model given as a map.
+Error readModelKey(const std::string& key, const YAML::Node& value, const YAML::Node& keyNode,
+                   const SpecContext& context, SweepModel& model) {
+  const std::string& path = context.path;
+  if (key == "path") {
+    EMBER_ASSIGN_OR_RETURN(model.path, context.pathAt(value, key));
+  } else if (key == "name") {
+    EMBER_ASSIGN_OR_RETURN(model.name, scalar(value, path, key));
+  } else if (key == "profile") {
+    EMBER_ASSIGN_OR_RETURN(model.profile, context.pathAt(value, key));
+  } else if (key == "calibrate") {
+    // [NAME=]FILE.npy: only the file part is a path.
+    EMBER_ASSIGN_OR_RETURN(std::string raw, scalar(value, path, key));
+    size_t eq = raw.find('=');
+    std::string prefix = eq == std::string::npos ? "" : raw.substr(0, eq + 1);
+    EMBER_ASSIGN_OR_RETURN(std::string file,
+                           expandVariables(raw.substr(prefix.size()), context.vars, where(path, value)));
+    model.calibrate = prefix + resolvePath(context.specDir, file);
+  } else if (key == "dims") {
+    if (!value.IsSequence())
+      return makeError(where(path, value), ": key 'dims': expected a list of NAME=VALUE");
+    for (const YAML::Node& d : value) model.dims.push_back(d.Scalar());
+  } else {
+    return makeError(where(path, keyNode), ": unknown model key '", key,
+                     "' (path, name, calibrate, profile, dims)");
+  }
+  return Error::success();
+}
+
+/// models: each a path or a map of model keys, names unique.
+Error readModels(const YAML::Node& root, const SpecContext& context, SweepSpec& spec) {
+  const std::string& path = context.path;
   const YAML::Node models = root["models"];
   if (!models || !models.IsSequence() || models.size() == 0)
     return makeError(path, ": key 'models': expected a non-empty list");
   for (const YAML::Node& m : models) {
     SweepModel model;
     if (m.IsScalar()) {
-      EMBER_ASSIGN_OR_RETURN(model.path, pathAt(m, "models"));
+      EMBER_ASSIGN_OR_RETURN(model.path, context.pathAt(m, "models"));
     } else if (m.IsMap()) {
-      for (const auto& entry : m) {
-        std::string key = entry.first.Scalar();
-        if (key == "path") {
-          EMBER_ASSIGN_OR_RETURN(model.path, pathAt(entry.second, key));
-        } else if (key == "name") {
-          EMBER_ASSIGN_OR_RETURN(model.name, scalar(entry.second, path, key));
-        } else if (key == "profile") {
-          EMBER_ASSIGN_OR_RETURN(model.profile, pathAt(entry.second, key));
-        } else if (key == "calibrate") {
-          // [NAME=]FILE.npy: only the file part is a path.
-          EMBER_ASSIGN_OR_RETURN(std::string raw, scalar(entry.second, path, key));
-          size_t eq = raw.find('=');
-          std::string prefix = eq == std::string::npos ? "" : raw.substr(0, eq + 1);
-          EMBER_ASSIGN_OR_RETURN(std::string file,
-                                 expandVariables(raw.substr(prefix.size()), vars, where(path, entry.second)));
-          model.calibrate = prefix + resolvePath(specDir, file);
-        } else if (key == "dims") {
-          if (!entry.second.IsSequence())
-            return makeError(where(path, entry.second), ": key 'dims': expected a list of NAME=VALUE");
-          for (const YAML::Node& d : entry.second) model.dims.push_back(d.Scalar());
-        } else {
-          return makeError(where(path, entry.first), ": unknown model key '", key,
-                           "' (path, name, calibrate, profile, dims)");
-        }
-      }
+      for (const auto& entry : m)
+        EMBER_RETURN_IF_ERROR(readModelKey(entry.first.Scalar(), entry.second, entry.first, context, model));
     } else {
       return makeError(where(path, m), ": a model is a path or a map with 'path'");
     }
@@ -234,6 +257,28 @@ Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::strin
         return makeError(where(path, m), ": two models named '", model.name, "' (give one a 'name')");
     spec.models.push_back(std::move(model));
   }
+  return Error::success();
+}
+
+Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::string& path,
+                                       const std::map<std::string, std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return makeError(path, ":", e.mark.line + 1, ": ", e.msg);
+  }
+  if (!root.IsMap()) return makeError(path, ": a sweep spec is a YAML map (docs/codesign.md)");
+
+  SweepSpec spec;
+  spec.path = path;
+  spec.name = fs::path(path).stem().string();
+  SpecContext context{path, fs::path(path).parent_path().string(), {}};
+  EMBER_RETURN_IF_ERROR(readVariables(root, overrides, context));
+  EMBER_RETURN_IF_ERROR(checkTopLevelKeys(root, path));
+  EMBER_RETURN_IF_ERROR(readSettings(root, path, spec));
+  EMBER_RETURN_IF_ERROR(readBaseConfig(root, context, spec));
+  EMBER_RETURN_IF_ERROR(readModels(root, context, spec));
   if (const YAML::Node axes = root["axes"]) EMBER_RETURN_IF_ERROR(parseAxes(axes, path, spec));
   return spec;
 }
