@@ -26,6 +26,47 @@ struct Range {
   bool operator==(const Range& o) const = default;
 };
 
+/// The sliding-window geometry every int8 window kernel's call shares (conv,
+/// depthwise, pooling): NHWC input and output sizes, the window, strides, the
+/// top/left pads and dilations.
+template <class Call>
+void fillWindow(Call& s, const Type& input, const Type& output, int64_t kh, int64_t kw,
+                const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                const std::vector<int64_t>& dilations) {
+  s.n = input.dims[0];
+  s.h = input.dims[1];
+  s.w = input.dims[2];
+  s.c = input.dims[3];
+  s.oh = output.dims[1];
+  s.ow = output.dims[2];
+  s.kh = kh;
+  s.kw = kw;
+  s.sh = strides[0];
+  s.sw = strides[1];
+  s.pt = pads[0];
+  s.pl = pads[1];
+  s.dh = dilations[0];
+  s.dw = dilations[1];
+}
+
+template <class To, class From>
+void copyWindow(To& d, const From& s) {
+  d.n = s.n;
+  d.h = s.h;
+  d.w = s.w;
+  d.c = s.c;
+  d.oh = s.oh;
+  d.ow = s.ow;
+  d.kh = s.kh;
+  d.kw = s.kw;
+  d.sh = s.sh;
+  d.sw = s.sw;
+  d.pt = s.pt;
+  d.pl = s.pl;
+  d.dh = s.dh;
+  d.dw = s.dw;
+}
+
 class Compiler {
  public:
   Compiler(const IRFunction& ir, GemmArch arch) : ir_(ir), arch_(arch) {}
@@ -642,21 +683,8 @@ class Compiler {
     const auto& strides = inst.attrs.getInts("strides");
     const auto& pads = inst.attrs.getInts("pads");
     const auto& dil = inst.attrs.getInts("dilations");
-    s.n = it.dims[0];
-    s.h = it.dims[1];
-    s.w = it.dims[2];
-    s.c = it.dims[3];
-    s.oh = ot.dims[1];
-    s.ow = ot.dims[2];
+    fillWindow(s, it, ot, ft.dims[1], ft.dims[2], strides, pads, dil);
     s.o = ot.dims[3];
-    s.kh = ft.dims[1];
-    s.kw = ft.dims[2];
-    s.sh = strides[0];
-    s.sw = strides[1];
-    s.pt = pads[0];
-    s.pl = pads[1];
-    s.dh = dil[0];
-    s.dw = dil[1];
     s.inputSigned = it.kind == ElemKind::Int8Q;
     s.zu = s.inputSigned ? it.offset + 128 : it.offset;
     s.outputSigned = ot.kind == ElemKind::Int8Q;
@@ -675,20 +703,7 @@ class Compiler {
     const Type &it = type(in), &ot = type(out);
     auto dw = std::make_unique<Int8DepthwiseStep>();
     Int8DepthwiseCall& d = dw->shape;
-    d.n = s.n;
-    d.h = s.h;
-    d.w = s.w;
-    d.c = s.c;
-    d.oh = s.oh;
-    d.ow = s.ow;
-    d.kh = s.kh;
-    d.kw = s.kw;
-    d.sh = s.sh;
-    d.sw = s.sw;
-    d.pt = s.pt;
-    d.pl = s.pl;
-    d.dh = s.dh;
-    d.dw = s.dw;
+    copyWindow(d, s);
     d.inputSigned = s.inputSigned;
     d.inputZero = it.offset;
     d.outputZero = s.outputZero;
@@ -802,22 +817,9 @@ class Compiler {
     const std::vector<int64_t> dil = average ? std::vector<int64_t>{1, 1} : inst.attrs.getInts("dilations");
     auto step = std::make_unique<Int8PoolStep>();
     Int8PoolCall& s = step->shape;
-    s.n = it.dims[0];
-    s.h = it.dims[1];
-    s.w = it.dims[2];
-    s.c = it.dims[3];
-    s.oh = ot.dims[1];
-    s.ow = ot.dims[2];
-    s.kh = kernel[0];
-    s.kw = kernel[1];
-    s.sh = strides[0];
-    s.sw = strides[1];
-    s.pt = pads[0];
-    s.pl = pads[1];
+    fillWindow(s, it, ot, kernel[0], kernel[1], strides, pads, dil);
     s.pb = pads[2];
     s.pr = pads[3];
-    s.dh = dil[0];
-    s.dw = dil[1];
     s.inputSigned = it.kind == ElemKind::Int8Q;
     s.average = average ? 1 : 0;
     s.countIncludePad = average && inst.attrs.getInt("count_include_pad") != 0;
