@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -192,7 +193,23 @@ void writeJitCacheEntry(const std::string& path, const std::string& key, const s
     fs::remove(temporary, ec);
     return;
   }
-  trimJitCache(fs::path(path).parent_path().string(), jitCacheLimitBytes());
+  const std::string directory = fs::path(path).parent_path().string();
+  if (claimJitCacheTrim(directory)) trimJitCache(directory, jitCacheLimitBytes());
+}
+
+bool claimJitCacheTrim(const std::string& directory) {
+  // Listing the directory costs one stat per entry (tens of ms at 10^4
+  // entries), too much for every write: at most one trim a minute per
+  // directory, claimed by touching a stamp file.
+  namespace fs = std::filesystem;
+  const fs::path stamp = fs::path(directory) / ".last-trim";
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  const auto last = fs::last_write_time(stamp, ec);
+  if (!ec && now - last < std::chrono::minutes(1)) return false;
+  if (ec) std::ofstream(stamp).close();
+  fs::last_write_time(stamp, now, ec);
+  return true;
 }
 
 }  // namespace ember::cpu

@@ -27,6 +27,11 @@ uint64_t jitCacheLimitBytes();
 /// least recently used (written or hit) until they hold 3/4 of it.
 void trimJitCache(const std::string& directory, uint64_t limitBytes);
 
+/// Whether this write should trim `directory`: true at most once a minute per
+/// directory (a `.last-trim` stamp file, touched when claimed), so the limit
+/// is soft by what the writers add within that minute.
+bool claimJitCacheTrim(const std::string& directory);
+
 /// The entry's path for a full key: DIR/<64-bit hash of the key, hex>.jit.
 std::string jitCachePath(const std::string& directory, const std::string& key);
 
@@ -37,7 +42,7 @@ std::optional<std::vector<char>> readJitCacheEntry(const std::string& path, cons
 
 /// Writes the entry atomically (a temporary file in the same directory, then
 /// rename), creating the directory, then trims the directory to the size
-/// limit. A failure is a one-line warning.
+/// limit when claimJitCacheTrim says so. A failure is a one-line warning.
 void writeJitCacheEntry(const std::string& path, const std::string& key, const std::vector<char>& object);
 
 }  // namespace ember::cpu

@@ -74,7 +74,8 @@ class CpuJitCacheTest : public testing::Test {
   std::vector<fs::path> entries() const {
     std::vector<fs::path> files;
     if (fs::exists(dir_))
-      for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path());
+      for (const auto& e : fs::directory_iterator(dir_))
+        if (e.path().filename() != ".last-trim") files.push_back(e.path());  // the trim stamp is no entry
     return files;
   }
 
@@ -173,6 +174,15 @@ TEST_F(CpuJitCacheTest, AHitMarksTheEntryRecentlyUsed) {
   fs::last_write_time(entry, old);
   EXPECT_TRUE(compileAndRun(program(16), "ir A"));
   EXPECT_GT(fs::last_write_time(entry), old + std::chrono::minutes(59));
+}
+
+TEST_F(CpuJitCacheTest, ATrimIsClaimedAtMostOnceAMinute) {
+  fs::create_directories(dir_);
+  EXPECT_TRUE(ember::cpu::claimJitCacheTrim(dir_.string()));  // no stamp yet
+  EXPECT_FALSE(ember::cpu::claimJitCacheTrim(dir_.string()));
+  fs::last_write_time(dir_ / ".last-trim", fs::file_time_type::clock::now() - std::chrono::minutes(2));
+  EXPECT_TRUE(ember::cpu::claimJitCacheTrim(dir_.string()));
+  EXPECT_FALSE(ember::cpu::claimJitCacheTrim(dir_.string()));
 }
 
 }  // namespace
