@@ -49,6 +49,17 @@ void fillWindow(Call& s, const Type& input, const Type& output, int64_t kh, int6
   s.dw = dilations[1];
 }
 
+bool is8BitCode(ElemKind kind) { return kind == ElemKind::Int8Q || kind == ElemKind::UInt8Q; }
+
+/// The clamp of an 8-bit output: its kind's range narrowed by the fused
+/// activation's clip_min/clip_max attributes.
+quant::QuantRange outputClamp(const Instruction& inst, const Type& output) {
+  const quant::QuantRange full = output.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
+  return quant::activationRange(full, output.scale, output.offset,
+                                float(inst.attrs.getFloat("clip_min", -INFINITY)),
+                                float(inst.attrs.getFloat("clip_max", INFINITY)));
+}
+
 template <class To, class From>
 void copyWindow(To& d, const From& s) {
   d.n = s.n;
@@ -647,8 +658,7 @@ class Compiler {
     const int64_t group = inst.attrs.getInt("group");
     const bool depthwise = group == it.dims[3] && group == ot.dims[3] && ft.dims[3] == 1;
     if (group != 1 && !depthwise) return false;
-    auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
-    if (!is8(it.kind) || !is8(ot.kind) || ft.kind != ElemKind::Int8Q) return false;
+    if (!is8BitCode(it.kind) || !is8BitCode(ot.kind) || ft.kind != ElemKind::Int8Q) return false;
     if (type(inst.operands[3].value).kind != ElemKind::Int32Q ||
         type(inst.operands[4].value).kind != ElemKind::F32)
       return false;
@@ -659,22 +669,30 @@ class Compiler {
     if (depthwise) return addInt8Depthwise(s, in, out, *filter, *bias, *scales);
     step->input = address(in);
     step->output = address(out);
-    const int64_t k = s.kh * s.kw * s.c;
+    addInt8ConvStep(std::move(step), *filter, *bias, *scales, s.kh * s.kw * s.c, /*transposed=*/true,
+                    it.scale, ot.scale);
+    return true;
+  }
+
+  /// Packs a [K, N] (or, transposed, [N, K]) s8 weight matrix with its bias
+  /// and scales for the int8 conv kernel and adds the step that reads it.
+  void addInt8ConvStep(std::unique_ptr<Int8ConvStep> step, Address weights, Address bias, Address scales,
+                       int64_t k, bool transposed, float inScale, float outScale) {
     PackEntry pack;
     pack.kind = PackEntry::Kind::Int8Conv;
-    pack.src = *filter;
-    pack.bias = *bias;
-    pack.scales = *scales;
+    pack.transposed = transposed;
+    pack.src = weights;
+    pack.bias = bias;
+    pack.scales = scales;
     pack.k = k;
-    pack.n = s.o;
-    pack.inScale = it.scale;
-    pack.outScale = ot.scale;
-    pack.zu = s.zu;
-    pack.dst = reservePacked((int8ConvWeightBytes(k, s.o) + 3) / 4);
+    pack.n = step->shape.o;
+    pack.inScale = inScale;
+    pack.outScale = outScale;
+    pack.zu = step->shape.zu;
+    pack.dst = reservePacked((int8ConvWeightBytes(k, pack.n) + 3) / 4);
     step->weights = Address{kPacked, pack.dst};
     program_->packing.push_back(pack);
     addStep(std::move(step));
-    return true;
   }
 
   /// The shape, zero points and output clamp of a QuantizedConv's int8 kernel call.
@@ -689,10 +707,7 @@ class Compiler {
     s.zu = s.inputSigned ? it.offset + 128 : it.offset;
     s.outputSigned = ot.kind == ElemKind::Int8Q;
     s.outputZero = ot.offset;
-    const quant::QuantRange full = s.outputSigned ? quant::int8Range() : quant::uint8Range();
-    const quant::QuantRange r =
-        quant::activationRange(full, ot.scale, ot.offset, float(inst.attrs.getFloat("clip_min", -INFINITY)),
-                               float(inst.attrs.getFloat("clip_max", INFINITY)));
+    const quant::QuantRange r = outputClamp(inst, ot);
     s.lo = r.lo;
     s.hi = r.hi;
   }
@@ -738,8 +753,8 @@ class Compiler {
     std::optional<Address> scales = constantAddress(inst.operands[4].value);
     if (!weights || !bias || !scales) return false;
     const Type &lt = type(lhs), &rt = type(rhs), &ot = type(out);
-    auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
-    if (!is8(lt.kind) || !is8(ot.kind) || rt.kind != ElemKind::Int8Q || rt.offset != 0) return false;
+    if (!is8BitCode(lt.kind) || !is8BitCode(ot.kind) || rt.kind != ElemKind::Int8Q || rt.offset != 0)
+      return false;
     if (rt.dims.size() != 2 || lt.dims.size() < 2 || lt.dims.back() != rt.dims[0]) return false;
     if (type(inst.operands[3].value).kind != ElemKind::Int32Q ||
         type(inst.operands[4].value).kind != ElemKind::F32)
@@ -758,28 +773,12 @@ class Compiler {
     s.zu = s.inputSigned ? lt.offset + 128 : lt.offset;
     s.outputSigned = ot.kind == ElemKind::Int8Q;
     s.outputZero = ot.offset;
-    const quant::QuantRange r = quant::activationRange(
-        s.outputSigned ? quant::int8Range() : quant::uint8Range(), ot.scale, ot.offset,
-        float(inst.attrs.getFloat("clip_min", -INFINITY)), float(inst.attrs.getFloat("clip_max", INFINITY)));
+    const quant::QuantRange r = outputClamp(inst, ot);
     s.lo = r.lo;
     s.hi = r.hi;
     step->input = address(lhs);
     step->output = address(out);
-    PackEntry pack;
-    pack.kind = PackEntry::Kind::Int8Conv;
-    pack.transposed = false;  // [K, N]
-    pack.src = *weights;
-    pack.bias = *bias;
-    pack.scales = *scales;
-    pack.k = k;
-    pack.n = n;
-    pack.inScale = lt.scale;
-    pack.outScale = ot.scale;
-    pack.zu = s.zu;
-    pack.dst = reservePacked((int8ConvWeightBytes(k, n) + 3) / 4);
-    step->weights = Address{kPacked, pack.dst};
-    program_->packing.push_back(pack);
-    addStep(std::move(step));
+    addInt8ConvStep(std::move(step), *weights, *bias, *scales, k, /*transposed=*/false, lt.scale, ot.scale);
     return true;
   }
 
@@ -842,8 +841,8 @@ class Compiler {
     if (std::getenv("EMBER_CPU_NO_INT8")) return false;
     const ValueId out = inst.operands[0].value, a = inst.operands[1].value, b = inst.operands[2].value;
     const Type &ot = type(out), &at = type(a), &bt = type(b);
-    auto is8 = [](ElemKind k) { return k == ElemKind::Int8Q || k == ElemKind::UInt8Q; };
-    if (!is8(ot.kind) || !is8(at.kind) || !is8(bt.kind) || at.dims != ot.dims || bt.dims != ot.dims)
+    if (!is8BitCode(ot.kind) || !is8BitCode(at.kind) || !is8BitCode(bt.kind) || at.dims != ot.dims ||
+        bt.dims != ot.dims)
       return false;
     for (ValueId in : {a, b}) {
       Range r = range(in), o = range(out);
@@ -855,10 +854,7 @@ class Compiler {
     step->output = address(out);
     step->count = ot.numElements();
     const quant::AddMultipliers m = quant::addMultipliers(at.scale, bt.scale, ot.scale);
-    const quant::QuantRange full = ot.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
-    const quant::QuantRange r =
-        quant::activationRange(full, ot.scale, ot.offset, float(inst.attrs.getFloat("clip_min", -INFINITY)),
-                               float(inst.attrs.getFloat("clip_max", INFINITY)));
+    const quant::QuantRange r = outputClamp(inst, ot);
     auto code = [](ElemKind kind, int byte) {
       return kind == ElemKind::Int8Q ? int32_t(int8_t(byte)) : byte;
     };
