@@ -221,22 +221,16 @@ struct MatMulTile {
 
 /// The first step's loads of the constant rows of the zero-point terms.
 void loadZeroTermRows(CompileContext& ctx, const ActivationMatMul& mm, const MatMulSlots& slots, Step& step) {
-  for (size_t i = 0; i < mm.lhsTerms.size(); ++i) {
+  auto loadRow = [&](auto value, int64_t width, uint64_t sram) {
     Dma c;
-    c.dram = ctx.fillRegion(mm.lhsTerms[i], uint64_t(mm.kChunkMax));
-    c.sram = slots.lhsConst[i];
-    c.x = mm.kChunkMax;
-    c.sramStride = mm.kChunkMax;
+    c.dram = ctx.fillRegion(value, uint64_t(width));
+    c.sram = sram;
+    c.x = width;
+    c.sramStride = width;
     step.loads.push_back(makeLoad(c));
-  }
-  for (size_t i = 0; i < mm.rhsTerms.size(); ++i) {
-    Dma c;
-    c.dram = ctx.fillRegion(mm.rhsTerms[i], uint64_t(mm.nw));
-    c.sram = slots.rhsConst[i];
-    c.x = mm.nw;
-    c.sramStride = mm.nw;
-    step.loads.push_back(makeLoad(c));
-  }
+  };
+  for (size_t i = 0; i < mm.lhsTerms.size(); ++i) loadRow(mm.lhsTerms[i], mm.kChunkMax, slots.lhsConst[i]);
+  for (size_t i = 0; i < mm.rhsTerms.size(); ++i) loadRow(mm.rhsTerms[i], mm.nw, slots.rhsConst[i]);
 }
 
 /// The band of left rows, the right operand's n-tile and the initial
