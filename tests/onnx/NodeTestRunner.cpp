@@ -30,6 +30,7 @@
 
 #include "backends/BuiltinBackends.h"
 #include "ember/Importer.h"
+#include "ember/JsonWriter.h"
 #include "ember/Runtime.h"
 
 namespace fs = std::filesystem;
@@ -594,35 +595,6 @@ std::vector<std::string> readNameList(const std::string& path, bool& ok) {
   return names;
 }
 
-std::string jsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (uint8_t(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 struct Tally {
   unsigned pass = 0, fail = 0, unsupported = 0, crash = 0;
   void add(Status s) {
@@ -813,24 +785,26 @@ int main(int argc, char** argv) {
 
   if (!options.reportFile.empty()) {
     std::ofstream out(options.reportFile);
-    out << "{\n  \"backend\": \"" << jsonEscape(options.backend) << "\",\n  \"total\": " << tally.total()
+    // One quoting and escaping of strings, the tool's (ember/JsonWriter.h).
+    auto quoted = [](const std::string& text) { return ember::JsonWriter::escape(text); };
+    out << "{\n  \"backend\": " << quoted(options.backend) << ",\n  \"total\": " << tally.total()
         << ",\n  \"passed\": " << tally.pass << ",\n  \"failed\": " << tally.fail
         << ",\n  \"unsupported\": " << tally.unsupported << ",\n  \"crashed\": " << tally.crash
         << ",\n  \"ops\": {";
     bool first = true;
     for (const auto& [op, t] : perOp) {
-      out << (first ? "\n" : ",\n") << "    \"" << jsonEscape(op) << "\": {\"passed\": " << t.pass
+      out << (first ? "\n" : ",\n") << "    " << quoted(op) << ": {\"passed\": " << t.pass
           << ", \"failed\": " << t.fail << ", \"unsupported\": " << t.unsupported
           << ", \"crashed\": " << t.crash << "}";
       first = false;
     }
     out << "\n  },\n  \"cases\": [";
     for (size_t i = 0; i < cases.size(); ++i) {
-      out << (i ? ",\n" : "\n") << "    {\"name\": \"" << jsonEscape(cases[i].name) << "\", \"op\": \""
-          << jsonEscape(cases[i].opType) << "\", \"status\": \"" << statusName(results[i].status)
-          << "\", \"message\": \"" << jsonEscape(results[i].message) << "\", \"constant_inputs\": [";
+      out << (i ? ",\n" : "\n") << "    {\"name\": " << quoted(cases[i].name)
+          << ", \"op\": " << quoted(cases[i].opType) << ", \"status\": \"" << statusName(results[i].status)
+          << "\", \"message\": " << quoted(results[i].message) << ", \"constant_inputs\": [";
       for (size_t k = 0; k < results[i].constantInputs.size(); ++k)
-        out << (k ? ", " : "") << "\"" << jsonEscape(results[i].constantInputs[k]) << "\"";
+        out << (k ? ", " : "") << quoted(results[i].constantInputs[k]);
       out << "]}";
     }
     out << "\n  ]\n}\n";
