@@ -21,6 +21,7 @@
 #include "ember/Pass.h"
 #include "ember/Quantization.h"
 #include "ember/Runtime.h"
+#include "tests/support/CalibrationInputs.h"
 
 #ifndef EMBER_MODEL_TESTDATA_DIR
 #error "EMBER_MODEL_TESTDATA_DIR must name the directory of gen_models.py's output"
@@ -28,30 +29,12 @@
 
 namespace {
 
+using ember::test::calibrationInputs;
+
 using namespace ember;
 
 std::string dataPath(const std::string& model, const std::string& suffix) {
   return (std::filesystem::path(EMBER_MODEL_TESTDATA_DIR) / (model + suffix)).string();
-}
-
-/// 8 calibration inputs like `input`: standard normal values, or token ids up to its largest.
-std::vector<Tensor> calibrationInputs(const Tensor& input) {
-  std::vector<Tensor> samples;
-  std::mt19937 rng(2024);
-  const int64_t n = input.type().numElements();
-  for (int s = 0; s < 8; ++s) {
-    Tensor t(input.type());
-    if (input.type().kind == ElemKind::I64) {
-      const int64_t top = *std::max_element(input.as<int64_t>(), input.as<int64_t>() + n);
-      std::uniform_int_distribution<int64_t> id(0, top);
-      for (int64_t i = 0; i < n; ++i) t.as<int64_t>()[i] = id(rng);
-    } else {
-      std::normal_distribution<float> normal;
-      for (int64_t i = 0; i < n; ++i) t.as<float>()[i] = normal(rng);
-    }
-    samples.push_back(std::move(t));
-  }
-  return samples;
 }
 
 Expected<QuantizationProfile> calibrateModel(const std::string& model, const Tensor& input) {

@@ -19,12 +19,15 @@
 #include "ember/Pass.h"
 #include "ember/Quantization.h"
 #include "ember/Runtime.h"
+#include "tests/support/CalibrationInputs.h"
 
 #ifndef EMBER_MODEL_TESTDATA_DIR
 #error "EMBER_MODEL_TESTDATA_DIR must name the directory written by scripts/gen_models.py"
 #endif
 
 namespace {
+
+using ember::test::calibrationInputs;
 
 using namespace ember;
 
@@ -70,27 +73,6 @@ Expected<Tensor> runModel(const std::string& model, const Tensor& input, const Q
   const Tensor* out = context.output(compiled.outputs[0].first);
   if (!out) return makeError(model, ": no output");
   return *out;
-}
-
-/// 8 calibration inputs like `input`: standard normal values, or token ids
-/// below the largest id of `input` plus one.
-std::vector<Tensor> calibrationInputs(const Tensor& input) {
-  std::vector<Tensor> samples;
-  std::mt19937 rng(2024);
-  const int64_t n = input.type().numElements();
-  for (int s = 0; s < 8; ++s) {
-    Tensor t(input.type());
-    if (input.type().kind == ElemKind::I64) {
-      const int64_t top = *std::max_element(input.as<int64_t>(), input.as<int64_t>() + n);
-      std::uniform_int_distribution<int64_t> id(0, top);
-      for (int64_t i = 0; i < n; ++i) t.as<int64_t>()[i] = id(rng);
-    } else {
-      std::normal_distribution<float> normal;
-      for (int64_t i = 0; i < n; ++i) t.as<float>()[i] = normal(rng);
-    }
-    samples.push_back(std::move(t));
-  }
-  return samples;
 }
 
 double sqnrDb(const Tensor& reference, const Tensor& approximation) {
