@@ -5,10 +5,8 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +18,7 @@
 #include <system_error>
 
 #include "ProgramCache.h"
+#include "ember/FileIO.h"
 
 #ifndef EMBER_VERSION_STRING
 #define EMBER_VERSION_STRING "unknown"
@@ -166,11 +165,9 @@ std::optional<std::vector<char>> readJitCacheEntry(const std::string& path, cons
 
 void writeJitCacheEntry(const std::string& path, const std::string& key, const std::vector<char>& object) {
   namespace fs = std::filesystem;
-  static std::atomic<uint64_t> counter{0};
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string temporary =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  const std::string temporary = uniqueTemporaryPath(path);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     const uint64_t keyBytes = key.size(), objectBytes = object.size();

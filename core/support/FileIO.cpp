@@ -1,6 +1,10 @@
 #include "ember/FileIO.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,12 +30,27 @@ Error writeFile(const std::string& path, std::string_view bytes) {
   return Error::success();
 }
 
+std::string uniqueTemporaryPath(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+}
+
 Error writeFileAtomic(const std::string& path, std::string_view bytes) {
-  const std::string temporary = path + ".tmp";
-  if (Error e = writeFile(temporary, bytes)) return e;
+  // A temporary of its own per writer: with one shared name, a second writer
+  // (another Slurm task, another thread) truncates the first one's file and
+  // one of the two renames finds nothing to move.
+  const std::string temporary = uniqueTemporaryPath(path);
   std::error_code ec;
+  if (Error e = writeFile(temporary, bytes)) {
+    std::filesystem::remove(temporary, ec);
+    return e;
+  }
   std::filesystem::rename(temporary, path, ec);
-  if (ec) return makeError(path, ": cannot write: ", ec.message());
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    return makeError(path, ": cannot write: ", ec.message());
+  }
   return Error::success();
 }
 

@@ -51,6 +51,26 @@ def check(condition, message):
         sys.exit("FAIL: " + message)
 
 
+def points_not_ok(out):
+    """What each point not finished ok left behind, for a failure message."""
+    lines = []
+    points = os.path.join(out, "points")
+    for name in sorted(os.listdir(points)) if os.path.isdir(points) else []:
+        json_path = os.path.join(points, name, "point.json")
+        text = open(json_path).read() if os.path.exists(json_path) else "(no point.json)"
+        if '"status": "ok"' in text or '"status":"ok"' in text:
+            continue
+        log_path = os.path.join(points, name, "log.txt")
+        log = open(log_path).read()[-2000:] if os.path.exists(log_path) else "(no log.txt)"
+        lines.append("point %s: %s\nlog: %s" % (name, text[:2000], log))
+    slurm_dir = os.path.join(out, "slurm")
+    for name in sorted(os.listdir(slurm_dir)) if os.path.isdir(slurm_dir) else []:
+        if name.endswith(".out") or name.endswith(".err") or name.endswith(".log"):
+            with open(os.path.join(slurm_dir, name), errors="replace") as f:
+                lines.append("%s: %s" % (name, f.read()[-1500:]))
+    return "\n".join(lines)
+
+
 def wait_until_gone(cluster, job, timeout=180):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -142,7 +162,8 @@ def main():
         resumed = match.group(1)
         wait_until_gone(cluster, resumed)
         result = run(sweep + ["--resume"] + options, env=env)
-        check("nothing to submit" in result.stdout, "a second --resume submitted again:\n" + result.stdout)
+        check("nothing to submit" in result.stdout,
+              "a second --resume submitted again:\n" + result.stdout + points_not_ok(out))
         run(sweep + ["--report-only"], env=cluster.env)
         slurm_seconds = time.time() - cluster_up
 

@@ -2,9 +2,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ember/Arithmetic.h"
 #include "ember/FileIO.h"
@@ -56,7 +60,30 @@ TEST_F(FileIOTest, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   ASSERT_FALSE(writeFile(path("r.json"), "old, longer contents"));
   ASSERT_FALSE(writeFileAtomic(path("r.json"), "new"));
   EXPECT_EQ(*readFile(path("r.json")), "new");
-  EXPECT_FALSE(fs::exists(path("r.json.tmp")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+// Two Slurm tasks of one sweep rewrite the same files at the same instant; with
+// one shared temporary name, one writer's rename found nothing and it failed.
+TEST_F(FileIOTest, ConcurrentAtomicWritersOfOnePathAllSucceed) {
+  constexpr int kThreads = 8, kWrites = 200;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; ++i)
+        if (Error e = writeFileAtomic(path("shared.yaml"), std::string(100 + t, char('a' + t)))) {
+          ADD_FAILURE() << e.message();
+          ++failures;
+        }
+    });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::string last = *readFile(path("shared.yaml"));
+  ASSERT_GE(last.size(), 100u);
+  EXPECT_EQ(last, std::string(last.size(), last[0])) << "a torn file";
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1)
+      << "a temporary was left";
 }
 
 TEST_F(FileIOTest, ErrorsNameThePath) {

@@ -13,8 +13,12 @@ namespace ember {
 Expected<std::string> readFile(const std::string& path);
 /// Replaces (or creates) a file with `bytes`.
 Error writeFile(const std::string& path, std::string_view bytes);
-/// Writes PATH.tmp and renames it over `path`, so that a reader (a resumed
-/// sweep, a concurrent task) never sees half a file.
+/// Writes a temporary beside `path` and renames it over `path`, so that a
+/// reader (a resumed sweep, a concurrent task) never sees half a file.
+/// Concurrent writers of the same path each succeed; the last rename wins.
 Error writeFileAtomic(const std::string& path, std::string_view bytes);
+/// PATH.tmp.<pid>.<n>: a name beside `path` that no other writer, in this
+/// process or another, uses at the same time.
+std::string uniqueTemporaryPath(const std::string& path);
 
 }  // namespace ember

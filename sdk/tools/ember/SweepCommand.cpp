@@ -118,7 +118,9 @@ Error ensureProfile(const SweepSpec& spec, const SweepModel& model, const std::s
     EMBER_ASSIGN_OR_RETURN(calibrate, writeRandomCalibration(model, stem + ".calibration", spec.seed));
   }
   ChildJob job;
-  job.argv = {selfExecutable(), "quantize", model.path, "-o", stem + ".yaml.part"};
+  // A part file of its own: concurrent Slurm tasks may each make the profile.
+  const std::string part = uniqueTemporaryPath(profile);
+  job.argv = {selfExecutable(), "quantize", model.path, "-o", part};
   for (const std::string& c : calibrate) job.argv.insert(job.argv.end(), {"--calibrate", c});
   for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
   job.logPath = stem + ".log";
@@ -132,8 +134,7 @@ Error ensureProfile(const SweepSpec& spec, const SweepModel& model, const std::s
     return makeError("quantizing ", model.name, " failed (", result.describe(), ")", line.empty() ? "" : ": ",
                      line);
   }
-  // Atomic: concurrent Slurm tasks may race to make the same profile.
-  fs::rename(stem + ".yaml.part", profile, ec);
+  fs::rename(part, profile, ec);
   if (ec && !fs::exists(profile)) return makeError(profile, ": cannot write: ", ec.message());
   return Error::success();
 }
