@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git clang-format clang-14 libclang-rt-14-dev
+  clang-tidy-16   # scripts/clang-tidy-changed.sh, the clang-tidy step of .ci/run
   llvm-16-dev llvm-16-tools libzstd-dev
   libsystemc-dev verilator
   libyaml-cpp-dev libboost-dev libboost-program-options-dev
