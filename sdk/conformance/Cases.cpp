@@ -119,15 +119,16 @@ Tensor floats(CaseBuilder& b, Dims dims, double lo, double hi) {
 
 class Suite {
  public:
-  void add(OpKind op, std::string suffix, std::function<Expected<Node*>(CaseBuilder&)> build) {
+  void add(OpKind op, const std::string& suffix, std::function<Expected<Node*>(CaseBuilder&)> build) {
     cases.push_back({op, std::string(opName(op)) + "/" + suffix, std::move(build)});
   }
   /// One input through a unary op.
-  void unary(OpKind op, const Type& type, Fill fill, Attributes attrs = {}, std::string extra = "") {
+  void unary(OpKind op, const Type& type, Fill fill, const Attributes& attrs = {},
+             const std::string& extra = "") {
     add(op, kindStr(type.kind) + "/" + dimsStr(type.dims) + extra,
         [=](CaseBuilder& b) { return b.node(op, {b.input(type, fill)}, attrs); });
   }
-  void binary(OpKind op, const Type& a, const Type& c, Fill fa, Fill fc, Attributes attrs = {}) {
+  void binary(OpKind op, const Type& a, const Type& c, Fill fa, Fill fc, const Attributes& attrs = {}) {
     add(op, kindStr(a.kind) + "/" + shapes({a.dims, c.dims}), [=](CaseBuilder& b) {
       return b.node(op, {b.input(a, fa), b.input(c, fc)}, attrs);
     });
@@ -147,7 +148,8 @@ const std::vector<std::pair<Dims, Dims>> kBinaryShapes = {
     {{4, 1}, {}},
 };
 
-void elementwise(Suite& s) {
+/// Arithmetic on every broadcast shape of kBinaryShapes (f32; the first four in integers).
+void binaryArithmetic(Suite& s) {
   for (OpKind op :
        {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Pow, OpKind::Max, OpKind::Min}) {
     Fill lhs = op == OpKind::Pow ? Fill::Positive : Fill::Signed;
@@ -158,6 +160,10 @@ void elementwise(Suite& s) {
       for (size_t i = 0; i < 4; ++i)
         s.binary(op, t(kind, kBinaryShapes[i].first), t(kind, kBinaryShapes[i].second), Fill::Signed, rhs);
   }
+}
+
+/// Comparisons, the Boolean ops and Select.
+void comparisonsAndLogic(Suite& s) {
   for (OpKind op : {OpKind::Equal, OpKind::Less, OpKind::LessEqual, OpKind::Greater, OpKind::GreaterEqual}) {
     for (ElemKind kind : {F32, I32, I64})
       for (size_t i = 0; i < (kind == F32 ? kBinaryShapes.size() : 4); ++i)
@@ -181,7 +187,10 @@ void elementwise(Suite& s) {
         return b.node(OpKind::Select, {b.input(t(Bool, sh.cond), Fill::Bool), b.input(t(kind, sh.a)),
                                        b.input(t(kind, sh.c))});
       });
+}
 
+/// The unary math ops on f32 of every rank (and integers where they apply), and Not.
+void unaryMath(Suite& s) {
   const std::vector<Dims> unaryShapes = {{}, {1}, {5, 7}, {2, 3, 17}, {1, 2, 3, 4, 5, 6}};
   struct UnarySpec {
     OpKind op;
@@ -210,7 +219,10 @@ void elementwise(Suite& s) {
       }
   }
   for (const Dims& d : {Dims{7}, Dims{3, 4, 5}}) s.unary(OpKind::Not, t(Bool, d), Fill::Bool);
+}
 
+/// Clip's bounds and Cast between every pair of element kinds it supports.
+void clipAndCast(Suite& s) {
   s.unary(OpKind::Clip, t(F32, {5, 7}), Fill::Signed, {{"min", -0.5}, {"max", 0.5}}, "/-0.5..0.5");
   s.unary(OpKind::Clip, t(F32, {2, 3, 17}), Fill::Wide, {{"min", 0.0}, {"max", 6.0}}, "/0..6");
   s.unary(OpKind::Clip, t(I32, {5, 7}), Fill::Signed, {{"min", -3.0}, {"max", 4.0}}, "/-3..4");
@@ -236,6 +248,13 @@ void elementwise(Suite& s) {
     Fill fill = to == Bool ? Fill::SmallInt : Fill::Wide;
     s.unary(OpKind::Cast, t(from, {3, 5}), fill, {{"to", kindStr(to)}}, "/to_" + kindStr(to));
   }
+}
+
+void elementwise(Suite& s) {
+  binaryArithmetic(s);
+  comparisonsAndLogic(s);
+  unaryMath(s);
+  clipAndCast(s);
 }
 
 void linearAlgebra(Suite& s) {
@@ -432,6 +451,7 @@ void sliceAndConcatCases(Suite& s) {
     for (size_t i = 0; i < c.parts.size(); ++i) name += (i ? "+" : "") + dimsStr(c.parts[i]);
     s.add(OpKind::Concat, name, [=](CaseBuilder& b) {
       std::vector<NodeValue> ins;
+      ins.reserve(c.parts.size());
       for (const Dims& d : c.parts) ins.push_back(b.input(t(c.kind, d)));
       return b.node(OpKind::Concat, ins, {{"axis", c.axis}});
     });
@@ -866,6 +886,7 @@ void einsumCases(Suite& s) {
   for (const EinsumSpec& e : specs)
     s.add(OpKind::Einsum, "f32/" + e.equation, [=](CaseBuilder& b) {
       std::vector<NodeValue> inputs;
+      inputs.reserve(e.inputs.size());
       for (const Dims& d : e.inputs) inputs.push_back(b.input(t(F32, d)));
       return b.node(OpKind::Einsum, inputs, {{"equation", e.equation}});
     });

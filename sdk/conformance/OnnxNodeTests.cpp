@@ -211,6 +211,79 @@ std::optional<std::string> runAndCompare(const std::string& bytes, const std::st
   return std::nullopt;
 }
 
+/// The test's test_data_set_* folders, in order.
+std::vector<fs::path> testDataSets(const fs::path& dir) {
+  std::vector<fs::path> setDirs;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_directory() && entry.path().filename().string().starts_with("test_data_set_"))
+      setDirs.push_back(entry.path());
+  std::sort(setDirs.begin(), setDirs.end());
+  return setDirs;
+}
+
+/// Imports `bytes` as is; if Ember needs constant operands, bakes the integer
+/// inputs of the first data set into `bytes` (and keeps only that set).
+/// Returns why the test is skipped, if it is.
+std::optional<std::string> makeImportable(const onnx::ModelProto& model, const std::string& origin,
+                                          std::string& bytes, std::vector<fs::path>& setDirs) {
+  if (Expected<Imported> first = import(bytes, origin); !first) {
+    bytes = bakeNonFloatInputs(model, setDirs[0]);
+    if (Expected<Imported> second = import(bytes, origin); !second)
+      return "import: " + first.error().message();
+    if (setDirs.size() > 1) setDirs.resize(1);  // the baked values belong to the first set
+  } else if (first->function->outputs().size() > size_t(model.graph().output_size())) {
+    // NonZero, Unique, NonMaxSuppression of graph inputs: bounded shapes plus
+    // valid counts, which the test data's exact shapes cannot be compared with.
+    return "a value-dependent output shape, compiled at its bound (docs/importer.md)";
+  }
+  return std::nullopt;
+}
+
+struct Verdict {
+  Outcome outcome;
+  std::string detail;
+};
+
+/// Runs every data set on a fresh oracle and, when the backend is not the
+/// oracle, on a fresh backend, against the set's expected outputs.
+Verdict compareDataSets(const std::string& bytes, const std::string& origin,
+                        const std::vector<fs::path>& setDirs, const BackendFactory& backendFactory,
+                        const BackendFactory& oracleFactory, const Options& options,
+                        std::optional<Mismatch>& caseMismatch) {
+  onnx::ModelProto used;
+  used.ParseFromString(bytes);
+  Expected<std::unique_ptr<Backend>> oracle = oracleFactory();
+  Expected<std::unique_ptr<Backend>> backend = backendFactory();
+  if (!oracle || !backend) return {Outcome::Failed, "cannot create the backends"};
+  const bool backendIsOracle = (*backend)->name() == (*oracle)->name();
+  if (auto reason = unsupportedReason(bytes, origin, **oracle))
+    return {Outcome::Skipped, "the reference backend does not run it: " + *reason};
+  std::optional<std::string> unsupported;
+  if (!backendIsOracle) unsupported = unsupportedReason(bytes, origin, **backend);
+
+  for (const fs::path& setDir : setDirs) {
+    Expected<DataSet> set = readDataSet(setDir, used);
+    if (!set) return {Outcome::Skipped, set.error().message()};
+    std::optional<Mismatch> mismatch;
+    Expected<std::unique_ptr<Backend>> ref = oracleFactory();
+    if (!ref) return {Outcome::Failed, ref.error().message()};
+    if (auto failure = runAndCompare(bytes, origin, ref.take(), *set, options, &mismatch)) {
+      if (!backendIsOracle) return {Outcome::Skipped, "the reference backend disagrees: " + *failure};
+      caseMismatch = mismatch;
+      return {Outcome::Failed, *failure};
+    }
+    if (backendIsOracle) continue;
+    if (unsupported) return {Outcome::Unsupported, *unsupported};
+    Expected<std::unique_ptr<Backend>> fresh = backendFactory();
+    if (!fresh) return {Outcome::Failed, fresh.error().message()};
+    if (auto failure = runAndCompare(bytes, origin, fresh.take(), *set, options, &mismatch)) {
+      caseMismatch = mismatch;
+      return {Outcome::Failed, *failure};
+    }
+  }
+  return {Outcome::Passed, ""};
+}
+
 CaseResult runTest(const fs::path& dir, const BackendFactory& backendFactory,
                    const BackendFactory& oracleFactory, const Options& options) {
   CaseResult r;
@@ -232,58 +305,13 @@ CaseResult runTest(const fs::path& dir, const BackendFactory& backendFactory,
       return done(Outcome::Skipped, "random values are not comparable (" + node.op_type() +
                                         ": Ember's seeded generator is not numpy's; docs/importer.md)");
 
-  std::vector<fs::path> setDirs;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.is_directory() && entry.path().filename().string().starts_with("test_data_set_"))
-      setDirs.push_back(entry.path());
-  std::sort(setDirs.begin(), setDirs.end());
+  std::vector<fs::path> setDirs = testDataSets(dir);
   if (setDirs.empty()) return done(Outcome::Skipped, "no test_data_set_*");
-
-  // Import as is; if Ember needs constant operands, bake the integer inputs.
   std::string bytes = *modelBytes;
-  if (Expected<Imported> first = import(bytes, origin); !first) {
-    bytes = bakeNonFloatInputs(model, setDirs[0]);
-    if (Expected<Imported> second = import(bytes, origin); !second)
-      return done(Outcome::Skipped, "import: " + first.error().message());
-    if (setDirs.size() > 1) setDirs.resize(1);  // the baked values belong to the first set
-  } else if (first->function->outputs().size() > size_t(model.graph().output_size())) {
-    // NonZero, Unique, NonMaxSuppression of graph inputs: bounded shapes plus
-    // valid counts, which the test data's exact shapes cannot be compared with.
-    return done(Outcome::Skipped, "a value-dependent output shape, compiled at its bound (docs/importer.md)");
-  }
-  onnx::ModelProto used;
-  used.ParseFromString(bytes);
-
-  Expected<std::unique_ptr<Backend>> oracle = oracleFactory();
-  Expected<std::unique_ptr<Backend>> backend = backendFactory();
-  if (!oracle || !backend) return done(Outcome::Failed, "cannot create the backends");
-  const bool backendIsOracle = (*backend)->name() == (*oracle)->name();
-  if (auto reason = unsupportedReason(bytes, origin, **oracle))
-    return done(Outcome::Skipped, "the reference backend does not run it: " + *reason);
-  std::optional<std::string> unsupported;
-  if (!backendIsOracle) unsupported = unsupportedReason(bytes, origin, **backend);
-
-  for (const fs::path& setDir : setDirs) {
-    Expected<DataSet> set = readDataSet(setDir, used);
-    if (!set) return done(Outcome::Skipped, set.error().message());
-    std::optional<Mismatch> mismatch;
-    Expected<std::unique_ptr<Backend>> ref = oracleFactory();
-    if (!ref) return done(Outcome::Failed, ref.error().message());
-    if (auto failure = runAndCompare(bytes, origin, ref.take(), *set, options, &mismatch)) {
-      if (!backendIsOracle) return done(Outcome::Skipped, "the reference backend disagrees: " + *failure);
-      r.mismatch = mismatch;
-      return done(Outcome::Failed, *failure);
-    }
-    if (backendIsOracle) continue;
-    if (unsupported) return done(Outcome::Unsupported, *unsupported);
-    Expected<std::unique_ptr<Backend>> fresh = backendFactory();
-    if (!fresh) return done(Outcome::Failed, fresh.error().message());
-    if (auto failure = runAndCompare(bytes, origin, fresh.take(), *set, options, &mismatch)) {
-      r.mismatch = mismatch;
-      return done(Outcome::Failed, *failure);
-    }
-  }
-  return done(Outcome::Passed, "");
+  if (auto skip = makeImportable(model, origin, bytes, setDirs)) return done(Outcome::Skipped, *skip);
+  Verdict verdict =
+      compareDataSets(bytes, origin, setDirs, backendFactory, oracleFactory, options, r.mismatch);
+  return done(verdict.outcome, std::move(verdict.detail));
 }
 
 }  // namespace

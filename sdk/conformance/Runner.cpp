@@ -51,11 +51,9 @@ std::optional<Mismatch> compareTensors(const std::string& output, const Tensor& 
   for (int64_t i = 0; i < e.numElements(); ++i) {
     double x = expected.elementAsDouble(i), y = got.elementAsDouble(i);
     bool same;
-    if (!floating)
-      same = x == y;
-    else if (std::isnan(x) || std::isnan(y))
+    if (floating && (std::isnan(x) || std::isnan(y)))
       same = std::isnan(x) && std::isnan(y);
-    else if (std::isinf(x) || std::isinf(y))
+    else if (!floating || std::isinf(x) || std::isinf(y))  // exact: integers, infinities
       same = x == y;
     else
       same = std::fabs(x - y) <= atol + rtol * std::fabs(x);
