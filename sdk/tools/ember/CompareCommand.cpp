@@ -276,11 +276,7 @@ void addCompareOptions(OptionParser& parser, CompareArgs& a) {
                    "a backend (default: reference), a second model MODEL2.onnx run on the reference\n"
                    "backend (compared by output and node name), or a directory of expected outputs\n"
                    "DIR/<output>.npy (model outputs only)");
-  parser.addList("--input", "NAME=FILE.npy", &a.inputArgs.inputs,
-                 "value of model input NAME (FILE.npy alone for a one-input model)");
-  parser.addFlag("--random-inputs", &a.inputArgs.randomInputs,
-                 "fill inputs without --input with random data");
-  parser.addInt("--seed", "N", &a.inputArgs.seed, "seed of --random-inputs (default: 0)");
+  a.inputArgs.addTo(parser);
   parser.addNonNegativeNumber("--rtol", "R", &a.rtol,
                               "relative tolerance for floats, of max|expected| (default: 1e-4)");
   parser.addNonNegativeNumber("--atol", "A", &a.atol, "absolute tolerance, all kinds (default: 0)");
@@ -290,7 +286,8 @@ void addCompareOptions(OptionParser& parser, CompareArgs& a) {
   parser.addString("--report-json", "FILE", &a.reportPath, "write the comparison as JSON to FILE");
 }
 
-std::function<Expected<Function*>(Module&)> importerFor(std::string path, ImportOptions options) {
+std::function<Expected<Function*>(Module&)> importerFor(const std::string& path,
+                                                        const ImportOptions& options) {
   return [path, options](Module& module) { return importOnnxFile(path, module, options); };
 }
 

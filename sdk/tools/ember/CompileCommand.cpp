@@ -9,42 +9,76 @@
 
 namespace ember::cli {
 
-int compileCommand(const std::vector<std::string>& args) {
+namespace {
+
+struct CompileArgs {
   PipelineArgs pipeline;
   std::string outputPath, headerPath, reportPath;
   std::vector<std::string> bindings;
   bool quiet = false;
+};
 
+/// Parses `ember compile`'s arguments into `a`; an exit status when it is done
+/// (--help, or a bad argument).
+std::optional<int> parseCompileArgs(const std::vector<std::string>& args, CompileArgs& a) {
   OptionParser parser("ember compile", "MODEL.onnx [--backend B] [options]",
                       "Compiles MODEL.onnx for a backend and prints the compile report (time and the\n"
                       "three memory regions).");
-  pipeline.addTo(parser);
-  parser.addString("--output", "OUT", &outputPath,
+  a.pipeline.addTo(parser);
+  parser.addString("--output", "OUT", &a.outputPath,
                    "write the compiled artefact (npu: the bundle 'ember sim' runs;\n"
                    "a model with several npu partitions writes OUT, OUT.2, ...)");
   parser.addAlias("-o", "--output");
-  parser.addString("--header", "FILE", &headerPath,
+  parser.addString("--header", "FILE", &a.headerPath,
                    "with -o on the cpu backend: write the AOT bundle's C header to FILE\n"
                    "(default: OUT with the extension .h)");
-  parser.addString("--report-json", "FILE", &reportPath, "write the report as JSON to FILE");
-  parser.addList("--bind", "NAME=FILE.npy", &bindings,
+  parser.addString("--report-json", "FILE", &a.reportPath, "write the report as JSON to FILE");
+  parser.addList("--bind", "NAME=FILE.npy", &a.bindings,
                  "compile for this value of model input NAME: it becomes a constant\n"
                  "(shape specialisation, for inputs that decide shapes)");
-  parser.addFlag("--quiet", &quiet, "print nothing on success");
-  if (auto status = parser.parse(args)) return *status;
-  if (auto status = pipeline.validate(parser)) return *status;
+  parser.addFlag("--quiet", &a.quiet, "print nothing on success");
+  if (auto status = parser.parse(args)) return status;
+  return a.pipeline.validate(parser);
+}
 
-  if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
-  Expected<std::unique_ptr<Backend>> backend = pipeline.createBackend();
+/// The backend of --backend, told where --header goes.
+Expected<std::unique_ptr<Backend>> compileBackend(const CompileArgs& a) {
+  if (Error e = loadBackends(a.pipeline.backendPaths)) return e;
+  Expected<std::unique_ptr<Backend>> backend = a.pipeline.createBackend();
+  if (!backend || a.headerPath.empty()) return backend;
+  if (a.outputPath.empty()) return makeError("--header needs -o OUT");
+  if (Error e = (*backend)->setOption("header", a.headerPath))
+    return e.withContext("--header (backend '" + (*backend)->name() + "')");
+  return backend;
+}
+
+/// What `ember compile` prints on success: the signature, the bound inputs,
+/// value-dependent shapes and the compile report.
+void printCompileSummary(const CompileArgs& a, const std::string& backendName, const CompiledModel& model,
+                         const Function& imported, const std::vector<std::string>& boundNames,
+                         const DeviceReport* device) {
+  std::cout << "inputs:      ";
+  for (const auto& [name, type] : model.inputs) std::cout << " " << name << " " << type.str();
+  std::cout << "\noutputs:     ";
+  for (const auto& [name, type] : model.outputs) std::cout << " " << name << " " << type.str();
+  std::cout << "\n";
+  printBoundInputs(std::cout, boundNames, a.pipeline.importOptions.boundInputs);
+  printValueDependentWarnings(std::cout, imported);
+  printReport(std::cout, backendName, model.report, std::nullopt, 1, device);
+  if (!a.outputPath.empty()) std::cout << "wrote:        " << a.outputPath << "\n";
+}
+
+}  // namespace
+
+int compileCommand(const std::vector<std::string>& args) {
+  CompileArgs a;
+  if (auto status = parseCompileArgs(args, a)) return *status;
+  PipelineArgs& pipeline = a.pipeline;
+  Expected<std::unique_ptr<Backend>> backend = compileBackend(a);
   if (!backend) return fail(backend.error());
-  std::string backendName = (*backend)->name();
-  if (!headerPath.empty()) {
-    if (outputPath.empty()) return fail(makeError("--header needs -o OUT"));
-    if (Error e = (*backend)->setOption("header", headerPath))
-      return fail(e.withContext("--header (backend '" + backendName + "')"));
-  }
+  const std::string backendName = (*backend)->name();
 
-  Expected<std::map<std::string, Tensor>> bound = readNamedInputs(bindings);
+  Expected<std::map<std::string, Tensor>> bound = readNamedInputs(a.bindings);
   if (!bound) return fail(bound.error().withContext("--bind"));
   pipeline.importOptions.boundInputs = bound.take();
   Expected<LoadedModel> loaded = importModel(pipeline);
@@ -55,29 +89,19 @@ int compileCommand(const std::vector<std::string>& args) {
       compileFunction(*loaded->function, backend.take(), pipeline.compileOptions());
   if (!model) return fail(pipeline.nameMemoryLimit(model.error()).withContext(pipeline.model));
 
-  if (!outputPath.empty()) {
-    if (Error e = model->function->writeArtifact(outputPath))
-      return fail(e.withContext("-o " + outputPath + " (backend '" + backendName + "')"));
+  if (!a.outputPath.empty()) {
+    if (Error e = model->function->writeArtifact(a.outputPath))
+      return fail(e.withContext("-o " + a.outputPath + " (backend '" + backendName + "')"));
   }
   // Before a run, an accelerator's report holds the compile-time figures.
   const DeviceReport* device = model->report.device.layers.empty() ? nullptr : &model->report.device;
-  if (!reportPath.empty()) {
+  if (!a.reportPath.empty()) {
     const ImportNotes notes = importNotes(boundNames, pipeline.importOptions.boundInputs, *loaded->function);
-    if (Error e = writeTextFile(reportPath, reportJson(backendName, model->report, std::nullopt, 1, 1,
-                                                       pipeline.quantizationReport.get(), device, &notes)))
+    if (Error e = writeTextFile(a.reportPath, reportJson(backendName, model->report, std::nullopt, 1, 1,
+                                                         pipeline.quantizationReport.get(), device, &notes)))
       return fail(e);
   }
-  if (!quiet) {
-    std::cout << "inputs:      ";
-    for (const auto& [name, type] : model->inputs) std::cout << " " << name << " " << type.str();
-    std::cout << "\noutputs:     ";
-    for (const auto& [name, type] : model->outputs) std::cout << " " << name << " " << type.str();
-    std::cout << "\n";
-    printBoundInputs(std::cout, boundNames, pipeline.importOptions.boundInputs);
-    printValueDependentWarnings(std::cout, *loaded->function);
-    printReport(std::cout, backendName, model->report, std::nullopt, 1, device);
-    if (!outputPath.empty()) std::cout << "wrote:        " << outputPath << "\n";
-  }
+  if (!a.quiet) printCompileSummary(a, backendName, *model, *loaded->function, boundNames, device);
   return kExitSuccess;
 }
 

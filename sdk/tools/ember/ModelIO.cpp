@@ -8,11 +8,19 @@
 #include <map>
 #include <set>
 
+#include "Options.h"
 #include "Tool.h"
 #include "ember/Npy.h"
 #include "ember/npu/Assembler.h"
 
 namespace ember::cli {
+
+void InputArgs::addTo(OptionParser& parser, const std::string& inputHelp) {
+  parser.addList("--input", "NAME=FILE.npy", &inputs, inputHelp);
+  parser.addFlag("--random-inputs", &randomInputs, "fill inputs without --input with random data");
+  parser.addInt("--seed", "N", &seed, "seed of --random-inputs (default: 0)");
+}
+
 namespace {
 
 std::string inputList(const Signature& signature) {

@@ -17,6 +17,8 @@
 
 namespace ember::cli {
 
+class OptionParser;
+
 /// A model's inputs or outputs: names and types, in model order.
 using Signature = std::vector<std::pair<std::string, Type>>;
 
@@ -24,6 +26,10 @@ struct InputArgs {
   std::vector<std::string> inputs;  ///< NAME=FILE.npy, or FILE.npy for a one-input model
   bool randomInputs = false;
   int64_t seed = 0;
+
+  /// Declares --input (with `inputHelp`), --random-inputs and --seed.
+  void addTo(OptionParser& parser, const std::string& inputHelp =
+                                       "value of model input NAME (FILE.npy alone for a one-input model)");
 };
 
 /// Reads the NAME=FILE.npy specs (--input, --bind) into values by name, for

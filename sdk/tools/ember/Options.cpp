@@ -34,7 +34,7 @@ void OptionParser::addList(std::string name, std::string metavar, std::vector<st
   options_.push_back({std::move(name), "", std::move(metavar), std::move(help), Kind::List, target});
 }
 
-void OptionParser::addAlias(std::string shortName, std::string longName) {
+void OptionParser::addAlias(std::string shortName, const std::string& longName) {
   Option* option = find(longName);
   if (option) option->shortName = std::move(shortName);
 }

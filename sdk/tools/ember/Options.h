@@ -32,7 +32,7 @@ class OptionParser {
   /// A repeatable option; every occurrence is appended.
   void addList(std::string name, std::string metavar, std::vector<std::string>* target, std::string help);
   /// `shortName` ("-o") means the same as the long option `longName`.
-  void addAlias(std::string shortName, std::string longName);
+  void addAlias(std::string shortName, const std::string& longName);
   /// Positional arguments are filled in the order they are declared.
   void addPositional(std::string metavar, std::string* target, std::string help, bool required = true);
 

@@ -191,12 +191,12 @@ Error readCalibrationSpecs(const Function& function, const QuantizeArgs& a,
     } else if (function.inputs().size() == 1) {
       name = function.inputs()[0]->name();
     } else {
-      return makeError("--calibrate " + spec + ": the model has " + std::to_string(function.inputs().size()) +
+      return makeError("--calibrate ", spec, ": the model has ", function.inputs().size(),
                        " inputs; write NAME=PATH");
     }
     const Node* input = function.findInput(name);
     if (!input)
-      return makeError("--calibrate " + spec + ": '" + name + "' is not an input of " + a.pipeline.model);
+      return makeError("--calibrate ", spec, ": '", name, "' is not an input of ", a.pipeline.model);
     Expected<std::vector<std::string>> files = npyFiles(path);
     if (!files) return files.error();
     for (const std::string& file : *files) {

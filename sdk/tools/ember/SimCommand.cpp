@@ -77,7 +77,10 @@ Error fillInputs(const Bundle& bundle, const std::map<std::string, std::string>&
   }
   if (missing.empty()) return Error::success();
   std::string list;
-  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  for (const auto& m : missing) {
+    list += (list.empty() ? "" : ", ");
+    list += m;
+  }
   return makeError("missing inputs (give --input NAME=FILE.npy or --random-inputs): ", list);
 }
 
@@ -95,87 +98,108 @@ Error writeOutputSymbols(const Bundle& bundle, const DramImage& dram, const std:
   return written ? Error::success() : written.error();
 }
 
-}  // namespace
-
-int simCommand(const std::vector<std::string>& args) {
+struct SimArgs {
   std::string bundlePath, configPath, outputDir, statsPath, tracePath, vcdPath, engine;
-  std::vector<std::string> inputs;
+  std::map<std::string, std::string> inputFiles;
   bool randomInputs = false, perInstruction = false, quiet = false, check = false;
   int64_t seed = 0, maxCycles = 0;
+};
+
+/// Parses `ember sim`'s arguments into `a`; an exit status when it is done
+/// (--help, or a bad argument).
+std::optional<int> parseSimArgs(const std::vector<std::string>& args, SimArgs& a) {
+  std::vector<std::string> inputs;
   OptionParser parser("ember sim", "BUNDLE --config NPU.yaml [options]",
                       "Runs an NPU bundle (or an assembly file ending in .s) "
                       "on the cycle-approximate simulator.");
-  parser.addPositional("BUNDLE", &bundlePath,
+  parser.addPositional("BUNDLE", &a.bundlePath,
                        "the bundle (`ember compile --backend npu -o`, `ember "
                        "asm`) or a .s file");
-  parser.addString("--config", "NPU.yaml", &configPath,
+  parser.addString("--config", "NPU.yaml", &a.configPath,
                    "NPU configuration (default: the built-in npu-16x16 parameters)");
-  parser.addString("--matrix-engine", "fast|rtl", &engine,
+  parser.addString("--matrix-engine", "fast|rtl", &a.engine,
                    "the matrix engine: the fast model or the verilated RTL "
                    "(default: the config's)");
   parser.addList("--input", "NAME=FILE.npy", &inputs,
                  ".npy data for input symbol NAME (dtype and shape must match)");
-  parser.addFlag("--random-inputs", &randomInputs,
+  parser.addFlag("--random-inputs", &a.randomInputs,
                  "fill inputs without --input with random values (seeded by --seed)");
-  parser.addInt("--seed", "N", &seed, "seed of the random inputs (default: 0)");
-  parser.addString("--output-dir", "DIR", &outputDir, "write each output symbol as DIR/<name>.npy");
-  parser.addString("--stats", "FILE.json", &statsPath, "write statistics as JSON");
-  parser.addFlag("--per-instruction", &perInstruction, "with --stats: one record per instruction");
-  parser.addString("--trace", "FILE.json", &tracePath,
+  parser.addInt("--seed", "N", &a.seed, "seed of the random inputs (default: 0)");
+  parser.addString("--output-dir", "DIR", &a.outputDir, "write each output symbol as DIR/<name>.npy");
+  parser.addString("--stats", "FILE.json", &a.statsPath, "write statistics as JSON");
+  parser.addFlag("--per-instruction", &a.perInstruction, "with --stats: one record per instruction");
+  parser.addString("--trace", "FILE.json", &a.tracePath,
                    "write a Chrome trace-event timeline (open it in Perfetto)");
-  parser.addString("--vcd", "FILE", &vcdPath, "with the RTL matrix engine: write its waveforms");
-  parser.addFlag("--check", &check,
+  parser.addString("--vcd", "FILE", &a.vcdPath, "with the RTL matrix engine: write its waveforms");
+  parser.addFlag("--check", &a.check,
                  "first run the static program checks (tokens, SRAM races and bounds) and refuse a "
                  "failing program");
-  parser.addFlag("--quiet", &quiet, "no summary on stdout and no progress on stderr");
-  parser.addInt("--max-cycles", "N", &maxCycles,
+  parser.addFlag("--quiet", &a.quiet, "no summary on stdout and no progress on stderr");
+  parser.addInt("--max-cycles", "N", &a.maxCycles,
                 "stop with an error once the run passes N cycles, writing no output (default: no limit)", 1);
-  if (auto status = parser.parse(args)) return *status;
-  if (!engine.empty() && engine != "fast" && engine != "rtl")
-    return parser.usageError("--matrix-engine expects fast or rtl, got '" + engine + "'");
-  std::map<std::string, std::string> inputFiles;
+  if (auto status = parser.parse(args)) return status;
+  if (!a.engine.empty() && a.engine != "fast" && a.engine != "rtl")
+    return parser.usageError("--matrix-engine expects fast or rtl, got '" + a.engine + "'");
   for (const std::string& spec : inputs) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0)
       return parser.usageError("--input expects NAME=FILE.npy, got '" + spec + "'");
-    inputFiles[spec.substr(0, eq)] = spec.substr(eq + 1);
+    a.inputFiles[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
+  return std::nullopt;
+}
 
+/// The config of --config (or the built-in one) with --matrix-engine applied.
+Expected<NpuConfig> simConfig(const SimArgs& a) {
   NpuConfig config;
-  if (!configPath.empty()) {
-    auto loaded = loadConfig(configPath);
-    if (!loaded) return fail(loaded.error().message());
+  if (!a.configPath.empty()) {
+    auto loaded = loadConfig(a.configPath);
+    if (!loaded) return loaded.error();
     config = *loaded;
   }
-  if (engine == "rtl") config.matrixEngineModel = MatrixEngineModel::Rtl;  // overrides the config's key
-  if (engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
-  auto bundle = loadNpuProgram(bundlePath);
+  if (a.engine == "rtl") config.matrixEngineModel = MatrixEngineModel::Rtl;  // overrides the config's key
+  if (a.engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
+  return config;
+}
+
+/// Writes what --output-dir, --stats and --trace ask for.
+Error writeSimResults(const SimArgs& a, const Bundle& bundle, const DramImage& dram, const SimStats& stats) {
+  if (!a.outputDir.empty()) EMBER_RETURN_IF_ERROR(writeOutputSymbols(bundle, dram, a.outputDir));
+  if (!a.statsPath.empty())
+    EMBER_RETURN_IF_ERROR(writeTextFile(a.statsPath, statsToJson(stats, bundle, a.perInstruction)));
+  if (!a.tracePath.empty()) EMBER_RETURN_IF_ERROR(writeTextFile(a.tracePath, traceToJson(stats, bundle)));
+  return Error::success();
+}
+
+}  // namespace
+
+int simCommand(const std::vector<std::string>& args) {
+  SimArgs a;
+  if (auto status = parseSimArgs(args, a)) return *status;
+  Expected<NpuConfig> config = simConfig(a);
+  if (!config) return fail(config.error().message());
+  auto bundle = loadNpuProgram(a.bundlePath);
   if (!bundle) return fail(bundle.error().message());
-  if (check)
-    if (Error e = checkProgram(*bundle, config)) return fail(bundlePath + ": --check: " + e.message());
-  if (bundle->dramBytes > uint64_t(config.dramBytes))  // checked before allocating the image
-    return fail(bundlePath + ": the bundle uses " + std::to_string(bundle->dramBytes) +
-                " bytes of DRAM but config '" + config.name + "' has " + std::to_string(config.dramBytes));
+  if (a.check)
+    if (Error e = checkProgram(*bundle, *config)) return fail(a.bundlePath + ": --check: " + e.message());
+  if (bundle->dramBytes > uint64_t(config->dramBytes))  // checked before allocating the image
+    return fail(a.bundlePath + ": the bundle uses " + std::to_string(bundle->dramBytes) +
+                " bytes of DRAM but config '" + config->name + "' has " + std::to_string(config->dramBytes));
   DramImage dram = makeDram(*bundle);
-  if (Error e = fillInputs(*bundle, inputFiles, randomInputs, uint64_t(seed), dram)) return fail(e.message());
+  if (Error e = fillInputs(*bundle, a.inputFiles, a.randomInputs, uint64_t(a.seed), dram))
+    return fail(e.message());
 
   SimOptions options;
-  options.progressAfterSeconds = quiet ? -1 : 2.0;
-  options.vcdPath = vcdPath;
-  options.maxCycles = uint64_t(maxCycles);
-  auto stats = simulate(*bundle, config, dram, options);
+  options.progressAfterSeconds = a.quiet ? -1 : 2.0;
+  options.vcdPath = a.vcdPath;
+  options.maxCycles = uint64_t(a.maxCycles);
+  auto stats = simulate(*bundle, *config, dram, options);
   if (!stats)
-    return fail(bundlePath + ": " + (maxCycles ? "--max-cycles " + std::to_string(maxCycles) + ": " : "") +
+    return fail(a.bundlePath + ": " +
+                (a.maxCycles ? "--max-cycles " + std::to_string(a.maxCycles) + ": " : "") +
                 stats.error().message());
-
-  if (!outputDir.empty())
-    if (Error e = writeOutputSymbols(*bundle, dram, outputDir)) return fail(e.message());
-  if (!statsPath.empty())
-    if (Error e = writeTextFile(statsPath, statsToJson(*stats, *bundle, perInstruction)))
-      return fail(e.message());
-  if (!tracePath.empty())
-    if (Error e = writeTextFile(tracePath, traceToJson(*stats, *bundle))) return fail(e.message());
-  if (!quiet)
+  if (Error e = writeSimResults(a, *bundle, dram, *stats)) return fail(e.message());
+  if (!a.quiet)
     std::cout << "cycles " << stats->cycles << "  macs " << stats->macs << "  mac_utilization "
               << stats->macUtilization << "  dram_bytes " << (stats->dramReadBytes + stats->dramWriteBytes)
               << "  energy_pj " << stats->energyPj << "  host_seconds " << stats->hostSeconds << "\n";

@@ -274,13 +274,11 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
   if (device) printDeviceReport(os, *device);
 }
 
-std::string reportJson(const std::string& backend, const CompileReport& report,
-                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
-                       const QuantizationReport* quantization, const DeviceReport* device,
-                       const ImportNotes* notes, const std::function<void(JsonWriter&)>& moreKeys) {
+namespace {
+
+/// The compile report's keys: backend, time, memory, fallback, partitions, instructions, vendor ops.
+void writeCompileKeys(JsonWriter& json, const std::string& backend, const CompileReport& report) {
   const MemoryPlan& m = report.memory;
-  JsonWriter json;
-  json.beginObject();
   json.key("backend").value(backend);
   json.key("compile_seconds").value(report.compileSeconds);
   json.key("memory").beginObject();
@@ -304,36 +302,53 @@ std::string reportJson(const std::string& backend, const CompileReport& report,
   json.key("vendor_ops").beginObject();
   for (const auto& [op, count] : report.vendorOps) json.key(op).value(count);
   json.endObject();
-  if (notes) {
-    json.key("bound_inputs").beginArray();
-    for (const auto& [name, value] : notes->boundInputs) {
-      // The values decide shapes, so they are usually a handful; a large one is summarised.
-      constexpr int64_t kMaxListed = 1024;
-      const int64_t n = value->type().numElements();
-      json.beginObject().key("name").value(name).key("type").value(value->type().str());
-      if (n <= kMaxListed) {
-        json.key("values").beginArray();
-        for (int64_t i = 0; i < n; ++i) json.value(value->elementAsDouble(i));
-        json.endArray();
-      }
-      json.endObject();
+}
+
+/// "bound_inputs" (with their values, when few) and the importer's "warnings".
+void writeImportNotes(JsonWriter& json, const ImportNotes& notes) {
+  json.key("bound_inputs").beginArray();
+  for (const auto& [name, value] : notes.boundInputs) {
+    // The values decide shapes, so they are usually a handful; a large one is summarised.
+    constexpr int64_t kMaxListed = 1024;
+    const int64_t n = value->type().numElements();
+    json.beginObject().key("name").value(name).key("type").value(value->type().str());
+    if (n <= kMaxListed) {
+      json.key("values").beginArray();
+      for (int64_t i = 0; i < n; ++i) json.value(value->elementAsDouble(i));
+      json.endArray();
     }
-    json.endArray();
-    json.key("warnings").beginArray();
-    for (const std::string& warning : notes->warnings) json.value(warning);
-    json.endArray();
+    json.endObject();
   }
+  json.endArray();
+  json.key("warnings").beginArray();
+  for (const std::string& warning : notes.warnings) json.value(warning);
+  json.endArray();
+}
+
+/// --quantize: how many nodes became int8, and the float ones with the reason.
+void writeQuantizationKeys(JsonWriter& json, const QuantizationReport& quantization) {
+  json.key("quantized_nodes").value(uint64_t(quantization.quantizedNodes));
+  json.key("float_nodes").beginArray();
+  for (const auto& node : quantization.floatNodes) {
+    json.beginObject();
+    json.key("name").value(node.name).key("op").value(node.op).key("reason").value(node.reason);
+    json.endObject();
+  }
+  json.endArray();
+}
+
+}  // namespace
+
+std::string reportJson(const std::string& backend, const CompileReport& report,
+                       std::optional<double> runSecondsMedian, int64_t repeat, int64_t threads,
+                       const QuantizationReport* quantization, const DeviceReport* device,
+                       const ImportNotes* notes, const std::function<void(JsonWriter&)>& moreKeys) {
+  JsonWriter json;
+  json.beginObject();
+  writeCompileKeys(json, backend, report);
+  if (notes) writeImportNotes(json, *notes);
   if (device) writeDeviceReport(json, *device);
-  if (quantization) {
-    json.key("quantized_nodes").value(uint64_t(quantization->quantizedNodes));
-    json.key("float_nodes").beginArray();
-    for (const auto& node : quantization->floatNodes) {
-      json.beginObject();
-      json.key("name").value(node.name).key("op").value(node.op).key("reason").value(node.reason);
-      json.endObject();
-    }
-    json.endArray();
-  }
+  if (quantization) writeQuantizationKeys(json, *quantization);
   if (runSecondsMedian) {
     json.key("run_seconds_median").value(*runSecondsMedian);
     json.key("repeat").value(repeat);
