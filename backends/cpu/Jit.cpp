@@ -27,6 +27,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -68,6 +69,106 @@ class LLJitCode final : public JitCode {
   std::string ir_;
   bool fromDiskCache_;
 };
+
+/// What an elementwise op's emitter builds one f32 element with.
+struct ElementBuilder {
+  llvm::IRBuilder<>& b;
+  llvm::Module& module;
+  llvm::Type* f32;
+  const ElementwiseLoop& loop;  ///< the op's attributes (Clip's bounds)
+
+  llvm::Constant* constant(double value) const { return llvm::ConstantFP::get(f32, value); }
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) const {
+    return b.CreateUnaryIntrinsic(id, x);
+  }
+  /// A call of the float function the runtime provides as `name` (JitRuntime;
+  /// jitCompile binds the name to the host's function, the AOT runtime
+  /// library defines it).
+  llvm::Value* call(const char* name, std::initializer_list<llvm::Value*> args) const {
+    std::vector<llvm::Type*> params(args.size(), f32);
+    auto* type = llvm::FunctionType::get(f32, params, false);
+    return b.CreateCall(type, module.getOrInsertFunction(name, type).getCallee(), args);
+  }
+};
+
+using Operands = const std::vector<llvm::Value*>&;
+/// Builds one f32 element of an op from its loaded operands.
+using ElementEmitter = llvm::Value* (*)(const ElementBuilder& e, Operands x);
+
+/// NaN-propagating, like the reference: a < b ? b : a (max), b < a ? b : a (min).
+llvm::Value* maxOrMin(const ElementBuilder& e, Operands x, bool max) {
+  llvm::Value* less = max ? e.b.CreateFCmpOLT(x[0], x[1]) : e.b.CreateFCmpOLT(x[1], x[0]);
+  llvm::Value* pick = e.b.CreateSelect(less, x[1], x[0]);
+  llvm::Value* nan = llvm::ConstantFP::getNaN(e.f32);
+  return e.b.CreateSelect(e.b.CreateFCmpUNO(x[0], x[1]), nan, pick);
+}
+
+struct ElementwiseEmitter {
+  OpKind kind;
+  ElementEmitter emit;
+};
+
+/// The elementwise ops the JIT emits as f32 loops, each with its emitter: an
+/// op is JIT'd exactly when it has an entry here (jitSupportsElementwise).
+const ElementwiseEmitter kElementwiseEmitters[] = {
+    {OpKind::Add, [](const ElementBuilder& e, Operands x) { return e.b.CreateFAdd(x[0], x[1]); }},
+    {OpKind::Sub, [](const ElementBuilder& e, Operands x) { return e.b.CreateFSub(x[0], x[1]); }},
+    {OpKind::Mul, [](const ElementBuilder& e, Operands x) { return e.b.CreateFMul(x[0], x[1]); }},
+    {OpKind::Div, [](const ElementBuilder& e, Operands x) { return e.b.CreateFDiv(x[0], x[1]); }},
+    {OpKind::Pow,
+     [](const ElementBuilder& e, Operands x) {
+       return e.call("ember_aot_powf", {x[0], x[1]});
+     }},
+    {OpKind::Max, [](const ElementBuilder& e, Operands x) { return maxOrMin(e, x, /*max=*/true); }},
+    {OpKind::Min, [](const ElementBuilder& e, Operands x) { return maxOrMin(e, x, /*max=*/false); }},
+    {OpKind::Neg, [](const ElementBuilder& e, Operands x) { return e.b.CreateFNeg(x[0]); }},
+    {OpKind::Abs,
+     [](const ElementBuilder& e, Operands x) { return e.intrinsic(llvm::Intrinsic::fabs, x[0]); }},
+    {OpKind::Sqrt,
+     [](const ElementBuilder& e, Operands x) { return e.intrinsic(llvm::Intrinsic::sqrt, x[0]); }},
+    {OpKind::Floor,
+     [](const ElementBuilder& e, Operands x) { return e.intrinsic(llvm::Intrinsic::floor, x[0]); }},
+    {OpKind::Ceil,
+     [](const ElementBuilder& e, Operands x) { return e.intrinsic(llvm::Intrinsic::ceil, x[0]); }},
+    {OpKind::Reciprocal,
+     [](const ElementBuilder& e, Operands x) { return e.b.CreateFDiv(e.constant(1.0), x[0]); }},
+    {OpKind::Exp, [](const ElementBuilder& e, Operands x) { return e.call("ember_aot_expf", {x[0]}); }},
+    {OpKind::Log, [](const ElementBuilder& e, Operands x) { return e.call("ember_aot_logf", {x[0]}); }},
+    {OpKind::Tanh, [](const ElementBuilder& e, Operands x) { return e.call("ember_aot_tanhf", {x[0]}); }},
+    {OpKind::Erf, [](const ElementBuilder& e, Operands x) { return e.call("ember_aot_erff", {x[0]}); }},
+    {OpKind::Sin, [](const ElementBuilder& e, Operands x) { return e.call("ember_aot_sinf", {x[0]}); }},
+    {OpKind::Cos, [](const ElementBuilder& e, Operands x) { return e.call("ember_aot_cosf", {x[0]}); }},
+    {OpKind::Sigmoid,
+     [](const ElementBuilder& e, Operands x) {
+       llvm::Value* one = e.constant(1.0);
+       return e.b.CreateFDiv(one, e.b.CreateFAdd(one, e.call("ember_aot_expf", {e.b.CreateFNeg(x[0])})));
+     }},
+    {OpKind::Sign,
+     [](const ElementBuilder& e, Operands x) {
+       llvm::Value* zero = e.constant(0.0);
+       llvm::Value* negative = e.b.CreateSelect(e.b.CreateFCmpOLT(x[0], zero), e.constant(-1.0), x[0]);
+       return e.b.CreateSelect(e.b.CreateFCmpOGT(x[0], zero), e.constant(1.0), negative);
+     }},
+    {OpKind::Relu,
+     [](const ElementBuilder& e, Operands x) {
+       llvm::Value* zero = e.constant(0.0);
+       return e.b.CreateSelect(e.b.CreateFCmpOLT(x[0], zero), zero, x[0]);
+     }},
+    {OpKind::Clip,
+     [](const ElementBuilder& e, Operands x) {
+       llvm::Value* lo = e.constant(e.loop.lo);
+       llvm::Value* hi = e.constant(e.loop.hi);
+       llvm::Value* raised = e.b.CreateSelect(e.b.CreateFCmpOLT(x[0], lo), lo, x[0]);
+       return e.b.CreateSelect(e.b.CreateFCmpOGT(raised, hi), hi, raised);
+     }},
+};
+
+/// The emitter of `kind`, or nullptr when the JIT does not emit it.
+ElementEmitter elementEmitter(OpKind kind) {
+  for (const ElementwiseEmitter& entry : kElementwiseEmitters)
+    if (entry.kind == kind) return entry.emit;
+  return nullptr;
+}
 
 class Emitter {
  public:
@@ -211,84 +312,6 @@ class Emitter {
     return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, a.offset);
   }
 
-  llvm::Value* callF(void* fn, const char* aotName, std::initializer_list<llvm::Value*> args) {
-    std::vector<llvm::Type*> params(args.size(), f32Ty_);
-    auto* ty = llvm::FunctionType::get(f32Ty_, params, false);
-    return b_.CreateCall(ty, callee(fn, aotName, ty), args);
-  }
-
-  llvm::Value* unary(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
-
-  llvm::Value* compute(const ElementwiseLoop& loop, const std::vector<llvm::Value*>& x) {
-    llvm::Value* zero = llvm::ConstantFP::get(f32Ty_, 0.0);
-    llvm::Value* one = llvm::ConstantFP::get(f32Ty_, 1.0);
-    switch (loop.kind) {
-      case OpKind::Add:
-        return b_.CreateFAdd(x[0], x[1]);
-      case OpKind::Sub:
-        return b_.CreateFSub(x[0], x[1]);
-      case OpKind::Mul:
-        return b_.CreateFMul(x[0], x[1]);
-      case OpKind::Div:
-        return b_.CreateFDiv(x[0], x[1]);
-      case OpKind::Pow:
-        return callF(runtime_.powF, "ember_aot_powf", {x[0], x[1]});
-      case OpKind::Max:
-      case OpKind::Min: {
-        // NaN-propagating, like the reference: a < b ? b : a (max), b < a ? b : a (min).
-        llvm::Value* less =
-            loop.kind == OpKind::Max ? b_.CreateFCmpOLT(x[0], x[1]) : b_.CreateFCmpOLT(x[1], x[0]);
-        llvm::Value* pick = b_.CreateSelect(less, x[1], x[0]);
-        llvm::Value* nan = llvm::ConstantFP::getNaN(f32Ty_);
-        return b_.CreateSelect(b_.CreateFCmpUNO(x[0], x[1]), nan, pick);
-      }
-      case OpKind::Neg:
-        return b_.CreateFNeg(x[0]);
-      case OpKind::Abs:
-        return unary(llvm::Intrinsic::fabs, x[0]);
-      case OpKind::Sqrt:
-        return unary(llvm::Intrinsic::sqrt, x[0]);
-      case OpKind::Floor:
-        return unary(llvm::Intrinsic::floor, x[0]);
-      case OpKind::Ceil:
-        return unary(llvm::Intrinsic::ceil, x[0]);
-      case OpKind::Reciprocal:
-        return b_.CreateFDiv(one, x[0]);
-      case OpKind::Exp:
-        return callF(runtime_.expF, "ember_aot_expf", {x[0]});
-      case OpKind::Log:
-        return callF(runtime_.logF, "ember_aot_logf", {x[0]});
-      case OpKind::Tanh:
-        return callF(runtime_.tanhF, "ember_aot_tanhf", {x[0]});
-      case OpKind::Erf:
-        return callF(runtime_.erfF, "ember_aot_erff", {x[0]});
-      case OpKind::Sin:
-        return callF(runtime_.sinF, "ember_aot_sinf", {x[0]});
-      case OpKind::Cos:
-        return callF(runtime_.cosF, "ember_aot_cosf", {x[0]});
-      case OpKind::Sigmoid: {
-        llvm::Value* e = callF(runtime_.expF, "ember_aot_expf", {b_.CreateFNeg(x[0])});
-        return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
-      }
-      case OpKind::Sign: {
-        llvm::Value* neg =
-            b_.CreateSelect(b_.CreateFCmpOLT(x[0], zero), llvm::ConstantFP::get(f32Ty_, -1.0), x[0]);
-        return b_.CreateSelect(b_.CreateFCmpOGT(x[0], zero), one, neg);
-      }
-      case OpKind::Relu:
-        return b_.CreateSelect(b_.CreateFCmpOLT(x[0], zero), zero, x[0]);
-      case OpKind::Clip: {
-        llvm::Value* lo = llvm::ConstantFP::get(f32Ty_, loop.lo);
-        llvm::Value* hi = llvm::ConstantFP::get(f32Ty_, loop.hi);
-        llvm::Value* t = b_.CreateSelect(b_.CreateFCmpOLT(x[0], lo), lo, x[0]);
-        return b_.CreateSelect(b_.CreateFCmpOGT(t, hi), hi, t);
-      }
-      default:
-        assert(false && "not a JIT elementwise op");
-        return x[0];
-    }
-  }
-
   /// void ewN(i64 begin, i64 end, ptr regions): the loop nest over
   /// [begin, end) x dims[1] x ... x dims[r-1].
   llvm::Function* emitLoop(const ElementwiseLoop& loop, const std::string& name) {
@@ -300,6 +323,7 @@ class Emitter {
     llvm::Value* regions = fn->getArg(2);
     llvm::Value* outBase = address(regions, loop.out);
     std::vector<llvm::Value*> inBase;
+    inBase.reserve(loop.ins.size());
     for (const Address& a : loop.ins) inBase.push_back(address(regions, a));
 
     const size_t rank = loop.dims.size();
@@ -329,11 +353,14 @@ class Emitter {
       return off;
     };
     std::vector<llvm::Value*> xs;
+    xs.reserve(inBase.size());
     for (size_t k = 0; k < inBase.size(); ++k) {
       llvm::Value* p = b_.CreateInBoundsGEP(f32Ty_, inBase[k], offsetOf(loop.inStrides[k]));
       xs.push_back(b_.CreateAlignedLoad(f32Ty_, p, llvm::Align(4)));
     }
-    llvm::Value* result = compute(loop, xs);
+    const ElementEmitter emitElement = elementEmitter(loop.kind);
+    assert(emitElement && "the compiler made a loop of an op the JIT does not emit");
+    llvm::Value* result = emitElement(ElementBuilder{b_, module_, f32Ty_, loop}, xs);
     b_.CreateAlignedStore(result, b_.CreateInBoundsGEP(f32Ty_, outBase, offsetOf(outStrides)),
                           llvm::Align(4));
     // Latches from the innermost outwards.
@@ -395,36 +422,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
 
 }  // namespace
 
-bool jitSupportsElementwise(OpKind kind) {
-  switch (kind) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Pow:
-    case OpKind::Max:
-    case OpKind::Min:
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Sqrt:
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    case OpKind::Reciprocal:
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Tanh:
-    case OpKind::Erf:
-    case OpKind::Sin:
-    case OpKind::Cos:
-    case OpKind::Sigmoid:
-    case OpKind::Sign:
-    case OpKind::Relu:
-    case OpKind::Clip:
-      return true;
-    default:
-      return false;
-  }
-}
+bool jitSupportsElementwise(OpKind kind) { return elementEmitter(kind) != nullptr; }
 
 namespace {
 
@@ -458,66 +456,47 @@ std::string opsKeyText(const std::vector<JitOp>& ops) {
 
 }  // namespace
 
-Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std::vector<JitOp>& ops,
-                                              const JitRuntime& runtime, const std::string& cacheKey) {
-  initializeLLVM();
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb)
-    return makeError("cpu backend: cannot detect the host for the JIT: ", llvmErrorText(jtmb.takeError()));
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
-  // Position-independent: steps and runtime functions are external symbols
-  // at arbitrary host addresses, reached through the GOT.
-  jtmb->setRelocationModel(llvm::Reloc::PIC_);
-  auto tm = jtmb->createTargetMachine();
-  if (!tm) return makeError("cpu backend: no LLVM target machine: ", llvmErrorText(tm.takeError()));
+namespace {
 
-  // The on-disk cache (JitDiskCache.h): the full key names the Ember build,
-  // the target (triple, CPU, features), the caller's IR text and the ops.
-  const std::string directory = cacheKey.empty() ? "" : jitCacheDirectory();
-  std::string key, path;
-  if (!directory.empty()) {
-    key = jitCacheVersionLine() + "\ntarget " + jtmb->getTargetTriple().str() + " " + jtmb->getCPU() + " " +
-          jtmb->getFeatures().getString() + "\n" + cacheKey + "\nops\n" + opsKeyText(ops);
-    path = jitCachePath(directory, key);
-  }
-  std::optional<std::vector<char>> object;
-  if (!path.empty()) object = readJitCacheEntry(path, key);
-  std::string irText;
-  const bool hit = object.has_value();
-  if (!object) {
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>(name, *context);
-    module->setDataLayout((*tm)->createDataLayout());
-    module->setTargetTriple((*tm)->getTargetTriple().str());
-    Emitter(*context, *module, runtime).emit(ops);
-    EMBER_RETURN_IF_ERROR(finishModule(*module, **tm, name));
-    if (std::getenv("EMBER_CPU_DUMP_IR")) {
-      llvm::raw_string_ostream os(irText);
-      module->print(os, nullptr);
-    }
-    llvm::SmallVector<char, 0> buffer;
-    llvm::raw_svector_ostream out(buffer);
-    llvm::legacy::PassManager pm;
-    if ((*tm)->addPassesToEmitFile(pm, out, nullptr, llvm::CGFT_ObjectFile))
-      return makeError("cpu backend: the target cannot emit an object file");
-    pm.run(*module);
-    object = std::vector<char>(buffer.begin(), buffer.end());
-    if (!path.empty()) writeJitCacheEntry(path, key, *object);
-  }
+/// The on-disk cache's full key (JitDiskCache.h): the Ember build, the target
+/// (triple, CPU, features), the caller's IR text and the ops.
+std::string objectCacheKey(const llvm::orc::JITTargetMachineBuilder& jtmb, const std::string& cacheKey,
+                           const std::vector<JitOp>& ops) {
+  return jitCacheVersionLine() + "\ntarget " + jtmb.getTargetTriple().str() + " " + jtmb.getCPU() + " " +
+         jtmb.getFeatures().getString() + "\n" + cacheKey + "\nops\n" + opsKeyText(ops);
+}
 
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-  if (!jit) return makeError("cpu backend: cannot create the LLJIT: ", llvmErrorText(jit.takeError()));
-  // LLVM may lower memmove/memset and libm intrinsics to calls into the C library.
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process)
-    return makeError("cpu backend: cannot search the process: ", llvmErrorText(process.takeError()));
-  llvm::orc::JITDylib& dylib = (*jit)->getMainJITDylib();
-  dylib.addGenerator(std::move(*process));
-  // Bind the object's external names to this process's steps and functions.
+/// Emits `ops` as LLVM IR, optimises it and compiles it to an object file;
+/// `irText` receives the optimised IR when EMBER_CPU_DUMP_IR is set.
+Expected<std::vector<char>> compileObject(const std::string& name, const std::vector<JitOp>& ops,
+                                          const JitRuntime& runtime, llvm::TargetMachine& tm,
+                                          std::string& irText) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(name, *context);
+  module->setDataLayout(tm.createDataLayout());
+  module->setTargetTriple(tm.getTargetTriple().str());
+  Emitter(*context, *module, runtime).emit(ops);
+  EMBER_RETURN_IF_ERROR(finishModule(*module, tm, name));
+  if (std::getenv("EMBER_CPU_DUMP_IR")) {
+    llvm::raw_string_ostream os(irText);
+    module->print(os, nullptr);
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream out(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, out, nullptr, llvm::CGFT_ObjectFile))
+    return makeError("cpu backend: the target cannot emit an object file");
+  pm.run(*module);
+  return std::vector<char>(buffer.begin(), buffer.end());
+}
+
+/// Binds the object's external names to this process's kernel steps (in
+/// program order) and the runtime's functions.
+Error bindHostSymbols(llvm::orc::LLJIT& jit, llvm::orc::JITDylib& dylib, const std::vector<JitOp>& ops,
+                      const JitRuntime& runtime) {
   llvm::orc::SymbolMap symbols;
   auto bind = [&](const std::string& symbol, const void* address, llvm::JITSymbolFlags flags) {
-    symbols[(*jit)->mangleAndIntern(symbol)] =
+    symbols[jit.mangleAndIntern(symbol)] =
         llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(address), flags);
   };
   int stepIndex = 0;
@@ -533,13 +512,65 @@ Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std
     if (address) bind(symbol, address, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
   if (auto e = dylib.define(llvm::orc::absoluteSymbols(std::move(symbols))))
     return makeError("cpu backend: cannot bind the JIT's symbols: ", llvmErrorText(std::move(e)));
-  auto memory = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object->data(), object->size()), name);
+  return Error::success();
+}
+
+/// Loads `object` into a new LLJIT for the host, its external names bound
+/// (bindHostSymbols), and returns the JIT and the address of ember_main.
+Expected<std::pair<std::unique_ptr<llvm::orc::LLJIT>, JitCode::Entry>> loadObject(
+    llvm::orc::JITTargetMachineBuilder jtmb, const std::vector<char>& object, const std::string& name,
+    const std::vector<JitOp>& ops, const JitRuntime& runtime) {
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return makeError("cpu backend: cannot create the LLJIT: ", llvmErrorText(jit.takeError()));
+  // LLVM may lower memmove/memset and libm intrinsics to calls into the C library.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return makeError("cpu backend: cannot search the process: ", llvmErrorText(process.takeError()));
+  llvm::orc::JITDylib& dylib = (*jit)->getMainJITDylib();
+  dylib.addGenerator(std::move(*process));
+  EMBER_RETURN_IF_ERROR(bindHostSymbols(**jit, dylib, ops, runtime));
+  auto memory = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name);
   if (auto e = (*jit)->addObjectFile(std::move(memory)))
     return makeError("cpu backend: JIT rejected the object: ", llvmErrorText(std::move(e)));
   auto symbol = (*jit)->lookup("ember_main");
   if (!symbol) return makeError("cpu backend: JIT lookup failed: ", llvmErrorText(symbol.takeError()));
-  auto entry = symbol->toPtr<JitCode::Entry>();
-  return std::unique_ptr<JitCode>(new LLJitCode(std::move(*jit), entry, std::move(irText), hit));
+  const auto entry = symbol->toPtr<JitCode::Entry>();
+  return std::make_pair(std::move(*jit), entry);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<JitCode>> jitCompile(const std::string& name, const std::vector<JitOp>& ops,
+                                              const JitRuntime& runtime, const std::string& cacheKey) {
+  initializeLLVM();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return makeError("cpu backend: cannot detect the host for the JIT: ", llvmErrorText(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  // Position-independent: steps and runtime functions are external symbols
+  // at arbitrary host addresses, reached through the GOT.
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return makeError("cpu backend: no LLVM target machine: ", llvmErrorText(tm.takeError()));
+
+  const std::string directory = cacheKey.empty() ? "" : jitCacheDirectory();
+  std::string key, path;
+  if (!directory.empty()) {
+    key = objectCacheKey(*jtmb, cacheKey, ops);
+    path = jitCachePath(directory, key);
+  }
+  std::optional<std::vector<char>> object;
+  if (!path.empty()) object = readJitCacheEntry(path, key);
+  std::string irText;
+  const bool hit = object.has_value();
+  if (!object) {
+    EMBER_ASSIGN_OR_RETURN(object, compileObject(name, ops, runtime, **tm, irText));
+    if (!path.empty()) writeJitCacheEntry(path, key, *object);
+  }
+  EMBER_ASSIGN_OR_RETURN(auto loaded, loadObject(std::move(*jtmb), *object, name, ops, runtime));
+  return std::unique_ptr<JitCode>(
+      new LLJitCode(std::move(loaded.first), loaded.second, std::move(irText), hit));
 }
 
 Error writeAotObject(const AotModule& m, const std::string& path) {

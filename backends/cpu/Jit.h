@@ -91,7 +91,8 @@ class JitCode {
   virtual bool fromDiskCache() const = 0;
 };
 
-/// Whether the JIT can emit `kind` as an f32 elementwise loop.
+/// Whether the JIT can emit `kind` as an f32 elementwise loop: whether the
+/// table of elementwise emitters in Jit.cpp has an entry for it.
 bool jitSupportsElementwise(OpKind kind);
 
 /// Compiles `ops` to native code. With a non-empty `cacheKey` (the program's
