@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "ember/Kernels.h"
+#include "ember/OpAttrs.h"
 #include "ember/QuantMath.h"
 
 namespace ember::cpu {
@@ -49,15 +50,49 @@ void fillWindow(Call& s, const Type& input, const Type& output, int64_t kh, int6
   s.dw = dilations[1];
 }
 
+/// The element strides of a row-major `in` read over the dims `out` it
+/// broadcasts to (numpy rules: aligned at the last dim), 0 where it broadcasts.
+Dims broadcastStridesOver(const Dims& out, const Dims& in) {
+  Dims s(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    size_t ia = in.size() - 1 - i, oa = out.size() - 1 - i;
+    s[oa] = (in[ia] == 1 && out[oa] != 1) ? 0 : stride;
+    stride *= in[ia];
+  }
+  return s;
+}
+
 bool is8BitCode(ElemKind kind) { return kind == ElemKind::Int8Q || kind == ElemKind::UInt8Q; }
 
 /// The clamp of an 8-bit output: its kind's range narrowed by the fused
-/// activation's clip_min/clip_max attributes.
-quant::QuantRange outputClamp(const Instruction& inst, const Type& output) {
+/// activation's clip_min/clip_max attributes (QuantizedConvAttrs,
+/// QuantizedMatMulAttrs or QuantizedAddAttrs).
+template <class ClippedAttrs>
+quant::QuantRange outputClamp(const ClippedAttrs& attrs, const Type& output) {
   const quant::QuantRange full = output.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
-  return quant::activationRange(full, output.scale, output.offset,
-                                float(inst.attrs.getFloat("clip_min", -INFINITY)),
-                                float(inst.attrs.getFloat("clip_max", INFINITY)));
+  return quant::activationRange(full, output.scale, output.offset, float(attrs.clipMin.value_or(-INFINITY)),
+                                float(attrs.clipMax.value_or(INFINITY)));
+}
+
+/// The window attributes of a pool: MaxPool's, AvgPool's or QuantizedAvgPool's
+/// (the averages have no dilations: 1).
+struct PoolWindow {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+  bool countIncludePad = false;
+};
+
+PoolWindow poolWindow(const Instruction& inst) {
+  if (inst.kind == OpKind::MaxPool) {
+    MaxPoolAttrs a = MaxPoolAttrs::from(inst.attrs);
+    return {std::move(a.kernel), std::move(a.strides), std::move(a.pads), std::move(a.dilations), false};
+  }
+  if (inst.kind == OpKind::AvgPool) {
+    AvgPoolAttrs a = AvgPoolAttrs::from(inst.attrs);
+    return {std::move(a.kernel), std::move(a.strides), std::move(a.pads), {1, 1}, a.countIncludePad != 0};
+  }
+  QuantizedAvgPoolAttrs a = QuantizedAvgPoolAttrs::from(inst.attrs);
+  return {std::move(a.kernel), std::move(a.strides), std::move(a.pads), {1, 1}, a.countIncludePad != 0};
 }
 
 template <class To, class From>
@@ -199,6 +234,79 @@ class Compiler {
     return seen;
   }
 
+  /// The Conv/MatMul a fusion starts from: its kind, the ranges it reads and its output type.
+  struct FusionRoot {
+    OpKind kind;
+    std::vector<Range> inputs;
+    Type outType;
+  };
+
+  bool isF32Same(ValueId v, const FusionRoot& root) const {
+    return type(v).kind == ElemKind::F32 && type(v).dims == root.outType.dims;
+  }
+
+  /// Whether the fused result may go to `target`: apart from the root's
+  /// inputs, and apart from or exactly on the residual.
+  bool safeTarget(const Fusion& f, const FusionRoot& root, ValueId target) const {
+    Range r = range(target);
+    for (const Range& in : root.inputs)
+      if (r.overlaps(in)) return false;
+    if (f.residual) {
+      Range res = range(*f.residual);
+      if (res.overlaps(r) && !(res == r)) return false;
+    }
+    return true;
+  }
+
+  /// Fuses the Add `next` of the current result and a same-shape residual (or,
+  /// after a MatMul, a bias over the last dim).
+  bool fuseAdd(Fusion& f, const FusionRoot& root, const Instruction& next) const {
+    const ValueId current = f.output;
+    ValueId lhs = next.operands[1].value, rhs = next.operands[2].value;
+    std::optional<ValueId> other;
+    if (lhs == current || range(lhs) == range(current))
+      other = rhs;
+    else if (rhs == current || range(rhs) == range(current))
+      other = lhs;
+    if (!other || *other == current || range(*other) == range(current)) return false;
+    ValueId result = next.operands[0].value;
+    if (!isF32Same(result, root)) return false;
+    const Type& ot = type(*other);
+    const Type& outType = root.outType;
+    if (isF32Same(*other, root)) {
+      f.residual = *other;
+    } else if (root.kind == OpKind::MatMul && ot.kind == ElemKind::F32 && !ot.dims.empty() &&
+               ot.dims.back() == outType.dims.back() && ot.numElements() == ot.dims.back() &&
+               ot.rank() <= outType.rank()) {
+      f.bias = *other;
+    } else {
+      return false;
+    }
+    if (!safeTarget(f, root, result)) {
+      f.residual.reset();
+      f.bias.reset();
+      return false;
+    }
+    f.output = result;
+    return true;
+  }
+
+  /// Fuses the Relu or Clip `next` of the current result.
+  bool fuseActivation(Fusion& f, const FusionRoot& root, const Instruction& next) const {
+    if ((next.kind != OpKind::Relu && next.kind != OpKind::Clip) || next.operands[1].value != f.output)
+      return false;
+    ValueId result = next.operands[0].value;
+    if (!isF32Same(result, root) || !safeTarget(f, root, result)) return false;
+    f.epilogue.activation = next.kind == OpKind::Relu ? Activation::Relu : Activation::Clip;
+    if (next.kind == OpKind::Clip) {
+      const ClipAttrs clip = ClipAttrs::from(next.attrs);
+      f.epilogue.lo = float(clip.min);
+      f.epilogue.hi = float(clip.max);
+    }
+    f.output = result;
+    return true;
+  }
+
   /// Follows Conv/MatMul at `i` with Add (bias or same-shape residual) and then Relu/Clip.
   Fusion planFusion(size_t i) {
     const auto& instrs = ir_.instructions();
@@ -206,72 +314,24 @@ class Compiler {
     Fusion f;
     f.output = lin.operands[0].value;
     if (std::getenv("EMBER_CPU_NO_FUSION")) return f;
-    std::vector<Range> inputs;
-    for (size_t k = 1; k < lin.operands.size(); ++k) inputs.push_back(range(lin.operands[k].value));
-    const Type outType = type(f.output);
-    if (outType.kind != ElemKind::F32) return f;
-    auto isF32Same = [&](ValueId v) { return type(v).kind == ElemKind::F32 && type(v).dims == outType.dims; };
-    auto safeTarget = [&](ValueId target) {
-      Range r = range(target);
-      for (const Range& in : inputs)
-        if (r.overlaps(in)) return false;
-      if (f.residual) {
-        Range res = range(*f.residual);
-        if (res.overlaps(r) && !(res == r)) return false;
-      }
-      return true;
-    };
+    FusionRoot root{lin.kind, {}, type(f.output)};
+    root.inputs.reserve(lin.operands.size() - 1);
+    for (size_t k = 1; k < lin.operands.size(); ++k) root.inputs.push_back(range(lin.operands[k].value));
+    if (root.outType.kind != ElemKind::F32) return f;
     size_t cursor = i;
     bool addDone = false;
     for (int stage = 0; stage < 2; ++stage) {
       std::optional<size_t> j = nextReal(cursor);
-      if (!j) break;
+      if (!j || !privateIntermediate(f.output, cursor, *j)) break;
       const Instruction& next = instrs[*j];
-      ValueId current = f.output;
-      if (!privateIntermediate(current, cursor, *j)) break;
       if (next.kind == OpKind::Add && !addDone) {
-        ValueId lhs = next.operands[1].value, rhs = next.operands[2].value;
-        std::optional<ValueId> other;
-        if (lhs == current || range(lhs) == range(current))
-          other = rhs;
-        else if (rhs == current || range(rhs) == range(current))
-          other = lhs;
-        if (!other || *other == current || range(*other) == range(current)) break;
-        ValueId result = next.operands[0].value;
-        if (!isF32Same(result)) break;
-        const Type& ot = type(*other);
-        if (isF32Same(*other)) {
-          f.residual = *other;
-        } else if (lin.kind == OpKind::MatMul && ot.kind == ElemKind::F32 && !ot.dims.empty() &&
-                   ot.dims.back() == outType.dims.back() && ot.numElements() == ot.dims.back() &&
-                   ot.rank() <= outType.rank()) {
-          f.bias = *other;
-        } else {
-          break;
-        }
-        if (!safeTarget(result)) {
-          f.residual.reset();
-          f.bias.reset();
-          break;
-        }
-        f.output = result;
+        if (!fuseAdd(f, root, next)) break;
         f.consumed.push_back(*j);
         addDone = true;
         cursor = *j;
         continue;
       }
-      if ((next.kind == OpKind::Relu || next.kind == OpKind::Clip) && next.operands[1].value == current) {
-        ValueId result = next.operands[0].value;
-        if (!isF32Same(result) || !safeTarget(result)) break;
-        f.epilogue.activation = next.kind == OpKind::Relu ? Activation::Relu : Activation::Clip;
-        if (next.kind == OpKind::Clip) {
-          f.epilogue.lo = float(next.attrs.getFloat("min"));
-          f.epilogue.hi = float(next.attrs.getFloat("max"));
-        }
-        f.output = result;
-        f.consumed.push_back(*j);
-        break;
-      }
+      if (fuseActivation(f, root, next)) f.consumed.push_back(*j);
       break;
     }
     if (f.residual) f.epilogue.residual = address(*f.residual);
@@ -293,46 +353,70 @@ class Compiler {
   }
 
   bool lowerLinear(const Instruction& inst, Fusion& fusion) {
-    const ValueId out = inst.operands[0].value;
     for (const Operand& op : inst.operands)
       if (type(op.value).kind != ElemKind::F32) return false;
     if (inst.kind == OpKind::Conv) return lowerConv(inst, fusion);
+    lowerMatMul(inst, fusion);
+    return true;
+  }
 
+  /// f32 MatMul: one GEMM on the rhs packed at compile time when it is a
+  /// constant matrix (the lhs batch folded into M), else a batched MatMul step.
+  void lowerMatMul(const Instruction& inst, const Fusion& fusion) {
     const Type& lt = type(inst.operands[1].value);
     const Type& rt = type(inst.operands[2].value);
-    const Type& ot = type(out);
+    const Type& ot = type(inst.operands[0].value);
     const int64_t m = lt.dims[lt.rank() - 2], k = lt.dims.back(), n = rt.dims.back();
     int64_t rhsBatch = 1;
     for (size_t d = 0; d + 2 < rt.rank(); ++d) rhsBatch *= rt.dims[d];
     std::optional<Address> constRhs = constantAddress(inst.operands[2].value);
     int64_t outBatch = ot.numElements() / std::max<int64_t>(1, m * n);
-    if (constRhs && rhsBatch == 1 && lt.numElements() == outBatch * m * k) {
-      // Constant weights: pack once; fold the lhs batch into M.
-      auto step = std::make_unique<GemmStep>();
-      step->shape.m = outBatch * m;
-      step->shape.n = n;
-      step->shape.k = k;
-      step->shape.a.lda = k;
-      step->shape.ldc = n;
-      step->a = address(inst.operands[1].value);
-      step->c = address(fusion.output);
-      size_t floats = packedBSize(arch_, k, n);
-      step->packedB = Address{kPacked, reservePacked(floats)};
-      step->packedGroupFloats = floats;
-      step->epilogue = fusion.epilogue;
-      PackEntry pack;
-      pack.kind = PackEntry::Kind::GemmB;
-      pack.src = *constRhs;
-      pack.dst = step->packedB.offset;
-      pack.k = k;
-      pack.n = n;
-      pack.transposed = false;
-      pack.groupFloats = floats;
-      program_->packing.push_back(pack);
-      addStep(std::move(step));
-      return true;
-    }
-    // Batched or computed rhs.
+    if (constRhs && rhsBatch == 1 && lt.numElements() == outBatch * m * k)
+      addPackedGemm(inst.operands[1].value, *constRhs, fusion, outBatch * m, k, n);
+    else
+      addBatchedMatMul(inst, fusion, m, k, n, outBatch);
+  }
+
+  /// C[m, n] = lhs[m, k] x rhs[k, n] with the constant rhs packed once.
+  void addPackedGemm(ValueId lhs, Address rhs, const Fusion& fusion, int64_t m, int64_t k, int64_t n) {
+    auto step = std::make_unique<GemmStep>();
+    step->shape.m = m;
+    step->shape.n = n;
+    step->shape.k = k;
+    step->shape.a.lda = k;
+    step->shape.ldc = n;
+    step->a = address(lhs);
+    step->c = address(fusion.output);
+    step->epilogue = fusion.epilogue;
+    packGemmB(*step, rhs, k, n, /*groups=*/1, /*transposed=*/false);
+    addStep(std::move(step));
+  }
+
+  /// Reserves the packed B panels of `step` (`groups` of them, each [k, n];
+  /// transposed: the constant is [n, k], as a conv filter) and plans packing
+  /// them from the constant at `src`.
+  void packGemmB(GemmStep& step, Address src, int64_t k, int64_t n, int64_t groups, bool transposed) {
+    const size_t groupFloats = packedBSize(arch_, k, n);
+    step.packedGroupFloats = groupFloats;
+    step.packedB = Address{kPacked, reservePacked(groupFloats * size_t(groups))};
+    PackEntry pack;
+    pack.kind = PackEntry::Kind::GemmB;
+    pack.src = src;
+    pack.dst = step.packedB.offset;
+    pack.k = k;
+    pack.n = n;
+    pack.groups = groups;
+    pack.transposed = transposed;
+    pack.groupFloats = groupFloats;
+    program_->packing.push_back(pack);
+  }
+
+  /// A MatMul step over `outBatch` broadcast batches of [m, k] x [k, n].
+  void addBatchedMatMul(const Instruction& inst, const Fusion& fusion, int64_t m, int64_t k, int64_t n,
+                        int64_t outBatch) {
+    const Dims& ld = type(inst.operands[1].value).dims;
+    const Dims& rd = type(inst.operands[2].value).dims;
+    const Dims& od = type(inst.operands[0].value).dims;
     auto step = std::make_unique<MatMulStep>();
     step->lhs = address(inst.operands[1].value);
     step->rhs = address(inst.operands[2].value);
@@ -340,19 +424,9 @@ class Compiler {
     step->m = m;
     step->k = k;
     step->n = n;
-    Dims outBatchDims(ot.dims.begin(), ot.dims.end() - 2);
-    Dims lb(lt.dims.begin(), lt.dims.end() - 2), rb(rt.dims.begin(), rt.dims.end() - 2);
-    auto strides = [&](const Dims& in) {
-      Dims s(outBatchDims.size(), 0);
-      int64_t stride = 1;
-      for (size_t i = 0; i < in.size(); ++i) {
-        size_t ia = in.size() - 1 - i, oa = outBatchDims.size() - 1 - i;
-        s[oa] = (in[ia] == 1 && outBatchDims[oa] != 1) ? 0 : stride;
-        stride *= in[ia];
-      }
-      return s;
-    };
-    Dims ls = strides(lb), rs = strides(rb);
+    Dims outBatchDims(od.begin(), od.end() - 2);
+    Dims ls = broadcastStridesOver(outBatchDims, Dims(ld.begin(), ld.end() - 2));
+    Dims rs = broadcastStridesOver(outBatchDims, Dims(rd.begin(), rd.end() - 2));
     std::vector<int64_t> index(outBatchDims.size(), 0);
     for (int64_t b = 0; b < outBatch; ++b) {
       int64_t lo = 0, ro = 0;
@@ -369,7 +443,6 @@ class Compiler {
     }
     step->epilogue = fusion.epilogue;
     addStep(std::move(step));
-    return true;
   }
 
   bool lowerConv(const Instruction& inst, Fusion& fusion) {
@@ -378,10 +451,11 @@ class Compiler {
     const Dims& in = type(inst.operands[1].value).dims;
     const Dims& fd = type(inst.operands[2].value).dims;
     const Dims& od = type(inst.operands[0].value).dims;
-    const auto& strides = inst.attrs.getInts("strides");
-    const auto& pads = inst.attrs.getInts("pads");
-    const auto& dil = inst.attrs.getInts("dilations");
-    const int64_t group = inst.attrs.getInt("group");
+    const ConvAttrs attrs = ConvAttrs::from(inst.attrs);
+    const std::vector<int64_t>& strides = attrs.strides;
+    const std::vector<int64_t>& pads = attrs.pads;
+    const std::vector<int64_t>& dil = attrs.dilations;
+    const int64_t group = attrs.group;
     const int64_t c = in[3], o = od[3], cg = c / group, og = o / group;
     EpilogueAddrs epilogue = fusion.epilogue;
     epilogue.bias = address(inst.operands[3].value);
@@ -439,20 +513,8 @@ class Compiler {
     step->groups = group;
     step->groupInChannels = cg;
     step->groupOutChannels = og;
-    size_t groupFloats = packedBSize(arch_, k, og);
-    step->packedGroupFloats = groupFloats;
-    step->packedB = Address{kPacked, reservePacked(groupFloats * size_t(group))};
     step->epilogue = epilogue;
-    PackEntry pack;
-    pack.kind = PackEntry::Kind::GemmB;
-    pack.src = *filter;
-    pack.dst = step->packedB.offset;
-    pack.k = k;
-    pack.n = og;
-    pack.groups = group;
-    pack.transposed = true;
-    pack.groupFloats = groupFloats;
-    program_->packing.push_back(pack);
+    packGemmB(*step, *filter, k, og, group, /*transposed=*/true);
     addStep(std::move(step));
     return true;
   }
@@ -521,18 +583,9 @@ class Compiler {
   /// 0 along the dims an input broadcasts.
   std::vector<std::vector<int64_t>> broadcastStrides(const Type& ot, const std::vector<ValueId>& ins) {
     std::vector<std::vector<int64_t>> strides;
+    strides.reserve(ins.size() + 1);
     strides.push_back(ot.strides());
-    for (ValueId v : ins) {
-      const Dims& d = type(v).dims;
-      std::vector<int64_t> s(ot.rank(), 0);
-      int64_t stride = 1;
-      for (size_t i = 0; i < d.size(); ++i) {
-        size_t ia = d.size() - 1 - i, oa = ot.rank() - 1 - i;
-        s[oa] = (d[ia] == 1 && ot.dims[oa] != 1) ? 0 : stride;
-        stride *= d[ia];
-      }
-      strides.push_back(s);
-    }
+    for (ValueId v : ins) strides.push_back(broadcastStridesOver(ot.dims, type(v).dims));
     return strides;
   }
 
@@ -548,8 +601,9 @@ class Compiler {
     ElementwiseLoop& loop = op.loop;
     loop.kind = inst.kind;
     if (inst.kind == OpKind::Clip) {
-      loop.lo = float(inst.attrs.getFloat("min"));
-      loop.hi = float(inst.attrs.getFloat("max"));
+      const ClipAttrs clip = ClipAttrs::from(inst.attrs);
+      loop.lo = float(clip.min);
+      loop.hi = float(clip.max);
     }
     std::vector<std::vector<int64_t>> strides = broadcastStrides(ot, ins);
     loop.dims = ot.dims;
@@ -576,11 +630,11 @@ class Compiler {
       return lowerInt8Pool(inst);
     if (ot.kind != ElemKind::F32) return false;
     const Dims& in = type(ins[0]).dims;
-    const auto& kernel = inst.attrs.getInts("kernel");
-    const auto& strides = inst.attrs.getInts("strides");
-    const auto& pads = inst.attrs.getInts("pads");
-    std::vector<int64_t> dil =
-        inst.kind == OpKind::MaxPool ? inst.attrs.getInts("dilations") : std::vector<int64_t>{1, 1};
+    const PoolWindow window = poolWindow(inst);
+    const std::vector<int64_t>& kernel = window.kernel;
+    const std::vector<int64_t>& strides = window.strides;
+    const std::vector<int64_t>& pads = window.pads;
+    const std::vector<int64_t>& dil = window.dilations;
     auto step = std::make_unique<PoolStep>();
     step->shape = PoolCall{nullptr,
                            nullptr,
@@ -601,7 +655,7 @@ class Compiler {
                            dil[0],
                            dil[1],
                            inst.kind == OpKind::MaxPool,
-                           inst.kind == OpKind::AvgPool && inst.attrs.getInt("count_include_pad") != 0};
+                           window.countIncludePad};
     step->input = address(ins[0]);
     step->output = address(out);
     addStep(std::move(step));
@@ -613,7 +667,7 @@ class Compiler {
     const Type& ot = type(out);
     if (ot.kind != ElemKind::F32) return false;
     const Dims& d = type(ins[0]).dims;
-    const auto& axes = inst.attrs.getInts("axes");
+    const std::vector<int64_t> axes = ReduceSumAttrs::from(inst.attrs).axes;  // ReduceMax/Min/Prod's too
     for (size_t i = 1; i < axes.size(); ++i)
       if (axes[i] != axes[i - 1] + 1) return false;  // not one contiguous block
     auto step = std::make_unique<ReduceStep>();
@@ -639,7 +693,7 @@ class Compiler {
     step->output = address(out);
     step->elemSize = elemSize(it.kind);
     step->dims = it.dims;
-    step->perm = inst.attrs.getInts("perm");
+    step->perm = TransposeAttrs::from(inst.attrs).perm;
     if (range(ins[0]).overlaps(range(out))) return false;
     addStep(std::move(step));
     return true;
@@ -655,7 +709,8 @@ class Compiler {
     std::optional<Address> scales = constantAddress(inst.operands[4].value);
     if (!filter || !bias || !scales) return false;
     const Type &it = type(in), &ot = type(out), &ft = type(inst.operands[2].value);
-    const int64_t group = inst.attrs.getInt("group");
+    const QuantizedConvAttrs attrs = QuantizedConvAttrs::from(inst.attrs);
+    const int64_t group = attrs.group;
     const bool depthwise = group == it.dims[3] && group == ot.dims[3] && ft.dims[3] == 1;
     if (group != 1 && !depthwise) return false;
     if (!is8BitCode(it.kind) || !is8BitCode(ot.kind) || ft.kind != ElemKind::Int8Q) return false;
@@ -665,7 +720,7 @@ class Compiler {
     if (range(in).overlaps(range(out))) return false;
     auto step = std::make_unique<Int8ConvStep>();
     Int8ConvCall& s = step->shape;
-    fillInt8ConvShape(s, inst, it, ot, ft);
+    fillInt8ConvShape(s, attrs, it, ot, ft);
     if (depthwise) return addInt8Depthwise(s, in, out, *filter, *bias, *scales);
     step->input = address(in);
     step->output = address(out);
@@ -696,18 +751,15 @@ class Compiler {
   }
 
   /// The shape, zero points and output clamp of a QuantizedConv's int8 kernel call.
-  static void fillInt8ConvShape(Int8ConvCall& s, const Instruction& inst, const Type& it, const Type& ot,
-                                const Type& ft) {
-    const auto& strides = inst.attrs.getInts("strides");
-    const auto& pads = inst.attrs.getInts("pads");
-    const auto& dil = inst.attrs.getInts("dilations");
-    fillWindow(s, it, ot, ft.dims[1], ft.dims[2], strides, pads, dil);
+  static void fillInt8ConvShape(Int8ConvCall& s, const QuantizedConvAttrs& attrs, const Type& it,
+                                const Type& ot, const Type& ft) {
+    fillWindow(s, it, ot, ft.dims[1], ft.dims[2], attrs.strides, attrs.pads, attrs.dilations);
     s.o = ot.dims[3];
     s.inputSigned = it.kind == ElemKind::Int8Q;
     s.zu = s.inputSigned ? it.offset + 128 : it.offset;
     s.outputSigned = ot.kind == ElemKind::Int8Q;
     s.outputZero = ot.offset;
-    const quant::QuantRange r = outputClamp(inst, ot);
+    const quant::QuantRange r = outputClamp(attrs, ot);
     s.lo = r.lo;
     s.hi = r.hi;
   }
@@ -773,7 +825,7 @@ class Compiler {
     s.zu = s.inputSigned ? lt.offset + 128 : lt.offset;
     s.outputSigned = ot.kind == ElemKind::Int8Q;
     s.outputZero = ot.offset;
-    const quant::QuantRange r = outputClamp(inst, ot);
+    const quant::QuantRange r = outputClamp(QuantizedMatMulAttrs::from(inst.attrs), ot);
     s.lo = r.lo;
     s.hi = r.hi;
     step->input = address(lhs);
@@ -810,18 +862,15 @@ class Compiler {
     const Type &it = type(in), &ot = type(out);
     if (it.kind != ot.kind || it.dims.size() != 4 || range(in).overlaps(range(out))) return false;
     const bool average = inst.kind == OpKind::QuantizedAvgPool;
-    const auto& kernel = inst.attrs.getInts("kernel");
-    const auto& strides = inst.attrs.getInts("strides");
-    const auto& pads = inst.attrs.getInts("pads");
-    const std::vector<int64_t> dil = average ? std::vector<int64_t>{1, 1} : inst.attrs.getInts("dilations");
+    const PoolWindow window = poolWindow(inst);
     auto step = std::make_unique<Int8PoolStep>();
     Int8PoolCall& s = step->shape;
-    fillWindow(s, it, ot, kernel[0], kernel[1], strides, pads, dil);
-    s.pb = pads[2];
-    s.pr = pads[3];
+    fillWindow(s, it, ot, window.kernel[0], window.kernel[1], window.strides, window.pads, window.dilations);
+    s.pb = window.pads[2];
+    s.pr = window.pads[3];
     s.inputSigned = it.kind == ElemKind::Int8Q;
     s.average = average ? 1 : 0;
-    s.countIncludePad = average && inst.attrs.getInt("count_include_pad") != 0;
+    s.countIncludePad = window.countIncludePad;
     s.inputZero = it.offset;
     s.outputZero = ot.offset;
     const quant::QuantRange full = ot.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
@@ -854,7 +903,7 @@ class Compiler {
     step->output = address(out);
     step->count = ot.numElements();
     const quant::AddMultipliers m = quant::addMultipliers(at.scale, bt.scale, ot.scale);
-    const quant::QuantRange r = outputClamp(inst, ot);
+    const quant::QuantRange r = outputClamp(QuantizedAddAttrs::from(inst.attrs), ot);
     auto code = [](ElemKind kind, int byte) {
       return kind == ElemKind::Int8Q ? int32_t(int8_t(byte)) : byte;
     };
