@@ -280,6 +280,69 @@ void gemvRows(const GemmCall& call, int nr, bool residualIsC, ThreadPool& pool) 
   });
 }
 
+/// C = epilogue(0) when there is nothing to accumulate (k == 0).
+void gemmEmptyK(const GemmCall& call) {
+  const Epilogue& ep = call.epilogue;
+  if (ep.residual != call.c)
+    for (int64_t i = 0; i < call.m; ++i) std::memset(call.c + i * call.ldc, 0, size_t(call.n) * 4);
+  epilogueTile(call.c, call.ldc, call.m, call.n, ep.bias, ep.residual != call.c ? ep.residual : nullptr, true,
+               true, ep);
+}
+
+/// The cache blocks of C handed out as work items: MC rows (a multiple of MR)
+/// by NC columns (a multiple of NR).
+struct GemmBlocks {
+  int64_t mc, nc, mBlocks, nBlocks;
+};
+
+/// MC and NC from their cache sizes, halved while there are too few items for the threads.
+GemmBlocks chooseGemmBlocks(int64_t m, int64_t n, int mr, int nr, int threads) {
+  int64_t mc = std::max<int64_t>(mr, (kMC / mr) * mr);
+  int64_t nc = roundUp(std::min<int64_t>(kNC, n), nr);
+  auto items = [&] { return ceilDiv(m, mc) * ceilDiv(n, nc); };
+  while (threads > 1 && items() < 4 * threads && nc > 2 * nr) nc = roundUp(nc / 2, nr);
+  while (threads > 1 && items() < 4 * threads && mc > 2 * mr) mc = roundUp(mc / 2, mr);
+  return {mc, nc, ceilDiv(m, mc), ceilDiv(n, nc)};
+}
+
+/// One micro-tile of C: its first row and column, and the K slice it accumulates.
+struct MicroTile {
+  int64_t i, j;
+  int64_t kc;
+  bool first, last;  ///< the first / the last K slice
+};
+
+/// C[tile] (=|+=) A-panel x B-panel through the micro-kernel, with the
+/// epilogue's bias and residual on the first K slice and its activation on
+/// the last. A full tile runs the epilogue in registers; an edge tile goes
+/// through a buffer.
+void gemmMicroTile(const GemmCall& call, MicroKernel kernel, int mr, int nr, const float* aPanel,
+                   const float* bPanel, const MicroTile& t) {
+  const Epilogue& ep = call.epilogue;
+  const bool residualIsC = ep.residual == call.c;
+  const int64_t tileRows = std::min<int64_t>(mr, call.m - t.i);
+  const int64_t tileCols = std::min<int64_t>(nr, call.n - t.j);
+  float* c = call.c + t.i * call.ldc + t.j;
+  // A residual that is C itself is accumulated onto, not added afterwards.
+  const bool accumulate = !t.first || residualIsC;
+  const float* bias = t.first && ep.bias ? ep.bias + t.j : nullptr;
+  const float* residual =
+      t.first && ep.residual && !residualIsC ? ep.residual + t.i * call.ldc + t.j : nullptr;
+  if (tileRows == mr && tileCols == nr) {
+    // The epilogue runs in registers, before the tile's only store.
+    TileEpilogue tileEp{bias, residual, t.last ? ep.activation : Activation::None, ep.lo, ep.hi};
+    const bool any = bias || residual || tileEp.activation != Activation::None;
+    kernel(t.kc, aPanel, bPanel, c, call.ldc, accumulate, any ? &tileEp : nullptr);
+    return;
+  }
+  alignas(64) float tile[16 * 32];
+  kernel(t.kc, aPanel, bPanel, tile, nr, false, nullptr);
+  for (int64_t r = 0; r < tileRows; ++r)
+    for (int64_t s = 0; s < tileCols; ++s)
+      c[r * call.ldc + s] = accumulate ? c[r * call.ldc + s] + tile[r * nr + s] : tile[r * nr + s];
+  epilogueTile(c, call.ldc, tileRows, tileCols, bias, residual, t.first, t.last, ep);
+}
+
 }  // namespace
 
 GemmArch chooseGemmArch() {
@@ -313,69 +376,33 @@ void gemm(const GemmArch& arch, const GemmCall& call, ThreadPool& pool) {
   if (m == 0 || n == 0) return;
   const int mr = arch.mr, nr = arch.nr;
   const MicroKernel kernel = arch.avx512 ? microKernelAvx512 : microKernel6x16;
-  const Epilogue& ep = call.epilogue;
   if (k == 0) {
-    // Nothing to accumulate: C = epilogue(0).
-    if (ep.residual != call.c)
-      for (int64_t i = 0; i < m; ++i) std::memset(call.c + i * call.ldc, 0, size_t(n) * 4);
-    epilogueTile(call.c, call.ldc, m, n, ep.bias, ep.residual != call.c ? ep.residual : nullptr, true, true,
-                 ep);
+    gemmEmptyK(call);
     return;
   }
 
-  // Block sizes: MC a multiple of MR, NC of NR; smaller blocks when there are
-  // too few for the threads.
-  int64_t mc = std::max<int64_t>(mr, (kMC / mr) * mr);
-  int64_t nc = roundUp(std::min<int64_t>(kNC, n), nr);
-  const int threads = pool.size();
-  auto items = [&] { return ceilDiv(m, mc) * ceilDiv(n, nc); };
-  while (threads > 1 && items() < 4 * threads && nc > 2 * nr) nc = roundUp(nc / 2, nr);
-  while (threads > 1 && items() < 4 * threads && mc > 2 * mr) mc = roundUp(mc / 2, mr);
-  const int64_t mBlocks = ceilDiv(m, mc), nBlocks = ceilDiv(n, nc);
+  const GemmBlocks blocks = chooseGemmBlocks(m, n, mr, nr, pool.size());
+  const int64_t mc = blocks.mc, nc = blocks.nc;
   const int64_t kKC = kKCBytesOfBPanel / (4 * nr);
   const int64_t kc0 = std::min(kKC, k);
-  const bool residualIsC = ep.residual == call.c;
   if (!call.a.conv && m < mr / 2) {
-    gemvRows(call, nr, residualIsC, pool);
+    gemvRows(call, nr, call.epilogue.residual == call.c, pool);
     return;
   }
 
-  pool.parallelFor(mBlocks * nBlocks, [&](int64_t item, int) {
+  pool.parallelFor(blocks.mBlocks * blocks.nBlocks, [&](int64_t item, int) {
     // Consecutive items share the A block, so that a thread's packed A stays warm.
-    const int64_t ic = (item / nBlocks) * mc, jc = (item % nBlocks) * nc;
+    const int64_t ic = (item / blocks.nBlocks) * mc, jc = (item % blocks.nBlocks) * nc;
     const int64_t rows = std::min(mc, m - ic), cols = std::min(nc, n - jc);
     float* packedA = scratch(size_t(roundUp(mc, mr) * kc0), 0);
-    alignas(64) float tile[16 * 32];
     for (int64_t pc = 0; pc < k; pc += kKC) {
       const int64_t kc = std::min(kKC, k - pc);
-      const bool first = pc == 0, last = pc + kc == k;
       packA(call.a, mr, ic, rows, pc, kc, packedA);
       for (int64_t jr = 0; jr < cols; jr += nr) {
-        const int64_t j = jc + jr;
-        const int64_t tileCols = std::min<int64_t>(nr, n - j);
-        const float* bPanel = call.packedB + j * k + pc * nr;
-        for (int64_t ir = 0; ir < rows; ir += mr) {
-          const int64_t i = ic + ir;
-          const int64_t tileRows = std::min<int64_t>(mr, m - i);
-          float* c = call.c + i * call.ldc + j;
-          // A residual that is C itself is accumulated onto, not added afterwards.
-          const bool accumulate = !first || residualIsC;
-          const float* bias = first && ep.bias ? ep.bias + j : nullptr;
-          const float* residual =
-              first && ep.residual && !residualIsC ? ep.residual + i * call.ldc + j : nullptr;
-          if (tileRows == mr && tileCols == nr) {
-            // The epilogue runs in registers, before the tile's only store.
-            TileEpilogue tileEp{bias, residual, last ? ep.activation : Activation::None, ep.lo, ep.hi};
-            const bool any = bias || residual || tileEp.activation != Activation::None;
-            kernel(kc, packedA + ir * kc, bPanel, c, call.ldc, accumulate, any ? &tileEp : nullptr);
-          } else {
-            kernel(kc, packedA + ir * kc, bPanel, tile, nr, false, nullptr);
-            for (int64_t r = 0; r < tileRows; ++r)
-              for (int64_t s = 0; s < tileCols; ++s)
-                c[r * call.ldc + s] = accumulate ? c[r * call.ldc + s] + tile[r * nr + s] : tile[r * nr + s];
-            epilogueTile(c, call.ldc, tileRows, tileCols, bias, residual, first, last, ep);
-          }
-        }
+        const float* bPanel = call.packedB + (jc + jr) * k + pc * nr;
+        for (int64_t ir = 0; ir < rows; ir += mr)
+          gemmMicroTile(call, kernel, mr, nr, packedA + ir * kc, bPanel,
+                        MicroTile{ic + ir, jc + jr, kc, pc == 0, pc + kc == k});
       }
     }
   });

@@ -31,6 +31,82 @@ inline float activate(float v, const Epilogue& ep) {
   return v;
 }
 
+/// The taps [first, last) of one window axis (origin + tap * dilation) that
+/// fall inside the input's [0, size).
+struct TapRange {
+  int64_t first, last;
+};
+inline TapRange tapsInside(int64_t origin, int64_t dilation, int64_t taps, int64_t size) {
+  TapRange r{0, taps};
+  while (r.first < taps && origin + r.first * dilation < 0) ++r.first;
+  while (r.last > r.first && origin + (r.last - 1) * dilation >= size) --r.last;
+  return r;
+}
+
+/// One output pixel of a depthwise convolution: its input image, output and
+/// residual (or nullptr), and its window's taps inside the input.
+struct DepthwisePixel {
+  const float* in;
+  float* out;
+  const float* res;
+  int64_t oy, ox;
+  TapRange ky, kx;
+};
+
+/// Every channel of one output pixel: 32 channels at a time, then 8, then one.
+inline void depthwisePixel(const DepthwiseCall& d, const DepthwisePixel& p) {
+  const int64_t c = d.c;
+  const float* in = p.in;
+  float* out = p.out;
+  const float* res = p.res;
+  const int64_t oy = p.oy, ox = p.ox;
+  int64_t ch = 0;
+  for (; ch + 32 <= c; ch += 32) {
+    __m256 acc[4];
+    for (int v = 0; v < 4; ++v)
+      acc[v] = d.epilogue.bias ? _mm256_loadu_ps(d.epilogue.bias + ch + 8 * v) : _mm256_setzero_ps();
+    for (int64_t ky = p.ky.first; ky < p.ky.last; ++ky) {
+      const int64_t iy = oy * d.sh - d.pt + ky * d.dh;
+      for (int64_t kx = p.kx.first; kx < p.kx.last; ++kx) {
+        const int64_t ix = ox * d.sw - d.pl + kx * d.dw;
+        const float* src = in + (iy * d.w + ix) * c + ch;
+        const float* wt = d.filter + (ky * d.kw + kx) * c + ch;
+        for (int v = 0; v < 4; ++v)
+          acc[v] = _mm256_fmadd_ps(_mm256_loadu_ps(src + 8 * v), _mm256_loadu_ps(wt + 8 * v), acc[v]);
+      }
+    }
+    for (int v = 0; v < 4; ++v) {
+      if (res) acc[v] = _mm256_add_ps(acc[v], _mm256_loadu_ps(res + ch + 8 * v));
+      _mm256_storeu_ps(out + ch + 8 * v, activate(acc[v], d.epilogue));
+    }
+  }
+  for (; ch + 8 <= c; ch += 8) {
+    __m256 acc = d.epilogue.bias ? _mm256_loadu_ps(d.epilogue.bias + ch) : _mm256_setzero_ps();
+    for (int64_t ky = p.ky.first; ky < p.ky.last; ++ky) {
+      const int64_t iy = oy * d.sh - d.pt + ky * d.dh;
+      for (int64_t kx = p.kx.first; kx < p.kx.last; ++kx) {
+        const int64_t ix = ox * d.sw - d.pl + kx * d.dw;
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(in + (iy * d.w + ix) * c + ch),
+                              _mm256_loadu_ps(d.filter + (ky * d.kw + kx) * c + ch), acc);
+      }
+    }
+    if (res) acc = _mm256_add_ps(acc, _mm256_loadu_ps(res + ch));
+    _mm256_storeu_ps(out + ch, activate(acc, d.epilogue));
+  }
+  for (; ch < c; ++ch) {
+    float acc = d.epilogue.bias ? d.epilogue.bias[ch] : 0.0f;
+    for (int64_t ky = p.ky.first; ky < p.ky.last; ++ky) {
+      const int64_t iy = oy * d.sh - d.pt + ky * d.dh;
+      for (int64_t kx = p.kx.first; kx < p.kx.last; ++kx) {
+        const int64_t ix = ox * d.sw - d.pl + kx * d.dw;
+        acc = std::fma(in[(iy * d.w + ix) * c + ch], d.filter[(ky * d.kw + kx) * c + ch], acc);
+      }
+    }
+    if (res) acc += res[ch];
+    out[ch] = activate(acc, d.epilogue);
+  }
+}
+
 }  // namespace
 
 void depthwiseConv(const DepthwiseCall& d, ThreadPool& pool) {
@@ -40,60 +116,11 @@ void depthwiseConv(const DepthwiseCall& d, ThreadPool& pool) {
     const float* in = d.input + image * d.h * d.w * c;
     float* outRow = d.output + row * d.ow * c;
     // Taps of this output row that fall inside the input.
-    int64_t ky0 = 0, ky1 = d.kh;
-    while (ky0 < d.kh && oy * d.sh - d.pt + ky0 * d.dh < 0) ++ky0;
-    while (ky1 > ky0 && oy * d.sh - d.pt + (ky1 - 1) * d.dh >= d.h) --ky1;
+    const TapRange ky = tapsInside(oy * d.sh - d.pt, d.dh, d.kh, d.h);
     for (int64_t ox = 0; ox < d.ow; ++ox) {
-      float* out = outRow + ox * c;
       const float* res = d.epilogue.residual ? d.epilogue.residual + (row * d.ow + ox) * c : nullptr;
-      int64_t kx0 = 0, kx1 = d.kw;
-      while (kx0 < d.kw && ox * d.sw - d.pl + kx0 * d.dw < 0) ++kx0;
-      while (kx1 > kx0 && ox * d.sw - d.pl + (kx1 - 1) * d.dw >= d.w) --kx1;
-      int64_t ch = 0;
-      for (; ch + 32 <= c; ch += 32) {
-        __m256 acc[4];
-        for (int v = 0; v < 4; ++v)
-          acc[v] = d.epilogue.bias ? _mm256_loadu_ps(d.epilogue.bias + ch + 8 * v) : _mm256_setzero_ps();
-        for (int64_t ky = ky0; ky < ky1; ++ky) {
-          const int64_t iy = oy * d.sh - d.pt + ky * d.dh;
-          for (int64_t kx = kx0; kx < kx1; ++kx) {
-            const int64_t ix = ox * d.sw - d.pl + kx * d.dw;
-            const float* src = in + (iy * d.w + ix) * c + ch;
-            const float* wt = d.filter + (ky * d.kw + kx) * c + ch;
-            for (int v = 0; v < 4; ++v)
-              acc[v] = _mm256_fmadd_ps(_mm256_loadu_ps(src + 8 * v), _mm256_loadu_ps(wt + 8 * v), acc[v]);
-          }
-        }
-        for (int v = 0; v < 4; ++v) {
-          if (res) acc[v] = _mm256_add_ps(acc[v], _mm256_loadu_ps(res + ch + 8 * v));
-          _mm256_storeu_ps(out + ch + 8 * v, activate(acc[v], d.epilogue));
-        }
-      }
-      for (; ch + 8 <= c; ch += 8) {
-        __m256 acc = d.epilogue.bias ? _mm256_loadu_ps(d.epilogue.bias + ch) : _mm256_setzero_ps();
-        for (int64_t ky = ky0; ky < ky1; ++ky) {
-          const int64_t iy = oy * d.sh - d.pt + ky * d.dh;
-          for (int64_t kx = kx0; kx < kx1; ++kx) {
-            const int64_t ix = ox * d.sw - d.pl + kx * d.dw;
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(in + (iy * d.w + ix) * c + ch),
-                                  _mm256_loadu_ps(d.filter + (ky * d.kw + kx) * c + ch), acc);
-          }
-        }
-        if (res) acc = _mm256_add_ps(acc, _mm256_loadu_ps(res + ch));
-        _mm256_storeu_ps(out + ch, activate(acc, d.epilogue));
-      }
-      for (; ch < c; ++ch) {
-        float acc = d.epilogue.bias ? d.epilogue.bias[ch] : 0.0f;
-        for (int64_t ky = ky0; ky < ky1; ++ky) {
-          const int64_t iy = oy * d.sh - d.pt + ky * d.dh;
-          for (int64_t kx = kx0; kx < kx1; ++kx) {
-            const int64_t ix = ox * d.sw - d.pl + kx * d.dw;
-            acc = std::fma(in[(iy * d.w + ix) * c + ch], d.filter[(ky * d.kw + kx) * c + ch], acc);
-          }
-        }
-        if (res) acc += res[ch];
-        out[ch] = activate(acc, d.epilogue);
-      }
+      depthwisePixel(d, DepthwisePixel{in, outRow + ox * c, res, oy, ox, ky,
+                                       tapsInside(ox * d.sw - d.pl, d.dw, d.kw, d.w)});
     }
   });
 }

@@ -173,105 +173,21 @@ std::vector<std::pair<Type, Address>> readOperands(ByteReader& r) {
   return operands;
 }
 
-}  // namespace
-
-Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
-  ByteWriter w;
-  if (const auto* s = dynamic_cast<const GemmStep*>(&step)) {
-    w.pod(StepTag::Gemm);
-    w.pod(s->shape);
-    w.pod(s->a);
-    w.pod(s->c);
-    w.pod(s->packedB);
-    w.pod(s->groups);
-    w.pod(s->groupInChannels);
-    w.pod(s->groupOutChannels);
-    w.pod(s->packedGroupFloats);
-    w.pod(s->epilogue);
-  } else if (const auto* s = dynamic_cast<const MatMulStep*>(&step)) {
-    w.pod(StepTag::MatMul);
-    w.pod(s->lhs);
-    w.pod(s->rhs);
-    w.pod(s->out);
-    w.pod(s->m);
-    w.pod(s->k);
-    w.pod(s->n);
-    w.vec(s->lhsBatchOffsets);
-    w.vec(s->rhsBatchOffsets);
-    w.pod(s->epilogue);
-  } else if (const auto* s = dynamic_cast<const DepthwiseStep*>(&step)) {
-    w.pod(StepTag::Depthwise);
-    w.pod(s->shape);
-    w.pod(s->input);
-    w.pod(s->filter);
-    w.pod(s->output);
-    w.pod(s->epilogue);
-  } else if (const auto* s = dynamic_cast<const PoolStep*>(&step)) {
-    w.pod(StepTag::Pool);
-    w.pod(s->shape);
-    w.pod(s->input);
-    w.pod(s->output);
-  } else if (const auto* s = dynamic_cast<const ReduceStep*>(&step)) {
-    w.pod(StepTag::Reduce);
-    w.pod(s->input);
-    w.pod(s->output);
-    w.pod(s->outer);
-    w.pod(s->reduce);
-    w.pod(s->inner);
-    w.pod(s->kind);
-  } else if (const auto* s = dynamic_cast<const TransposeStep*>(&step)) {
-    w.pod(StepTag::Transpose);
-    w.pod(s->input);
-    w.pod(s->output);
-    w.pod(s->elemSize);
-    w.vec(s->dims);
-    w.vec(s->perm);
-  } else if (const auto* s = dynamic_cast<const Int8ConvStep*>(&step)) {
-    w.pod(StepTag::Int8Conv);
-    w.pod(s->shape);
-    w.pod(s->input);
-    w.pod(s->output);
-    w.pod(s->weights);
-  } else if (const auto* s = dynamic_cast<const Int8DepthwiseStep*>(&step)) {
-    w.pod(StepTag::Int8Depthwise);
-    w.pod(s->shape);
-    w.pod(s->input);
-    w.pod(s->output);
-    w.pod(s->weights);
-  } else if (const auto* s = dynamic_cast<const Int8PoolStep*>(&step)) {
-    w.pod(StepTag::Int8Pool);
-    w.pod(s->shape);
-    w.pod(s->input);
-    w.pod(s->output);
-  } else if (const auto* s = dynamic_cast<const Int8QuantizeStep*>(&step)) {
-    w.pod(StepTag::Int8Quantize);
-    w.pod(s->shape);
-    w.pod(s->input);
-    w.pod(s->output);
-  } else if (const auto* s = dynamic_cast<const Int8AddStep*>(&step)) {
-    w.pod(StepTag::Int8Add);
-    w.pod(s->lhs);
-    w.pod(s->rhs);
-    w.pod(s->output);
-    w.pod(s->count);
-    w.vec(s->table);
-  } else if (const auto* s = dynamic_cast<const ReferenceStep*>(&step)) {
-    w.pod(StepTag::Reference);
-    w.pod(int32_t(s->kind));
-    w.str(s->name);
-    writeAttributes(w, s->attrs);
-    writeOperands(w, s->ins);
-    writeOperands(w, s->outs);
-  } else {
-    return makeError("cpu AOT: step '", step.label, "' has no encoding");
-  }
-  w.str(step.label);
-  return std::move(w.bytes);
+// One writer and one reader per step kind, side by side: the reader takes the
+// fields in the order the writer puts them.
+void writeGemmStep(ByteWriter& w, const GemmStep& s) {
+  w.pod(StepTag::Gemm);
+  w.pod(s.shape);
+  w.pod(s.a);
+  w.pod(s.c);
+  w.pod(s.packedB);
+  w.pod(s.groups);
+  w.pod(s.groupInChannels);
+  w.pod(s.groupOutChannels);
+  w.pod(s.packedGroupFloats);
+  w.pod(s.epilogue);
 }
 
-namespace {
-
-// One reader per step kind: the fields in the order encodeStep writes them.
 std::unique_ptr<Step> readGemmStep(ByteReader& r) {
   auto s = std::make_unique<GemmStep>();
   s->shape = r.pod<GemmCall>();
@@ -284,6 +200,19 @@ std::unique_ptr<Step> readGemmStep(ByteReader& r) {
   s->packedGroupFloats = r.pod<size_t>();
   s->epilogue = r.pod<EpilogueAddrs>();
   return s;
+}
+
+void writeMatMulStep(ByteWriter& w, const MatMulStep& s) {
+  w.pod(StepTag::MatMul);
+  w.pod(s.lhs);
+  w.pod(s.rhs);
+  w.pod(s.out);
+  w.pod(s.m);
+  w.pod(s.k);
+  w.pod(s.n);
+  w.vec(s.lhsBatchOffsets);
+  w.vec(s.rhsBatchOffsets);
+  w.pod(s.epilogue);
 }
 
 std::unique_ptr<Step> readMatMulStep(ByteReader& r) {
@@ -300,6 +229,15 @@ std::unique_ptr<Step> readMatMulStep(ByteReader& r) {
   return s;
 }
 
+void writeDepthwiseStep(ByteWriter& w, const DepthwiseStep& s) {
+  w.pod(StepTag::Depthwise);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.filter);
+  w.pod(s.output);
+  w.pod(s.epilogue);
+}
+
 std::unique_ptr<Step> readDepthwiseStep(ByteReader& r) {
   auto s = std::make_unique<DepthwiseStep>();
   s->shape = r.pod<DepthwiseCall>();
@@ -310,12 +248,29 @@ std::unique_ptr<Step> readDepthwiseStep(ByteReader& r) {
   return s;
 }
 
+void writePoolStep(ByteWriter& w, const PoolStep& s) {
+  w.pod(StepTag::Pool);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
+}
+
 std::unique_ptr<Step> readPoolStep(ByteReader& r) {
   auto s = std::make_unique<PoolStep>();
   s->shape = r.pod<PoolCall>();
   s->input = r.pod<Address>();
   s->output = r.pod<Address>();
   return s;
+}
+
+void writeReduceStep(ByteWriter& w, const ReduceStep& s) {
+  w.pod(StepTag::Reduce);
+  w.pod(s.input);
+  w.pod(s.output);
+  w.pod(s.outer);
+  w.pod(s.reduce);
+  w.pod(s.inner);
+  w.pod(s.kind);
 }
 
 std::unique_ptr<Step> readReduceStep(ByteReader& r) {
@@ -329,6 +284,15 @@ std::unique_ptr<Step> readReduceStep(ByteReader& r) {
   return s;
 }
 
+void writeTransposeStep(ByteWriter& w, const TransposeStep& s) {
+  w.pod(StepTag::Transpose);
+  w.pod(s.input);
+  w.pod(s.output);
+  w.pod(s.elemSize);
+  w.vec(s.dims);
+  w.vec(s.perm);
+}
+
 std::unique_ptr<Step> readTransposeStep(ByteReader& r) {
   auto s = std::make_unique<TransposeStep>();
   s->input = r.pod<Address>();
@@ -337,6 +301,14 @@ std::unique_ptr<Step> readTransposeStep(ByteReader& r) {
   s->dims = r.vec<int64_t>();
   s->perm = r.vec<int64_t>();
   return s;
+}
+
+void writeInt8ConvStep(ByteWriter& w, const Int8ConvStep& s) {
+  w.pod(StepTag::Int8Conv);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
+  w.pod(s.weights);
 }
 
 std::unique_ptr<Step> readInt8ConvStep(ByteReader& r) {
@@ -348,6 +320,14 @@ std::unique_ptr<Step> readInt8ConvStep(ByteReader& r) {
   return s;
 }
 
+void writeInt8DepthwiseStep(ByteWriter& w, const Int8DepthwiseStep& s) {
+  w.pod(StepTag::Int8Depthwise);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
+  w.pod(s.weights);
+}
+
 std::unique_ptr<Step> readInt8DepthwiseStep(ByteReader& r) {
   auto s = std::make_unique<Int8DepthwiseStep>();
   s->shape = r.pod<Int8DepthwiseCall>();
@@ -355,6 +335,13 @@ std::unique_ptr<Step> readInt8DepthwiseStep(ByteReader& r) {
   s->output = r.pod<Address>();
   s->weights = r.pod<Address>();
   return s;
+}
+
+void writeInt8PoolStep(ByteWriter& w, const Int8PoolStep& s) {
+  w.pod(StepTag::Int8Pool);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
 }
 
 std::unique_ptr<Step> readInt8PoolStep(ByteReader& r) {
@@ -365,12 +352,28 @@ std::unique_ptr<Step> readInt8PoolStep(ByteReader& r) {
   return s;
 }
 
+void writeInt8QuantizeStep(ByteWriter& w, const Int8QuantizeStep& s) {
+  w.pod(StepTag::Int8Quantize);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
+}
+
 std::unique_ptr<Step> readInt8QuantizeStep(ByteReader& r) {
   auto s = std::make_unique<Int8QuantizeStep>();
   s->shape = r.pod<Int8QuantizeCall>();
   s->input = r.pod<Address>();
   s->output = r.pod<Address>();
   return s;
+}
+
+void writeInt8AddStep(ByteWriter& w, const Int8AddStep& s) {
+  w.pod(StepTag::Int8Add);
+  w.pod(s.lhs);
+  w.pod(s.rhs);
+  w.pod(s.output);
+  w.pod(s.count);
+  w.vec(s.table);
 }
 
 Expected<std::unique_ptr<Step>> readInt8AddStep(ByteReader& r) {
@@ -384,6 +387,15 @@ Expected<std::unique_ptr<Step>> readInt8AddStep(ByteReader& r) {
   return std::unique_ptr<Step>(std::move(s));
 }
 
+void writeReferenceStep(ByteWriter& w, const ReferenceStep& s) {
+  w.pod(StepTag::Reference);
+  w.pod(int32_t(s.kind));
+  w.str(s.name);
+  writeAttributes(w, s.attrs);
+  writeOperands(w, s.ins);
+  writeOperands(w, s.outs);
+}
+
 std::unique_ptr<Step> readReferenceStep(ByteReader& r) {
   auto s = std::make_unique<ReferenceStep>();
   s->kind = OpKind(r.pod<int32_t>());
@@ -394,7 +406,28 @@ std::unique_ptr<Step> readReferenceStep(ByteReader& r) {
   return s;
 }
 
+/// Writes `step` with `write` when it is an `S`.
+template <class S>
+bool writeAs(ByteWriter& w, const Step& step, void (*write)(ByteWriter&, const S&)) {
+  const auto* s = dynamic_cast<const S*>(&step);
+  if (s) write(w, *s);
+  return s != nullptr;
+}
+
 }  // namespace
+
+Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
+  ByteWriter w;
+  const bool written = writeAs(w, step, writeGemmStep) || writeAs(w, step, writeMatMulStep) ||
+                       writeAs(w, step, writeDepthwiseStep) || writeAs(w, step, writePoolStep) ||
+                       writeAs(w, step, writeReduceStep) || writeAs(w, step, writeTransposeStep) ||
+                       writeAs(w, step, writeInt8ConvStep) || writeAs(w, step, writeInt8DepthwiseStep) ||
+                       writeAs(w, step, writeInt8PoolStep) || writeAs(w, step, writeInt8QuantizeStep) ||
+                       writeAs(w, step, writeInt8AddStep) || writeAs(w, step, writeReferenceStep);
+  if (!written) return makeError("cpu AOT: step '", step.label, "' has no encoding");
+  w.str(step.label);
+  return std::move(w.bytes);
+}
 
 Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
   ByteReader r(data, size);

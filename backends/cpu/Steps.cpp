@@ -29,6 +29,8 @@ void ReferenceStep::run(uint8_t** regions, RunContext& context) const {
   if (context.error) return;
   std::vector<ConstTensorRef> inRefs;
   std::vector<TensorRef> outRefs;
+  inRefs.reserve(ins.size());
+  outRefs.reserve(outs.size());
   for (const auto& [type, a] : ins) inRefs.emplace_back(type, at<uint8_t>(regions, a));
   for (const auto& [type, a] : outs) outRefs.push_back(TensorRef{type, at<uint8_t>(regions, a)});
   if (Error e = runKernel(kind, attrs, inRefs, outRefs))
