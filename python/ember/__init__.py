@@ -127,15 +127,11 @@ def _split_samples(array: Any, spec: Dict[str, Any]) -> List[np.ndarray]:
     return list(np.split(array, array.shape[0] // shape[0]))
 
 
-class Model:
-    """An imported ONNX model: its inputs, outputs and graph at any stage."""
+class _Signed:
+    """The signature both Model and Compiled show: their engine object's inputs and outputs."""
 
-    def __init__(self, impl: "_ember.Model"):
+    def __init__(self, impl: Any):
         self._impl = impl
-
-    @property
-    def path(self) -> str:
-        return self._impl.path
 
     @property
     def inputs(self) -> List[Dict[str, Any]]:
@@ -146,6 +142,14 @@ class Model:
     def outputs(self) -> List[Dict[str, Any]]:
         """[{name, shape, dtype, type}] in model order."""
         return self._impl.outputs
+
+
+class Model(_Signed):
+    """An imported ONNX model: its inputs, outputs and graph at any stage."""
+
+    @property
+    def path(self) -> str:
+        return self._impl.path
 
     def graph(self, stage: str = "graph", backend: str = "reference", config: Config = None,
               quantize: Union[Profile, PathLike, None] = None, fallback: Optional[Sequence[str]] = None) -> str:
@@ -204,23 +208,12 @@ def load(path_or_bytes: Union[PathLike, bytes], dims: Optional[Mapping[str, int]
     return Model(_ember.Model(os.fspath(path_or_bytes), None, dims))
 
 
-class Compiled:
+class Compiled(_Signed):
     """A model compiled for a backend and loaded on its device."""
-
-    def __init__(self, impl: "_ember.Compiled"):
-        self._impl = impl
 
     @property
     def backend(self) -> str:
         return self._impl.backend
-
-    @property
-    def inputs(self) -> List[Dict[str, Any]]:
-        return self._impl.inputs
-
-    @property
-    def outputs(self) -> List[Dict[str, Any]]:
-        return self._impl.outputs
 
     def run(self, inputs: Union[Mapping[str, Any], np.ndarray, None] = None, **named: Any) -> Dict[str, np.ndarray]:
         """Runs the model once; returns {output name: numpy array}.

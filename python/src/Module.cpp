@@ -122,6 +122,13 @@ py::dict typeDict(const std::string& name, const Type& type) {
   return d;
 }
 
+/// The `inputs` / `outputs` property of Model and Compiled: a typeDict each, in model order.
+py::list signatureList(const std::vector<std::pair<std::string, Type>>& signature) {
+  py::list list;
+  for (const auto& [name, type] : signature) list.append(typeDict(name, type));
+  return list;
+}
+
 /// The PipelineArgs of `ember compile/run` for these keyword arguments.
 cli::PipelineArgs pipelineFor(const Model& model, const std::string& backend, const std::string& configPath,
                               const std::optional<Profile>& profile,
@@ -132,10 +139,14 @@ cli::PipelineArgs pipelineFor(const Model& model, const std::string& backend, co
   args.backend = backend;
   args.config = configPath;
   args.importOptions = model.importOptions();
-  for (const auto& [key, value] : backendOptions) args.backendOptions.push_back(key + "=" + value);
+  for (const auto& [key, value] : backendOptions)
+    args.backendOptions.push_back(std::string(key).append("=").append(value));
   if (fallback) {
     std::string list;
-    for (const std::string& b : *fallback) list += (list.empty() ? "" : ",") + b;
+    for (const std::string& b : *fallback) {
+      list += (list.empty() ? "" : ",");
+      list += b;
+    }
     args.fallback = list.empty() ? "none" : list;
   }
   if (profile) {
@@ -359,11 +370,9 @@ struct SimResult {
   std::string statsJson, traceJson;
 };
 
-/// `ember sim`: the bundle on the simulator with `inputs` in its input symbols.
-SimResult simulateBundle(const std::string& bundlePath, const std::optional<std::string>& configPath,
-                         const std::optional<std::string>& configText,
-                         const std::map<std::string, py::array>& inputs, const std::string& engine,
-                         uint64_t maxCycles) {
+/// The NpuConfig of `ember sim`'s config= / config_text= / engine= arguments.
+ember::npu::NpuConfig simConfigFor(const std::optional<std::string>& configPath,
+                                   const std::optional<std::string>& configText, const std::string& engine) {
   using namespace ember::npu;
   NpuConfig config;
   if (configPath) config = valueOr("ConfigError", loadConfig(*configPath));
@@ -372,6 +381,12 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
   if (engine == "fast") config.matrixEngineModel = MatrixEngineModel::Fast;
   if (!engine.empty() && engine != "rtl" && engine != "fast")
     raise("ConfigError", makeError("matrix_engine expects fast or rtl, got '", engine, "'"));
+  return config;
+}
+
+/// The bundle at `bundlePath`, checked to fit the DRAM of `config`.
+ember::npu::Bundle loadSimBundle(const std::string& bundlePath, const ember::npu::NpuConfig& config) {
+  using namespace ember::npu;
   std::error_code ec;
   Expected<Bundle> loaded = cli::loadNpuProgram(bundlePath);
   if (!loaded)
@@ -381,19 +396,27 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
     raise("SimulationError",
           makeError(bundlePath, ": the bundle uses ", bundle.dramBytes, " bytes of DRAM but config '",
                     config.name, "' has ", config.dramBytes));
+  return bundle;
+}
+
+/// Copies each array of `inputs` into its input symbol in `dram`; every input
+/// symbol needs an array of its kind and shape, and every array a symbol.
+void writeSimInputs(const ember::npu::Bundle& bundle, const std::map<std::string, py::array>& inputs,
+                    ember::npu::DramImage& dram) {
+  using namespace ember::npu;
   for (const auto& [name, array] : inputs) {
     bool known = false;
     for (const auto& s : bundle.symbols) known |= s.name == name && s.direction == Symbol::Direction::Input;
     if (!known)
       raise("InputError", makeError("input '", name, "': the bundle has no input symbol '", name, "'"));
   }
-  DramImage dram = makeDram(bundle);
   std::string missing;
   for (const auto& s : bundle.symbols) {
     if (s.direction != Symbol::Direction::Input) continue;
     auto it = inputs.find(s.name);
     if (it == inputs.end()) {
-      missing += (missing.empty() ? "" : ", ") + s.name;
+      missing += (missing.empty() ? "" : ", ");
+      missing += s.name;
       continue;
     }
     Tensor tensor = valueOr("InputError", tensorFromArrayAnyKind(it->second, s.name));
@@ -407,6 +430,18 @@ SimResult simulateBundle(const std::string& bundlePath, const std::optional<std:
     std::memcpy(dram.bytes.data() + s.dramOffset, tensor.data(), s.sizeInBytes());
   }
   if (!missing.empty()) raise("InputError", makeError("missing inputs: ", missing));
+}
+
+/// `ember sim`: the bundle on the simulator with `inputs` in its input symbols.
+SimResult simulateBundle(const std::string& bundlePath, const std::optional<std::string>& configPath,
+                         const std::optional<std::string>& configText,
+                         const std::map<std::string, py::array>& inputs, const std::string& engine,
+                         uint64_t maxCycles) {
+  using namespace ember::npu;
+  const NpuConfig config = simConfigFor(configPath, configText, engine);
+  const Bundle bundle = loadSimBundle(bundlePath, config);
+  DramImage dram = makeDram(bundle);
+  writeSimInputs(bundle, inputs, dram);
 
   InterruptCheck interrupt;
   SimOptions options;
@@ -457,20 +492,8 @@ void registerModel(py::module_& m) {
            }),
            py::arg("path"), py::arg("data") = py::none(), py::arg("dims") = std::map<std::string, int64_t>{})
       .def_property_readonly("path", &Model::path)
-      .def_property_readonly("inputs",
-                             [](const Model& model) {
-                               py::list list;
-                               for (const auto& [name, type] : model.inputs())
-                                 list.append(typeDict(name, type));
-                               return list;
-                             })
-      .def_property_readonly("outputs",
-                             [](const Model& model) {
-                               py::list list;
-                               for (const auto& [name, type] : model.outputs())
-                                 list.append(typeDict(name, type));
-                               return list;
-                             })
+      .def_property_readonly("inputs", [](const Model& model) { return signatureList(model.inputs()); })
+      .def_property_readonly("outputs", [](const Model& model) { return signatureList(model.outputs()); })
       .def(
           "graph",
           [](const Model& model, const std::string& stage, const std::string& backend,
@@ -548,18 +571,8 @@ void registerCompiled(py::module_& m) {
       .def("save_bundle", &Compiled::saveBundle, py::arg("path"))
       .def("trace", &Compiled::trace, py::arg("path"))
       .def_property_readonly("backend", &Compiled::backend)
-      .def_property_readonly("inputs",
-                             [](const Compiled& c) {
-                               py::list list;
-                               for (const auto& [name, type] : c.model().inputs)
-                                 list.append(typeDict(name, type));
-                               return list;
-                             })
-      .def_property_readonly("outputs", [](const Compiled& c) {
-        py::list list;
-        for (const auto& [name, type] : c.model().outputs) list.append(typeDict(name, type));
-        return list;
-      });
+      .def_property_readonly("inputs", [](const Compiled& c) { return signatureList(c.model().inputs); })
+      .def_property_readonly("outputs", [](const Compiled& c) { return signatureList(c.model().outputs); });
 }
 
 /// The NPU simulator, its configuration check and the design-space sweep.
