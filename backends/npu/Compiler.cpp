@@ -9,6 +9,7 @@
 #include "LowerTransformer.h"
 #include "Lowering.h"
 #include "ResidualFusion.h"
+#include "ember/OpAttrs.h"
 #include "ember/npu/ProgramCheck.h"
 
 namespace ember::npu_backend {
@@ -27,11 +28,132 @@ bool constantParameters(const NodeInfo& info) {
   return info.isConstantInput(1) && info.isConstantInput(2) && info.isConstantInput(3);
 }
 
-/// Whether every value of the per-axis attribute `name` is 1 (or it is absent).
-bool unitOrAbsent(const Attributes& attrs, std::string_view name) {
-  for (int64_t v : attrs.getInts(name, {}))
-    if (v != 1) return false;
-  return true;
+bool allAtMost(const std::vector<int64_t>& values, int64_t limit) {
+  return std::all_of(values.begin(), values.end(), [limit](int64_t v) { return v <= limit; });
+}
+
+// The "can the NPU take this node" predicates of the lowerings below. The
+// common conditions (one i8 result, ranks a bundle symbol holds) are checked
+// before them, in npuSupports.
+
+bool takesConv(const NodeInfo& info, const npu::NpuConfig& config) {
+  const auto &in = info.inputTypes, &out = info.resultTypes;
+  if (!(in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
+        constantParameters(info)))
+    return false;
+  ConvGeometry g = convGeometry(out[0], in[0], in[1], QuantizedConvAttrs::from(info.attributes));
+  return !convFits(gathersStrided1x1(g) ? gatheredGeometry(g) : g, config);
+}
+
+bool takesMatMul(const NodeInfo& info, const npu::NpuConfig& config) {
+  const auto& in = info.inputTypes;
+  if (!info.isConstantInput(1)) return activationMatMulSupported(info, config);  // Q.K^T, scores.V
+  if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return false;
+  if (!constantParameters(info)) return false;
+  // The weights are one [K, N] matrix (no batch of right operands).
+  if (in[1].rank() < 2 || in[1].numElements() != in[1].dims[in[1].rank() - 2] * in[1].dims.back())
+    return false;
+  return !convFits(matMulGeometry(in[0], in[1]), config);
+}
+
+bool takesMaxPool(const NodeInfo& info, const npu::NpuConfig&) {
+  // The pooling unit has no dilation, and its window and stride fields are bounded.
+  const MaxPoolAttrs pool = MaxPoolAttrs::from(info.attributes);
+  const bool undilated =
+      std::all_of(pool.dilations.begin(), pool.dilations.end(), [](int64_t d) { return d == 1; });
+  if (!undilated || !allAtMost(pool.kernel, limits::kPoolWindow) ||
+      !allAtMost(pool.strides, limits::kPoolStride))
+    return false;
+  const auto& in = info.inputTypes;
+  return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
+}
+
+bool takesAvgPool(const NodeInfo& info, const npu::NpuConfig&) {
+  const auto& in = info.inputTypes;
+  return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
+}
+
+bool takesAdd(const NodeInfo& info, const npu::NpuConfig&) {
+  const auto& in = info.inputTypes;
+  return allI8(in) && addBroadcastSupported(info.resultTypes[0].dims, in[0].dims, in[1].dims);
+}
+
+bool takesLookup(const NodeInfo& info, const npu::NpuConfig&) {
+  const auto& in = info.inputTypes;
+  return in.size() == 2 && isI8(in[0]) && isI8(in[1]);
+}
+
+bool takesRequantize(const NodeInfo& info, const npu::NpuConfig&) {
+  const auto& in = info.inputTypes;
+  return in.size() == 1 && isI8(in[0]) && requantizeSupported(in[0], info.resultTypes[0]);
+}
+
+bool takesSlice(const NodeInfo& info, const npu::NpuConfig&) {
+  // The DMA's strides are unsigned: no reversed slices.
+  const SliceAttrs slice = SliceAttrs::from(info.attributes);
+  return std::all_of(slice.steps.begin(), slice.steps.end(), [](int64_t step) { return step >= 1; }) &&
+         allI8(info.inputTypes);
+}
+
+bool takesI8DataMovement(const NodeInfo& info, const npu::NpuConfig&) { return allI8(info.inputTypes); }
+
+Expected<LayerInfo> lowerConvNode(CompileContext& ctx, const Instruction& inst,
+                                  const ResidualAddCandidate* fusion) {
+  return fusion ? lowerConv(ctx, inst, &ctx.ir().instructions()[fusion->add], fusion->overwritesInput)
+                : lowerConv(ctx, inst);
+}
+
+Expected<LayerInfo> lowerMatMulNode(CompileContext& ctx, const Instruction& inst,
+                                    const ResidualAddCandidate*) {
+  if (ctx.ir().regionOf(ctx.ir().resolve(inst.operands[2].value).first) != Region::Constants)
+    return lowerActivationMatMul(ctx, inst);
+  return lowerMatMul(ctx, inst);
+}
+
+Expected<LayerInfo> lowerReshapeNode(CompileContext& ctx, const Instruction& inst,
+                                     const ResidualAddCandidate*) {
+  Instruction copy = inst;  // a reshape moves the bytes as they are
+  copy.kind = OpKind::Copy;
+  return lowerDataMovement(ctx, copy);
+}
+
+/// An op the NPU lowers: whether it takes a node (beyond the common
+/// conditions) and its lowering; `fusion` is a residual add to run in a conv's
+/// epilogue (ResidualFusion.h), which only the conv lowering takes.
+struct NpuLowering {
+  OpKind kind;
+  bool (*takes)(const NodeInfo& info, const npu::NpuConfig& config);
+  Expected<LayerInfo> (*lower)(CompileContext& ctx, const Instruction& inst,
+                               const ResidualAddCandidate* fusion);
+};
+
+template <Expected<LayerInfo> (*lowering)(CompileContext&, const Instruction&)>
+Expected<LayerInfo> withoutFusion(CompileContext& ctx, const Instruction& inst, const ResidualAddCandidate*) {
+  return lowering(ctx, inst);
+}
+
+/// The ops the NPU lowers: adding a lowering is one entry here, and
+/// npuSupports (what the partitioner places on the NPU) follows from it. Any
+/// other op with an i8 -> i8 elementwise function runs as a lut (below).
+constexpr NpuLowering kLowerings[] = {
+    {OpKind::QuantizedConv, takesConv, lowerConvNode},
+    {OpKind::QuantizedMatMul, takesMatMul, lowerMatMulNode},
+    {OpKind::MaxPool, takesMaxPool, withoutFusion<lowerMaxPool>},
+    {OpKind::QuantizedAvgPool, takesAvgPool, withoutFusion<lowerAvgPool>},
+    {OpKind::QuantizedAdd, takesAdd, withoutFusion<lowerAdd>},
+    {OpKind::Lookup, takesLookup, withoutFusion<lowerLookup>},
+    {OpKind::Requantize, takesRequantize, withoutFusion<lowerRequantize>},
+    {OpKind::Slice, takesSlice, withoutFusion<lowerDataMovement>},
+    {OpKind::Transpose, takesI8DataMovement, withoutFusion<lowerDataMovement>},
+    {OpKind::Concat, takesI8DataMovement, withoutFusion<lowerDataMovement>},
+    {OpKind::Copy, takesI8DataMovement, withoutFusion<lowerDataMovement>},
+    {OpKind::Reshape, takesI8DataMovement, lowerReshapeNode},
+};
+
+const NpuLowering* findLowering(OpKind kind) {
+  for (const NpuLowering& lowering : kLowerings)
+    if (lowering.kind == kind) return &lowering;
+  return nullptr;
 }
 
 }  // namespace
@@ -43,93 +165,17 @@ bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
   // A bundle symbol holds at most kMaxSymbolRank dims: higher ranks fall back.
   auto tooHigh = [](const Type& t) { return t.rank() > npu::kMaxSymbolRank; };
   if (tooHigh(out[0]) || std::any_of(in.begin(), in.end(), tooHigh)) return false;
-  switch (info.kind) {
-    case OpKind::QuantizedConv: {
-      if (!(in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
-            constantParameters(info)))
-        return false;
-      ConvGeometry g = convGeometry(out[0], in[0], in[1], info.attributes);
-      return !convFits(gathersStrided1x1(g) ? gatheredGeometry(g) : g, config);
-    }
-    case OpKind::QuantizedMatMul: {
-      if (!info.isConstantInput(1)) return activationMatMulSupported(info, config);  // Q.K^T, scores.V
-      if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return false;
-      if (!constantParameters(info)) return false;
-      // The weights are one [K, N] matrix (no batch of right operands).
-      if (in[1].rank() < 2 || in[1].numElements() != in[1].dims[in[1].rank() - 2] * in[1].dims.back())
-        return false;
-      return !convFits(matMulGeometry(in[0], in[1]), config);
-    }
-    case OpKind::MaxPool: {
-      // The pooling unit has no dilation, and its window and stride fields are bounded.
-      if (!unitOrAbsent(info.attributes, "dilations")) return false;
-      for (int64_t k : info.attributes.getInts("kernel", {}))
-        if (k > limits::kPoolWindow) return false;
-      for (int64_t s : info.attributes.getInts("strides", {}))
-        if (s > limits::kPoolStride) return false;
-      return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
-    }
-    case OpKind::QuantizedAvgPool:
-      return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
-    case OpKind::QuantizedAdd:
-      return allI8(in) && addBroadcastSupported(out[0].dims, in[0].dims, in[1].dims);
-    case OpKind::Lookup:
-      return in.size() == 2 && isI8(in[0]) && isI8(in[1]);
-    case OpKind::Requantize:
-      return in.size() == 1 && isI8(in[0]) && requantizeSupported(in[0], out[0]);
-    case OpKind::Slice:
-      // The DMA's strides are unsigned: no reversed slices.
-      for (int64_t step : info.attributes.getInts("steps", {}))
-        if (step < 1) return false;
-      return allI8(in);
-    case OpKind::Transpose:
-    case OpKind::Concat:
-    case OpKind::Reshape:
-    case OpKind::Copy:
-      return allI8(in);
-    default:
-      return unaryTableSupported(info);  // an i8 -> i8 elementwise op is a lut
-  }
+  if (const NpuLowering* lowering = findLowering(info.kind)) return lowering->takes(info, config);
+  return unaryTableSupported(info);  // an i8 -> i8 elementwise op is a lut
 }
 
 namespace {
 
 Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& inst,
                                      const ResidualAddCandidate* fusion) {
-  switch (inst.kind) {
-    case OpKind::QuantizedConv:
-      return fusion ? lowerConv(ctx, inst, &ctx.ir().instructions()[fusion->add], fusion->overwritesInput)
-                    : lowerConv(ctx, inst);
-    case OpKind::QuantizedMatMul:
-      if (ctx.ir().regionOf(ctx.ir().resolve(inst.operands[2].value).first) != Region::Constants)
-        return lowerActivationMatMul(ctx, inst);
-      return lowerMatMul(ctx, inst);
-    case OpKind::QuantizedAvgPool:
-      return lowerAvgPool(ctx, inst);
-    case OpKind::MaxPool:
-      return lowerMaxPool(ctx, inst);
-    case OpKind::QuantizedAdd:
-      return lowerAdd(ctx, inst);
-    case OpKind::Lookup:
-      return lowerLookup(ctx, inst);
-    case OpKind::Requantize:
-      return lowerRequantize(ctx, inst);
-    case OpKind::Copy:
-    case OpKind::Reshape:
-    case OpKind::Transpose:
-    case OpKind::Slice:
-    case OpKind::Concat: {
-      if (inst.kind == OpKind::Reshape) {
-        Instruction copy = inst;
-        copy.kind = OpKind::Copy;
-        return lowerDataMovement(ctx, copy);
-      }
-      return lowerDataMovement(ctx, inst);
-    }
-    default:
-      if (isUnaryTableOp(ctx, inst)) return lowerUnaryAsLookup(ctx, inst);
-      return makeError("layer '", inst.name, "' (", opName(inst.kind), "): not supported by the npu backend");
-  }
+  if (const NpuLowering* lowering = findLowering(inst.kind)) return lowering->lower(ctx, inst, fusion);
+  if (isUnaryTableOp(ctx, inst)) return lowerUnaryAsLookup(ctx, inst);
+  return makeError("layer '", inst.name, "' (", opName(inst.kind), "): not supported by the npu backend");
 }
 
 Expected<npu::Symbol> symbolOf(const CompileContext& ctx, ValueId id, npu::Symbol::Direction direction) {
@@ -158,6 +204,53 @@ void alternateWeightBuffers(std::vector<npu::isa::Instruction>& program) {
     if (in[npu::isa::Field::Preload]) current ^= 1;
     in[npu::isa::Field::WeightBuffer] = current;
   }
+}
+
+/// The independent checks, on every program (ProgramCheck.h); the queue view
+/// is built once for the token and the race check.
+Error checkProgram(CompileContext& ctx, const npu::NpuConfig& config, const std::string& name) {
+  const auto& program = ctx.program().program();
+  auto view = npu::ProgramView::of(program);
+  if (!view) return view.error().withContext("npu: token check of '" + name + "'");
+  if (Error e = npu::checkTokens(*view, config)) return e.withContext("npu: token check of '" + name + "'");
+  if (Error e = npu::checkWeightBuffers(program, config))
+    return e.withContext("npu: weight buffer check of '" + name + "'");
+  if (Error e = npu::checkSramRaces(*view, config))
+    return e.withContext("npu: SRAM race check of '" + name + "'");
+  if (Error e = npu::checkAllocation(ctx.sram().buffers(), config))
+    return e.withContext("npu: SRAM allocation check of '" + name + "'");
+  return Error::success();
+}
+
+/// The program's instructions into `bundle`; an error names the layer.
+Error encodeProgram(CompileContext& ctx, npu::Bundle& bundle) {
+  const auto& program = ctx.program().program();
+  bundle.program.reserve(program.size());
+  for (size_t i = 0; i < program.size(); ++i) {
+    auto encoded = npu::isa::encode(program[i]);
+    if (!encoded) {
+      const std::string layer = program[i].layer ? ctx.program().layers()[program[i].layer - 1] : "program";
+      return encoded.error().withContext("npu: layer '" + layer + "', instruction " + std::to_string(i));
+    }
+    bundle.program.push_back(*encoded);
+  }
+  return Error::success();
+}
+
+/// The inputs' and outputs' symbols, and the outputs' dims by name.
+Error addSymbols(const CompileContext& ctx, const IRFunction& ir, CompiledProgram& result) {
+  for (ValueId id : ir.inputs()) {
+    auto s = symbolOf(ctx, id, npu::Symbol::Direction::Input);
+    if (!s) return s.error();
+    result.bundle.symbols.push_back(*s);
+  }
+  for (ValueId id : ir.outputs()) {
+    auto s = symbolOf(ctx, id, npu::Symbol::Direction::Output);
+    if (!s) return s.error();
+    result.bundle.symbols.push_back(*s);
+    result.outputDims[s->name] = ir.value(id).type.dims;
+  }
+  return Error::success();
 }
 
 }  // namespace
@@ -195,43 +288,12 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
   ctx.program().finish();
   if (config.weightBuffers == 2) alternateWeightBuffers(ctx.program().program());
   const auto& program = ctx.program().program();
-
-  // The independent checks, on every program (ProgramCheck.h); the queue view
-  // is built once for the token and the race check.
-  auto view = npu::ProgramView::of(program);
-  if (!view) return view.error().withContext("npu: token check of '" + ir.name() + "'");
-  if (Error e = npu::checkTokens(*view, config))
-    return e.withContext("npu: token check of '" + ir.name() + "'");
-  if (Error e = npu::checkWeightBuffers(program, config))
-    return e.withContext("npu: weight buffer check of '" + ir.name() + "'");
-  if (Error e = npu::checkSramRaces(*view, config))
-    return e.withContext("npu: SRAM race check of '" + ir.name() + "'");
-  if (Error e = npu::checkAllocation(ctx.sram().buffers(), config))
-    return e.withContext("npu: SRAM allocation check of '" + ir.name() + "'");
-
+  EMBER_RETURN_IF_ERROR(checkProgram(ctx, config, ir.name()));
   npu::Bundle& bundle = result.bundle;
   bundle.configHash = config.hash();
-  bundle.program.reserve(program.size());
-  for (size_t i = 0; i < program.size(); ++i) {
-    auto encoded = npu::isa::encode(program[i]);
-    if (!encoded) {
-      const std::string layer = program[i].layer ? ctx.program().layers()[program[i].layer - 1] : "program";
-      return encoded.error().withContext("npu: layer '" + layer + "', instruction " + std::to_string(i));
-    }
-    bundle.program.push_back(*encoded);
-  }
+  EMBER_RETURN_IF_ERROR(encodeProgram(ctx, bundle));
   bundle.layers = ctx.program().layers();
-  for (ValueId id : ir.inputs()) {
-    auto s = symbolOf(ctx, id, npu::Symbol::Direction::Input);
-    if (!s) return s.error();
-    bundle.symbols.push_back(*s);
-  }
-  for (ValueId id : ir.outputs()) {
-    auto s = symbolOf(ctx, id, npu::Symbol::Direction::Output);
-    if (!s) return s.error();
-    bundle.symbols.push_back(*s);
-    result.outputDims[s->name] = ir.value(id).type.dims;
-  }
+  EMBER_RETURN_IF_ERROR(addSymbols(ctx, ir, result));
   bundle.weightsOffset = ctx.weightsOffset();
   bundle.weights = ctx.weightImage();
   bundle.dramBytes = std::max<uint64_t>(ctx.dramBytes(), 64);

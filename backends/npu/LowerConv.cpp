@@ -2,6 +2,7 @@
 // matmul with constant weights and average pooling (a depthwise conv of ones).
 // docs/npu/compiler.md, "Convolution".
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -94,18 +95,16 @@ Error convFits(const ConvGeometry& g, const npu::NpuConfig& config) {
   return tiling ? Error::success() : tiling.error();
 }
 
-ConvGeometry convGeometry(const Type& out, const Type& in, const Type& filter, const Attributes& attrs) {
-  // The defaults are the conv's own (supports() may see a node without them).
-  const std::vector<int64_t> strides = attrs.getInts("strides", {1, 1}),
-                             pads = attrs.getInts("pads", {0, 0, 0, 0}),
-                             dil = attrs.getInts("dilations", {1, 1});
+ConvGeometry convGeometry(const Type& out, const Type& in, const Type& filter,
+                          const QuantizedConvAttrs& attrs) {
+  const std::vector<int64_t>&strides = attrs.strides, &pads = attrs.pads, &dil = attrs.dilations;
   ConvGeometry g;
   g.n = in.dims[0], g.h = in.dims[1], g.w = in.dims[2], g.c = in.dims[3];
   g.oh = out.dims[1], g.ow = out.dims[2], g.o = out.dims[3];
   g.kh = filter.dims[1], g.kw = filter.dims[2];
   g.sh = strides[0], g.sw = strides[1], g.dh = dil[0], g.dw = dil[1];
   g.pt = pads[0], g.pl = pads[1], g.pb = pads[2], g.pr = pads[3];
-  g.group = attrs.getInt("group", 1);
+  g.group = attrs.group;
   return g;
 }
 
@@ -279,7 +278,25 @@ class ConvStepEmitter {
   void emitGemms(Step& step, const BlockSpan& span, int64_t b, int64_t accRowCount, uint64_t accTile) const;
   void emitRequant(Step& step, const BlockSpan& span, const Band& band, uint64_t accTile,
                    uint64_t outSlot) const;
-  Dma outputTileDma(const BlockSpan& span, const Band& band, uint64_t tensor, uint64_t slot) const;
+  /// One requant of `rows` x `cols` accumulator entries at `src` (row stride
+  /// `stride`) into the output slot at `dst`, with the job's zero point and clip.
+  npu::isa::Instruction requant(const FixedPointMultiplier& m, uint64_t src, uint64_t dst, int64_t rows,
+                                int64_t cols, int64_t stride) const {
+    return instruction(RequantOperands{.zeroPoint = job_.outZero,
+                                       .lo = job_.lo,
+                                       .hi = job_.hi,
+                                       .src = src,
+                                       .dst = dst,
+                                       .shift = m.shift,
+                                       .rows = rows,
+                                       .cols = cols,
+                                       .srcStride = stride,
+                                       .dstStride = stride,
+                                       .multiplier = m.multiplier});
+  }
+  /// A load or a store (LoadOperands, StoreOperands: the same DMA fields).
+  template <class DmaOperands>
+  DmaOperands outputTileDma(const BlockSpan& span, const Band& band, uint64_t tensor, uint64_t slot) const;
 
   CompileContext& ctx_;
   const ConvJob& job_;
@@ -309,22 +326,22 @@ class ConvStepEmitter {
 /// and the residual add's parameters.
 void ConvStepEmitter::loadLayerConstants(Step& step) const {
   if (!t_.biasByDma) {
-    Dma bias;
-    bias.accumulator = true;
+    LoadOperands bias;
+    bias.mem = npu::isa::Memory::Accumulator;
     bias.dram = constants_.bias;
     bias.sram = *slots_.biasAcc;
     bias.x = g_.o;
     bias.y = 1;
     bias.sramStride = g_.o;
-    step.loads.push_back(makeLoad(bias));
+    step.loads.push_back(instruction(bias));
   }
   if (g_.residualAdd) {
-    Dma params;
+    LoadOperands params;
     params.dram = constants_.residualParams;
     params.sram = slots_.residualParams;
     params.x = int64_t(job_.residualParams.size());
     params.sramStride = params.x;
-    step.loads.push_back(makeLoad(params));
+    step.loads.push_back(instruction(params));
   }
 }
 
@@ -337,13 +354,13 @@ Error ConvStepEmitter::loadBand(Step& step, const Band& band) {
   if (inLoads_ <= int(slots_.inSlots.size()) && !job_.spaceToDepthChannels) {
     for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g_.pl}, {g_.pl + g_.w, rightPad_}}) {
       if (width <= 0) continue;
-      Dma fill;
+      LoadOperands fill;
       fill.dram = ctx_.fillRegion(int8_t(job_.inZero), uint64_t(width * g_.c));
       fill.sram = inSlot_ + uint64_t(col * g_.c);
       fill.x = width * g_.c;
       fill.y = allocRows_;
       fill.sramStride = rowBytes_;
-      step.loads.push_back(makeLoad(fill));
+      step.loads.push_back(instruction(fill));
     }
   }
   const int64_t inRows = g_.bandInputRows(band.rows), py0 = band.oy0 * g_.sh;
@@ -352,7 +369,7 @@ Error ConvStepEmitter::loadBand(Step& step, const Band& band) {
   const int64_t realEnd = std::min<int64_t>(py0 + inRows - g_.pt, g_.h);
   const int64_t realRows = std::max<int64_t>(realEnd - realStart, 0);
   if (job_.spaceToDepthChannels) return loadSpaceToDepthBand(step, band, inRows, top, realStart, realRows);
-  Dma data;
+  LoadOperands data;
   data.sram = inSlot_ + uint64_t(g_.pl * g_.c);
   data.x = g_.w * g_.c;
   data.sramStride = rowBytes_;
@@ -378,7 +395,7 @@ Error ConvStepEmitter::loadBand(Step& step, const Band& band) {
     data.dram = ctx_.fillRegion(int8_t(job_.inZero), uint64_t(g_.w * g_.c));
     data.y = inRows;
   }
-  step.loads.push_back(makeLoad(data));
+  step.loads.push_back(instruction(data));
   return Error::success();
 }
 
@@ -390,20 +407,20 @@ Error ConvStepEmitter::loadSpaceToDepthBand(Step& step, const Band& band, int64_
   const int64_t c0 = job_.spaceToDepthChannels, bottom = inRows - top - realRows;
   auto fillRows = [&](int64_t firstRow, int64_t count) {
     if (count <= 0) return;
-    Dma fill;
+    LoadOperands fill;
     fill.dram = ctx_.fillRegion(int8_t(job_.inZero), uint64_t(rowBytes_));
     fill.sram = inSlot_ + uint64_t(firstRow * rowBytes_);
     fill.x = rowBytes_;
     fill.y = count;
     fill.sramStride = rowBytes_;
-    step.loads.push_back(makeLoad(fill));
+    step.loads.push_back(instruction(fill));
   };
   fillRows(0, top);
   fillRows(top + realRows, bottom);
   if (g_.pl > limits::kDmaPadRows || rightPad_ > limits::kDmaPadRows)
     return layerError("padding of more than ", limits::kDmaPadRows, " blocks");
   for (int64_t dy = 0; dy < 2 && realRows > 0; ++dy) {
-    Dma half;
+    LoadOperands half;
     half.dram = job_.input + uint64_t(band.image * inImageBytes_ + (2 * realStart + dy) * 2 * g_.w * c0);
     half.sram = inSlot_ + uint64_t(top * rowBytes_ + dy * 2 * c0);
     half.x = 2 * c0;
@@ -415,7 +432,7 @@ Error ConvStepEmitter::loadSpaceToDepthBand(Step& step, const Band& band, int64_
     half.padTop = g_.pl;
     half.padBottom = rightPad_;
     half.padValue = job_.inZero;
-    step.loads.push_back(makeLoad(half));
+    step.loads.push_back(instruction(half));
   }
   return Error::success();
 }
@@ -446,23 +463,23 @@ void ConvStepEmitter::loadWeights(Step& step, const BlockSpan& span) {
   }
   const int64_t bytes = end - begin, chunk = 1024;
   if (bytes / chunk > 0) {
-    Dma w;
+    LoadOperands w;
     w.dram = constants_.weights + uint64_t(begin);
     w.sram = wSlot_;
     w.x = chunk;
     w.y = bytes / chunk;
     w.dramYStride = chunk;
     w.sramStride = chunk;
-    step.loads.push_back(makeLoad(w));
+    step.loads.push_back(instruction(w));
   }
   if (bytes % chunk) {
-    Dma w;
+    LoadOperands w;
     w.dram = constants_.weights + uint64_t(begin + bytes / chunk * chunk);
     w.sram = wSlot_ + uint64_t(bytes / chunk * chunk);
     w.x = bytes % chunk;
     w.y = 1;
     w.sramStride = bytes % chunk;
-    step.loads.push_back(makeLoad(w));
+    step.loads.push_back(instruction(w));
   }
 }
 
@@ -479,7 +496,7 @@ void ConvStepEmitter::emitGemms(Step& step, const BlockSpan& span, int64_t b, in
     int64_t weightRow = 0;  // within the loaded part
     for (size_t si = s0; si < s1; ++si) {
       const KStep& ks = tile.steps[si];
-      Gemm gm;
+      GemmOperands gm;
       gm.k = ks.k;
       gm.n = tile.width;
       gm.wgt = slab + uint64_t(weightRow * tile.width);
@@ -500,7 +517,7 @@ void ConvStepEmitter::emitGemms(Step& step, const BlockSpan& span, int64_t b, in
           gm.acc = accTile + uint64_t((r * g_.ow + m0) * span.width + col);
           gm.preload = !ws_ || first;
           first = false;
-          step.computes.push_back(makeGemm(gm));
+          step.computes.push_back(instruction(gm));
         }
       weightRow += ks.k;
     }
@@ -524,9 +541,8 @@ void ConvStepEmitter::emitRequant(Step& step, const BlockSpan& span, const Band&
   if (dense && !job_.positionMultiplier) {
     for (auto [c0, c1] : channelRuns) {
       const FixedPointMultiplier m = channelMultiplier(c0);
-      step.computes.push_back(makeRequant(accTile + uint64_t(c0), blockWidth, outSlot + uint64_t(c0),
-                                          blockWidth, b * g_.ow, c1 - c0, m.multiplier, m.shift, job_.outZero,
-                                          job_.lo, job_.hi));
+      step.computes.push_back(
+          requant(m, accTile + uint64_t(c0), outSlot + uint64_t(c0), b * g_.ow, c1 - c0, blockWidth));
     }
     return;
   }
@@ -542,19 +558,19 @@ void ConvStepEmitter::emitRequant(Step& step, const BlockSpan& span, const Band&
       for (auto [c0, c1] : channelRuns) {
         const FixedPointMultiplier m =
             job_.positionMultiplier ? job_.positionMultiplier(band.oy0 + r, x0) : channelMultiplier(c0);
-        step.computes.push_back(makeRequant(accTile + uint64_t((accRow + x0) * blockWidth + c0), blockWidth,
-                                            outSlot + uint64_t((r * g_.ow + x0) * blockWidth + c0),
-                                            blockWidth, x1 - x0, c1 - c0, m.multiplier, m.shift, job_.outZero,
-                                            job_.lo, job_.hi));
+        step.computes.push_back(requant(m, accTile + uint64_t((accRow + x0) * blockWidth + c0),
+                                        outSlot + uint64_t((r * g_.ow + x0) * blockWidth + c0), x1 - x0,
+                                        c1 - c0, blockWidth));
       }
   }
 }
 
 /// The band's rows of this block in an NHWC tensor shaped like the output.
-Dma ConvStepEmitter::outputTileDma(const BlockSpan& span, const Band& band, uint64_t tensor,
-                                   uint64_t slot) const {
+template <class DmaOperands>
+DmaOperands ConvStepEmitter::outputTileDma(const BlockSpan& span, const Band& band, uint64_t tensor,
+                                           uint64_t slot) const {
   const int64_t blockWidth = span.width;
-  Dma d;
+  DmaOperands d;
   d.sram = slot;
   d.dram = tensor + uint64_t(((band.image * g_.oh + band.oy0) * g_.ow) * g_.o + span.c0);
   if (blockWidth == g_.o && g_.ow * g_.o <= limits::kDmaRowElements) {
@@ -599,15 +615,15 @@ Error ConvStepEmitter::emit(const std::vector<Band>& bands, const std::vector<St
     // alternate per output tile, not per step.
     const uint64_t accTile = slots_.accTiles[(s / size_t(t_.kParts)) % slots_.accTiles.size()];
     if (t_.biasByDma) {  // the bias row replicated over the tile; the gemms accumulate onto it
-      Dma bias;
-      bias.accumulator = true;
+      LoadOperands bias;
+      bias.mem = npu::isa::Memory::Accumulator;
       bias.dram = constants_.bias + uint64_t(span.c0) * 4;
       bias.sram = accTile;
       bias.x = span.width;
       bias.y = accRowCount;
       bias.dramYStride = 0;
       bias.sramStride = span.width;
-      step.loads.push_back(makeLoad(bias));
+      step.loads.push_back(instruction(bias));
     }
     emitGemms(step, span, b, accRowCount, accTile);
     if (!lastPart) {  // the next part accumulates onto this tile
@@ -615,21 +631,32 @@ Error ConvStepEmitter::emit(const std::vector<Band>& bands, const std::vector<St
       continue;
     }
     if (!t_.biasByDma && !cfg_.biasInit)
-      step.computes.push_back(
-          makeVAdd(accTile, span.width, *slots_.biasAcc + uint64_t(span.c0), 0, accRowCount, span.width));
+      step.computes.push_back(instruction(VAddOperands{.dst = accTile,
+                                                       .src = *slots_.biasAcc + uint64_t(span.c0),
+                                                       .rows = accRowCount,
+                                                       .cols = span.width,
+                                                       .dstStride = span.width,
+                                                       .srcStride = 0}));
     const uint64_t outSlot = slots_.outSlots[s % slots_.outSlots.size()];
     emitRequant(step, span, band, accTile, outSlot);
     if (g_.residualAdd) {
       // The add's other operand, then the add in place on the requantized
       // tile: the same eadd (and rounding) as the QuantizedAdd layer.
       const uint64_t residualSlot = slots_.residualSlots[s % slots_.residualSlots.size()];
-      step.loads.push_back(makeLoad(outputTileDma(span, band, job_.residual, residualSlot)));
+      step.loads.push_back(instruction(outputTileDma<LoadOperands>(span, band, job_.residual, residualSlot)));
       const uint64_t a = job_.convIsLhs ? outSlot : residualSlot,
                      bOperand = job_.convIsLhs ? residualSlot : outSlot;
-      step.computes.push_back(makeEAdd(a, span.width, bOperand, span.width, outSlot, span.width, b * g_.ow,
-                                       span.width, slots_.residualParams));
+      step.computes.push_back(instruction(EAddOperands{.a = a,
+                                                       .b = bOperand,
+                                                       .rows = b * g_.ow,
+                                                       .cols = span.width,
+                                                       .aStride = span.width,
+                                                       .bStride = span.width,
+                                                       .dst = outSlot,
+                                                       .dstStride = span.width,
+                                                       .params = slots_.residualParams}));
     }
-    step.stores.push_back(makeStore(outputTileDma(span, band, job_.output, outSlot)));
+    step.stores.push_back(instruction(outputTileDma<StoreOperands>(span, band, job_.output, outSlot)));
     ctx_.program().addStep(std::move(step));
   }
   return Error::success();
@@ -671,12 +698,6 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
 
 namespace {
 
-quant::QuantRange clipRange(const Instruction& inst, const Type& out) {
-  return quant::activationRange(quant::int8Range(), out.scale, out.offset,
-                                float(inst.attrs.getFloat("clip_min", -INFINITY)),
-                                float(inst.attrs.getFloat("clip_max", INFINITY)));
-}
-
 /// Multipliers per output channel, collapsed to one when all are equal.
 std::vector<FixedPointMultiplier> channelMultipliers(float inScale, const float* scales, int64_t count,
                                                      float outScale) {
@@ -703,37 +724,18 @@ const T* constantData(const CompileContext& ctx, const Instruction& inst, size_t
 
 }  // namespace
 
-Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, const Instruction* fusedAdd,
-                              bool addOverwritesInput) {
-  const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
-  const Type& filterType = operandValue(ctx, inst, 2).type;
-  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "filter"));
-  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 3, "bias"));
-  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 4, "filter scales"));
-  ConvJob job;
-  job.name = inst.name;
+quant::QuantRange clipRange(const Type& out, std::optional<double> clipMin, std::optional<double> clipMax) {
+  return quant::activationRange(quant::int8Range(), out.scale, out.offset, float(clipMin.value_or(-INFINITY)),
+                                float(clipMax.value_or(INFINITY)));
+}
+
+namespace {
+
+/// The geometry the matrix engine runs the conv as: a 1x1 batch as one tall
+/// image (compiler.batch_rows), a stride-2 stem on 2x2 pixel blocks
+/// (compiler.dense_stem), a strided 1x1 conv on the pixels it uses.
+void chooseEngineGeometry(CompileContext& ctx, ConvJob& job) {
   ConvGeometry& g = job.g;
-  g = convGeometry(out, in, filterType, inst.attrs);
-  const int8_t* filter = constantData<int8_t>(ctx, inst, 2);
-  const int32_t* bias = constantData<int32_t>(ctx, inst, 3);
-  const float* scales = constantData<float>(ctx, inst, 4);
-  const int64_t cg = g.cg(), kh = g.kh, kw = g.kw;
-  job.filter = [=](int64_t o, int64_t ky, int64_t kx, int64_t c) {
-    return filter[((o * kh + ky) * kw + kx) * cg + c];
-  };
-  job.inZero = in.offset;
-  // Zero-point folding: sum (x - zx) w = sum x w - zx sum w (int32 wrapping).
-  for (int64_t o = 0; o < g.o; ++o) {
-    uint32_t sum = 0;
-    for (int64_t i = 0; i < kh * kw * cg; ++i) sum += uint32_t(int32_t(filter[o * kh * kw * cg + i]));
-    job.bias.push_back(int32_t(uint32_t(bias[o]) - uint32_t(in.offset) * sum));
-  }
-  job.channelMultipliers = channelMultipliers(in.scale, scales, g.o, out.scale);
-  g.perChannelRequant = job.channelMultipliers.size() > 1;
-  const quant::QuantRange range = clipRange(inst, out);
-  job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
-  job.input = ctx.addressOf(inst.operands[1].value);
-  job.output = ctx.addressOf(inst.operands[0].value);
   // A 1x1 conv without padding reads one input row per output row (every
   // sh-th), so N images of H rows in NHWC are one image of N*H rows: the
   // gemms stream every image's rows (compiler.batch_rows).
@@ -757,19 +759,59 @@ Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, cons
     job.inPixelBytes = g.sw * g.c;
     g = gatheredGeometry(g);
   }
-  if (fusedAdd) {
-    // Only when a tiling with the two residual tiles still fits the SRAMs.
-    ConvGeometry fused = g;
-    fused.residualAdd = true;
-    fused.singleBand = addOverwritesInput;
-    if (fitConv(fused, makeNTiles(fused, ctx.config().rows, ctx.config().cols), ctx.cost())) {
-      g = fused;
-      job.convIsLhs = fusedAdd->operands[1].value == inst.operands[0].value;
-      job.residual = ctx.addressOf(fusedAdd->operands[job.convIsLhs ? 2 : 1].value);
-      job.residualParams = addParams(ctx, *fusedAdd);
-      job.output = ctx.addressOf(fusedAdd->operands[0].value);
-    }
+}
+
+/// Runs `fusedAdd` in the conv's epilogue, but only when a tiling with the
+/// two residual tiles still fits the SRAMs.
+void fuseResidualAdd(CompileContext& ctx, const Instruction& conv, const Instruction& fusedAdd,
+                     bool addOverwritesInput, ConvJob& job) {
+  ConvGeometry fused = job.g;
+  fused.residualAdd = true;
+  fused.singleBand = addOverwritesInput;
+  if (!fitConv(fused, makeNTiles(fused, ctx.config().rows, ctx.config().cols), ctx.cost())) return;
+  job.g = fused;
+  job.convIsLhs = fusedAdd.operands[1].value == conv.operands[0].value;
+  job.residual = ctx.addressOf(fusedAdd.operands[job.convIsLhs ? 2 : 1].value);
+  job.residualParams = addParams(ctx, fusedAdd);
+  job.output = ctx.addressOf(fusedAdd.operands[0].value);
+}
+
+}  // namespace
+
+Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, const Instruction* fusedAdd,
+                              bool addOverwritesInput) {
+  const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
+  const Type& filterType = operandValue(ctx, inst, 2).type;
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "filter"));
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 3, "bias"));
+  EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 4, "filter scales"));
+  ConvJob job;
+  job.name = inst.name;
+  ConvGeometry& g = job.g;
+  const QuantizedConvAttrs attrs = QuantizedConvAttrs::from(inst.attrs);
+  g = convGeometry(out, in, filterType, attrs);
+  const int8_t* filter = constantData<int8_t>(ctx, inst, 2);
+  const int32_t* bias = constantData<int32_t>(ctx, inst, 3);
+  const float* scales = constantData<float>(ctx, inst, 4);
+  const int64_t cg = g.cg(), kh = g.kh, kw = g.kw;
+  job.filter = [=](int64_t o, int64_t ky, int64_t kx, int64_t c) {
+    return filter[((o * kh + ky) * kw + kx) * cg + c];
+  };
+  job.inZero = in.offset;
+  // Zero-point folding: sum (x - zx) w = sum x w - zx sum w (int32 wrapping).
+  for (int64_t o = 0; o < g.o; ++o) {
+    uint32_t sum = 0;
+    for (int64_t i = 0; i < kh * kw * cg; ++i) sum += uint32_t(int32_t(filter[o * kh * kw * cg + i]));
+    job.bias.push_back(int32_t(uint32_t(bias[o]) - uint32_t(in.offset) * sum));
   }
+  job.channelMultipliers = channelMultipliers(in.scale, scales, g.o, out.scale);
+  g.perChannelRequant = job.channelMultipliers.size() > 1;
+  const quant::QuantRange range = clipRange(out, attrs.clipMin, attrs.clipMax);
+  job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
+  job.input = ctx.addressOf(inst.operands[1].value);
+  job.output = ctx.addressOf(inst.operands[0].value);
+  chooseEngineGeometry(ctx, job);
+  if (fusedAdd) fuseResidualAdd(ctx, inst, *fusedAdd, addOverwritesInput, job);
   auto info = emitConvJob(ctx, job);
   if (info) info->fusedResidualAdd = g.residualAdd;
   return info;
@@ -800,7 +842,8 @@ Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst) {
   }
   job.channelMultipliers = channelMultipliers(lhs.scale, scales, n, out.scale);
   g.perChannelRequant = job.channelMultipliers.size() > 1;
-  const quant::QuantRange range = clipRange(inst, out);
+  const QuantizedMatMulAttrs attrs = QuantizedMatMulAttrs::from(inst.attrs);
+  const quant::QuantRange range = clipRange(out, attrs.clipMin, attrs.clipMax);
   job.outZero = out.offset, job.lo = range.lo, job.hi = range.hi;
   job.input = ctx.addressOf(inst.operands[1].value);
   job.output = ctx.addressOf(inst.operands[0].value);
@@ -817,7 +860,7 @@ uint64_t emitPixelSumGemms(CompileContext& ctx, Step& step, uint64_t ones, uint6
   uint64_t compute = 0;
   for (int64_t j0 = 0; j0 < width; j0 += cfg.cols)
     for (int64_t p0 = 0; p0 < pixels; p0 += chunk) {
-      Gemm gm;
+      GemmOperands gm;
       gm.accumulate = true;
       gm.preload = true;
       gm.m = 1;
@@ -829,7 +872,7 @@ uint64_t emitPixelSumGemms(CompileContext& ctx, Step& step, uint64_t ones, uint6
       gm.wgtStride = width;
       gm.acc = acc + uint64_t(j0);
       gm.accStride = width;
-      step.computes.push_back(makeGemm(gm));
+      step.computes.push_back(instruction(gm));
       compute += ctx.cost().gemm(1, gm.k, gm.n, true);
     }
   return compute;
@@ -840,89 +883,123 @@ uint64_t emitPixelSumGemms(CompileContext& ctx, Step& step, uint64_t ones, uint6
 /// weight rows strided by the channel block) and a row of ones streams
 /// through it (m = 1), so one gemm sums up to rows x cols pixels x channels;
 /// the depthwise formulation needs one gemm per pixel and channel tile.
+/// The slots and constants of a global average pooling layer.
+struct GlobalPoolPlan {
+  int64_t pixels = 0, c = 0, block = 0, chunk = 0;
+  std::array<uint64_t, 2> inSlots{}, outSlots{}, accSlots{};
+  uint64_t ones = 0, biasAddr = 0, input = 0, output = 0;
+  FixedPointMultiplier m{};
+  int32_t outZero = 0;
+};
+
+/// Two input, output and accumulator slots of `block` channels and the row of
+/// ones; false (the layer's allocations rolled back) when they do not fit.
+bool allocGlobalPoolSlots(CompileContext& ctx, const Instruction& inst, GlobalPoolPlan& plan) {
+  SramAllocator& sram = ctx.sram();
+  for (int i = 0; i < 2; ++i) {
+    auto a = sram.allocScratchpad(inst.name + ".input[" + std::to_string(i) + "]",
+                                  uint64_t(plan.pixels * plan.block), i);
+    auto o = sram.allocScratchpad(inst.name + ".output[" + std::to_string(i) + "]", uint64_t(plan.block), 3);
+    auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(plan.block),
+                                     ctx.config().vectorQueue == npu::VectorQueue::Separate ? i : -1);
+    if (!a || !o || !acc) {
+      sram.rollbackLayer();
+      return false;
+    }
+    plan.inSlots[size_t(i)] = *a, plan.outSlots[size_t(i)] = *o, plan.accSlots[size_t(i)] = *acc;
+  }
+  auto ones = sram.allocScratchpad(inst.name + ".ones", uint64_t(plan.chunk), 2);
+  if (!ones) {
+    sram.rollbackLayer();
+    return false;
+  }
+  plan.ones = *ones;
+  return true;
+}
+
+/// Step `s`: channels [c0, c0 + width) of image `img`; returns its cycles.
+uint64_t emitGlobalPoolStep(CompileContext& ctx, const GlobalPoolPlan& plan, int64_t img, int64_t c0,
+                            size_t s) {
+  const int64_t width = std::min(plan.block, plan.c - c0), pixels = plan.pixels, chunk = plan.chunk;
+  const uint64_t inSlot = plan.inSlots[s % 2], acc = plan.accSlots[s % 2], outSlot = plan.outSlots[s % 2];
+  Step step;
+  if (s == 0) {
+    LoadOperands one;
+    one.dram = ctx.fillRegion(1, uint64_t(chunk));
+    one.sram = plan.ones;
+    one.x = chunk;
+    one.sramStride = chunk;
+    step.loads.push_back(instruction(one));
+  }
+  LoadOperands data;
+  data.dram = plan.input + uint64_t(img * pixels * plan.c + c0);
+  data.sram = inSlot;
+  data.x = width;
+  data.y = pixels;
+  data.dramYStride = plan.c;
+  data.sramStride = width;
+  step.loads.push_back(instruction(data));
+  LoadOperands init;
+  init.mem = npu::isa::Memory::Accumulator;
+  init.dram = plan.biasAddr;
+  init.sram = acc;
+  init.x = width;
+  init.sramStride = width;
+  step.loads.push_back(instruction(init));
+  uint64_t compute = emitPixelSumGemms(ctx, step, plan.ones, inSlot, acc, pixels, width, chunk);
+  step.computes.push_back(instruction(RequantOperands{.zeroPoint = plan.outZero,
+                                                      .lo = -128,
+                                                      .hi = 127,
+                                                      .src = acc,
+                                                      .dst = outSlot,
+                                                      .shift = plan.m.shift,
+                                                      .rows = 1,
+                                                      .cols = width,
+                                                      .srcStride = width,
+                                                      .dstStride = width,
+                                                      .multiplier = plan.m.multiplier}));
+  compute += ctx.cost().requant(1, width);
+  StoreOperands st;
+  st.sram = outSlot;
+  st.dram = plan.output + uint64_t(img * plan.c + c0);
+  st.x = width;
+  st.sramStride = width;
+  step.stores.push_back(instruction(st));
+  ctx.program().addStep(std::move(step));
+  return std::max({ctx.cost().load(width, pixels) + ctx.cost().load(width, 1, 1, 4), compute,
+                   ctx.cost().store(width, 1)});
+}
+
 /// Returns nullopt when the image is too large for the scratchpad.
 std::optional<Expected<LayerInfo>> emitGlobalAvgPool(CompileContext& ctx, const Instruction& inst) {
   const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
   const npu::NpuConfig& cfg = ctx.config();
-  const int64_t n = in.dims[0], pixels = in.dims[1] * in.dims[2], c = in.dims[3];
+  GlobalPoolPlan plan;
+  const int64_t n = in.dims[0];
+  plan.pixels = in.dims[1] * in.dims[2], plan.c = in.dims[3];
   // Channel block: two input slots take at most half the scratchpad.
-  const int64_t perSlot = cfg.scratchpadBytes / 4 / pixels;
-  const int64_t block = std::min({c, perSlot / cfg.cols * cfg.cols, limits::kDmaRowElements});
-  if (block < 1) return std::nullopt;
-  const int64_t chunk = cfg.rows;  // pixels per gemm
-  SramAllocator& sram = ctx.sram();
-  std::vector<uint64_t> inSlots, outSlots, accSlots;
-  for (int i = 0; i < 2; ++i) {
-    auto a =
-        sram.allocScratchpad(inst.name + ".input[" + std::to_string(i) + "]", uint64_t(pixels * block), i);
-    auto o = sram.allocScratchpad(inst.name + ".output[" + std::to_string(i) + "]", uint64_t(block), 3);
-    auto acc = sram.allocAccumulator(inst.name + ".acc[" + std::to_string(i) + "]", uint64_t(block),
-                                     cfg.vectorQueue == npu::VectorQueue::Separate ? i : -1);
-    if (!a || !o || !acc) {
-      sram.rollbackLayer();
-      return std::nullopt;
-    }
-    inSlots.push_back(*a), outSlots.push_back(*o), accSlots.push_back(*acc);
-  }
-  auto ones = sram.allocScratchpad(inst.name + ".ones", uint64_t(chunk), 2);
-  if (!ones) {
-    sram.rollbackLayer();
-    return std::nullopt;
-  }
+  const int64_t perSlot = cfg.scratchpadBytes / 4 / plan.pixels;
+  plan.block = std::min({plan.c, perSlot / cfg.cols * cfg.cols, limits::kDmaRowElements});
+  if (plan.block < 1) return std::nullopt;
+  plan.chunk = cfg.rows;  // pixels per gemm
+  if (!allocGlobalPoolSlots(ctx, inst, plan)) return std::nullopt;
   // Zero-point folding: sum(x - z) = sum(x) - pixels * z, the accumulator's initial value.
-  const std::vector<int32_t> bias(size_t(block), int32_t(uint32_t(-int64_t(in.offset)) * uint32_t(pixels)));
-  const uint64_t biasAddr = ctx.addWeights(bias.data(), bias.size() * 4);
-  const FixedPointMultiplier m = quant::averageMultiplier(in.scale, out.scale, pixels);
-  const uint64_t input = ctx.addressOf(inst.operands[1].value),
-                 output = ctx.addressOf(inst.operands[0].value);
+  const std::vector<int32_t> bias(size_t(plan.block),
+                                  int32_t(uint32_t(-int64_t(in.offset)) * uint32_t(plan.pixels)));
+  plan.biasAddr = ctx.addWeights(bias.data(), bias.size() * 4);
+  plan.m = quant::averageMultiplier(in.scale, out.scale, plan.pixels);
+  plan.outZero = out.offset;
+  plan.input = ctx.addressOf(inst.operands[1].value), plan.output = ctx.addressOf(inst.operands[0].value);
   uint64_t cycles = 0;
   size_t s = 0;
   for (int64_t img = 0; img < n; ++img)
-    for (int64_t c0 = 0; c0 < c; c0 += block, ++s) {
-      const int64_t width = std::min(block, c - c0);
-      const uint64_t inSlot = inSlots[s % 2], acc = accSlots[s % 2], outSlot = outSlots[s % 2];
-      Step step;
-      if (s == 0) {
-        Dma one;
-        one.dram = ctx.fillRegion(1, uint64_t(chunk));
-        one.sram = *ones;
-        one.x = chunk;
-        one.sramStride = chunk;
-        step.loads.push_back(makeLoad(one));
-      }
-      Dma data;
-      data.dram = input + uint64_t(img * pixels * c + c0);
-      data.sram = inSlot;
-      data.x = width;
-      data.y = pixels;
-      data.dramYStride = c;
-      data.sramStride = width;
-      step.loads.push_back(makeLoad(data));
-      Dma init;
-      init.accumulator = true;
-      init.dram = biasAddr;
-      init.sram = acc;
-      init.x = width;
-      init.sramStride = width;
-      step.loads.push_back(makeLoad(init));
-      uint64_t compute = emitPixelSumGemms(ctx, step, *ones, inSlot, acc, pixels, width, chunk);
-      step.computes.push_back(
-          makeRequant(acc, width, outSlot, width, 1, width, m.multiplier, m.shift, out.offset, -128, 127));
-      compute += ctx.cost().requant(1, width);
-      Dma st;
-      st.sram = outSlot;
-      st.dram = output + uint64_t(img * c + c0);
-      st.x = width;
-      st.sramStride = width;
-      step.stores.push_back(makeStore(st));
-      cycles += std::max({ctx.cost().load(width, pixels) + ctx.cost().load(width, 1, 1, 4), compute,
-                          ctx.cost().store(width, 1)});
-      ctx.program().addStep(std::move(step));
-    }
+    for (int64_t c0 = 0; c0 < plan.c; c0 += plan.block, ++s)
+      cycles += emitGlobalPoolStep(ctx, plan, img, c0, s);
   std::ostringstream shape, tiles;
-  shape << n << "x" << in.dims[1] << "x" << in.dims[2] << "x" << c << " -> " << n << "x1x1x" << c
+  shape << n << "x" << in.dims[1] << "x" << in.dims[2] << "x" << plan.c << " -> " << n << "x1x1x" << plan.c
         << " global average";
-  tiles << "pixels stationary (k=" << std::min(chunk, pixels) << "), " << block << "-channel blocks";
+  tiles << "pixels stationary (k=" << std::min(plan.chunk, plan.pixels) << "), " << plan.block
+        << "-channel blocks";
   return Expected<LayerInfo>(LayerInfo{shape.str(), tiles.str(), cycles});
 }
 
@@ -930,10 +1007,9 @@ std::optional<Expected<LayerInfo>> emitGlobalAvgPool(CompileContext& ctx, const 
 
 Expected<LayerInfo> lowerAvgPool(CompileContext& ctx, const Instruction& inst) {
   const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
-  const auto& kernel = inst.attrs.getInts("kernel");
-  const auto& strides = inst.attrs.getInts("strides");
-  const auto& pads = inst.attrs.getInts("pads");
-  const bool includePad = inst.attrs.getInt("count_include_pad") != 0;
+  const QuantizedAvgPoolAttrs attrs = QuantizedAvgPoolAttrs::from(inst.attrs);
+  const auto &kernel = attrs.kernel, &strides = attrs.strides, &pads = attrs.pads;
+  const bool includePad = attrs.countIncludePad != 0;
   const bool global = out.dims[1] == 1 && out.dims[2] == 1 && kernel[0] == in.dims[1] &&
                       kernel[1] == in.dims[2] &&
                       std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; });

@@ -161,9 +161,8 @@ Error foldColumnConstants(CompileContext& ctx, ActivationMatMul& mm) {
     mm.multipliers[size_t(j)] = quant::outputMultiplier(mm.lhs.scale, scales[j], mm.out.scale);
   }
   mm.initAddr = ctx.addWeights(initRow.data(), initRow.size() * 4);
-  mm.range = quant::activationRange(quant::int8Range(), mm.out.scale, mm.out.offset,
-                                    float(mm.inst.attrs.getFloat("clip_min", -INFINITY)),
-                                    float(mm.inst.attrs.getFloat("clip_max", INFINITY)));
+  const QuantizedMatMulAttrs attrs = QuantizedMatMulAttrs::from(mm.inst.attrs);
+  mm.range = clipRange(mm.out, attrs.clipMin, attrs.clipMax);
   mm.lhsTerms = negatedZero(zx), mm.rhsTerms = negatedZero(zw);
   return Error::success();
 }
@@ -222,12 +221,12 @@ struct MatMulTile {
 /// The first step's loads of the constant rows of the zero-point terms.
 void loadZeroTermRows(CompileContext& ctx, const ActivationMatMul& mm, const MatMulSlots& slots, Step& step) {
   auto loadRow = [&](auto value, int64_t width, uint64_t sram) {
-    Dma c;
+    LoadOperands c;
     c.dram = ctx.fillRegion(value, uint64_t(width));
     c.sram = sram;
     c.x = width;
     c.sramStride = width;
-    step.loads.push_back(makeLoad(c));
+    step.loads.push_back(instruction(c));
   };
   for (size_t i = 0; i < mm.lhsTerms.size(); ++i) loadRow(mm.lhsTerms[i], mm.kChunkMax, slots.lhsConst[i]);
   for (size_t i = 0; i < mm.rhsTerms.size(); ++i) loadRow(mm.rhsTerms[i], mm.nw, slots.rhsConst[i]);
@@ -239,31 +238,31 @@ uint64_t loadTileOperands(CompileContext& ctx, const ActivationMatMul& mm, const
                           uint64_t lhsAddr, uint64_t rhsAddr, int64_t lhsBatch, int64_t rhsBatch,
                           Step& step) {
   const int64_t k = mm.k, n = mm.n, rows = tile.rows, cols = tile.cols;
-  Dma x;  // the band of left rows
+  LoadOperands x;  // the band of left rows
   x.dram = lhsAddr + uint64_t((lhsBatch * mm.m + tile.m0) * k);
   x.sram = tile.xSlot;
   x.x = k;
   x.y = rows;
   x.dramYStride = k;
   x.sramStride = k;
-  step.loads.push_back(makeLoad(x));
-  Dma w;  // the n-tile of the right operand, K rows of `cols`
+  step.loads.push_back(instruction(x));
+  LoadOperands w;  // the n-tile of the right operand, K rows of `cols`
   w.dram = rhsAddr + uint64_t(rhsBatch * k * n + tile.n0);
   w.sram = tile.wSlot;
   w.x = cols;
   w.y = k;
   w.dramYStride = n;
   w.sramStride = cols;
-  step.loads.push_back(makeLoad(w));
-  Dma init;  // bias + K.zx.zw into every row of the tile (zero DRAM stride)
-  init.accumulator = true;
+  step.loads.push_back(instruction(w));
+  LoadOperands init;  // bias + K.zx.zw into every row of the tile (zero DRAM stride)
+  init.mem = npu::isa::Memory::Accumulator;
   init.dram = mm.initAddr + uint64_t(tile.n0 * 4);
   init.sram = tile.acc;
   init.x = cols;
   init.y = rows;
   init.dramYStride = 0;
   init.sramStride = cols;
-  step.loads.push_back(makeLoad(init));
+  step.loads.push_back(instruction(init));
   const CostModel& cost = ctx.cost();
   return cost.load(k, rows) + cost.load(cols, k) + cost.load(cols, rows, 1, 4);
 }
@@ -288,7 +287,7 @@ uint64_t emitTileGemms(CompileContext& ctx, const ActivationMatMul& mm, const Ma
   const bool colsumRow = !lhsTerms.empty() && oneRow < streamed;
   for (int64_t k0 = 0; k0 < k; k0 += cfg.rows) {
     const int64_t kc = std::min(cfg.rows, k - k0);
-    Gemm data;
+    GemmOperands data;
     data.accumulate = true;
     data.preload = true;
     data.m = rows, data.k = kc, data.n = cols;
@@ -298,10 +297,10 @@ uint64_t emitTileGemms(CompileContext& ctx, const ActivationMatMul& mm, const Ma
     data.wgtStride = cols;
     data.acc = tile.acc;
     data.accStride = cols;
-    step.computes.push_back(makeGemm(data));
+    step.computes.push_back(instruction(data));
     computeCycles += cost.gemm(rows, kc, cols, true);
     for (size_t i = 0; i < lhsTerms.size(); ++i) {  // (-zx) . colsum(w): the same weights
-      Gemm g = data;
+      GemmOperands g = data;
       g.preload = false;
       g.inp = slots.lhsConst[i];
       g.inpStride = 0;
@@ -310,19 +309,24 @@ uint64_t emitTileGemms(CompileContext& ctx, const ActivationMatMul& mm, const Ma
         g.m = 1;
         g.acc = tile.correctionRow;
       }
-      step.computes.push_back(makeGemm(g));
+      step.computes.push_back(instruction(g));
       computeCycles += cost.gemm(g.m, kc, cols, false);
     }
     for (size_t i = 0; i < rhsTerms.size(); ++i) {  // (-zw) . rowsum(x): a constant weight row
-      Gemm g = data;
+      GemmOperands g = data;
       g.wgt = slots.rhsConst[i];
       g.wgtStride = 0;
-      step.computes.push_back(makeGemm(g));
+      step.computes.push_back(instruction(g));
       computeCycles += cost.gemm(rows, kc, cols, true);
     }
   }
   if (colsumRow) {  // the colsum row onto every row of the tile
-    step.computes.push_back(makeVAdd(tile.acc, cols, tile.correctionRow, 0, rows, cols));
+    step.computes.push_back(instruction(VAddOperands{.dst = tile.acc,
+                                                     .src = tile.correctionRow,
+                                                     .rows = rows,
+                                                     .cols = cols,
+                                                     .dstStride = cols,
+                                                     .srcStride = 0}));
     computeCycles += cost.vadd(rows, cols);
   }
   return computeCycles;
@@ -340,9 +344,17 @@ uint64_t emitTileRequant(const CostModel& cost, const ActivationMatMul& mm, cons
     while (j1 < cols && mm.multipliers[size_t(n0 + j1)].multiplier == mj.multiplier &&
            mm.multipliers[size_t(n0 + j1)].shift == mj.shift)
       ++j1;
-    step.computes.push_back(makeRequant(tile.acc + uint64_t(j0), cols, tile.outSlot + uint64_t(j0), cols,
-                                        rows, j1 - j0, mj.multiplier, mj.shift, mm.out.offset, mm.range.lo,
-                                        mm.range.hi));
+    step.computes.push_back(instruction(RequantOperands{.zeroPoint = mm.out.offset,
+                                                        .lo = mm.range.lo,
+                                                        .hi = mm.range.hi,
+                                                        .src = tile.acc + uint64_t(j0),
+                                                        .dst = tile.outSlot + uint64_t(j0),
+                                                        .shift = mj.shift,
+                                                        .rows = rows,
+                                                        .cols = j1 - j0,
+                                                        .srcStride = cols,
+                                                        .dstStride = cols,
+                                                        .multiplier = mj.multiplier}));
     computeCycles += cost.requant(rows, j1 - j0);
     j0 = j1;
   }
@@ -381,14 +393,14 @@ uint64_t emitMatMulSteps(CompileContext& ctx, const ActivationMatMul& mm, const 
             loadTileOperands(ctx, mm, tile, lhsAddr, rhsAddr, lhsBatch[b], rhsBatch[b], step);
         uint64_t computeCycles = emitTileGemms(ctx, mm, slots, tile, step);
         computeCycles += emitTileRequant(cost, mm, tile, step);
-        Dma st;
+        StoreOperands st;
         st.sram = tile.outSlot;
         st.dram = outAddr + uint64_t((int64_t(b) * m + m0) * n + n0);
         st.x = tile.cols;
         st.y = tile.rows;
         st.dramYStride = n;
         st.sramStride = tile.cols;
-        step.stores.push_back(makeStore(st));
+        step.stores.push_back(instruction(st));
         cycles += std::max({loadCycles, computeCycles, cost.store(tile.cols, tile.rows)});
         ctx.program().addStep(std::move(step));
       }

@@ -42,9 +42,11 @@ struct Block {
   int64_t a, b, strideA, strideB;
 };
 
-/// The DMA moving a block to or from `sram` (dense, a x b, row-major).
-Expected<Dma> blockDma(const Block& blk, uint64_t sram) {
-  Dma d;
+/// The DMA moving a block to or from `sram` (dense, a x b, row-major): a
+/// LoadOperands or a StoreOperands (the same DMA fields).
+template <class DmaOperands>
+Expected<DmaOperands> blockDma(const Block& blk, uint64_t sram) {
+  DmaOperands d;
   d.sram = sram;
   if (blk.strideB == 1 || blk.b == 1) {
     d.x = blk.b;
@@ -128,13 +130,16 @@ Error emitStridedCopy(CompileContext& ctx, const Instruction& inst, StridedCopy 
         step.loads = std::move(prelude);  // constants of the layer travel with the first tile
         prelude.clear();
         const uint64_t in = inSlots[stepIndex % 2], out = outSlots[stepIndex % 2];
-        auto load = blockDma({copy.srcBase + uint64_t(srcAt), a, b, copy.src[r - 2], copy.src[r - 1]}, in);
+        auto load = blockDma<LoadOperands>(
+            {copy.srcBase + uint64_t(srcAt), a, b, copy.src[r - 2], copy.src[r - 1]}, in);
         if (!load) return layerError(inst, load.error().message());
-        auto store = blockDma({copy.dstBase + uint64_t(dstAt), a, b, copy.dst[r - 2], copy.dst[r - 1]}, out);
+        auto store = blockDma<StoreOperands>(
+            {copy.dstBase + uint64_t(dstAt), a, b, copy.dst[r - 2], copy.dst[r - 1]}, out);
         if (!store) return layerError(inst, store.error().message());
-        step.loads.push_back(makeLoad(*load));
-        step.computes.push_back(makeLut(in, b, out, b, a, b, table));
-        step.stores.push_back(makeStore(*store));
+        step.loads.push_back(instruction(*load));
+        step.computes.push_back(instruction(LutOperands{
+            .src = in, .dst = out, .rows = a, .cols = b, .srcStride = b, .dstStride = b, .table = table}));
+        step.stores.push_back(instruction(*store));
         cycles += std::max(
             {ctx.cost().of(step.loads[0]), ctx.cost().of(step.computes[0]), ctx.cost().of(step.stores[0])});
         ctx.program().addStep(std::move(step));
@@ -168,12 +173,12 @@ Expected<uint64_t> loadConstant(CompileContext& ctx, const Instruction& inst, co
                                 uint64_t dram, int64_t bytes, Step& step) {
   auto slot = allocSlots(ctx, inst, role, 1, bytes, int(ctx.config().scratchpadBanks) - 1);
   if (!slot) return slot.error();
-  Dma d;
+  LoadOperands d;
   d.dram = dram;
   d.sram = (*slot)[0];
   d.x = bytes;
   d.sramStride = bytes;
-  step.loads.push_back(makeLoad(d));
+  step.loads.push_back(instruction(d));
   return (*slot)[0];
 }
 
@@ -199,14 +204,59 @@ int64_t maxPoolBandRows(CompileContext& ctx, const ConvGeometry& g, uint64_t& be
   return bandRows;
 }
 
+/// A band of max pooling: `rows` output rows from `oy0` of image `img`, in
+/// slots of `allocRows` input rows; a slot's first use fills its padding columns.
+struct PoolBand {
+  int64_t img, oy0, rows, allocRows;
+  bool firstUseOfSlot;
+};
+
+/// The band's input rows into `slot`, padded with -128 (below every int8).
+Error loadPoolBand(CompileContext& ctx, const Instruction& inst, const ConvGeometry& g, const PoolBand& band,
+                   uint64_t input, uint64_t slot, Step& step) {
+  const int64_t rowBytes = g.rowBytes(), rightPad = g.padW() - g.pl - g.w;
+  if (band.firstUseOfSlot)
+    for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g.pl}, {g.pl + g.w, rightPad}}) {
+      if (width <= 0) continue;
+      LoadOperands fill;
+      fill.dram = ctx.fillRegion(-128, uint64_t(width * g.c));
+      fill.sram = slot + uint64_t(col * g.c);
+      fill.x = width * g.c;
+      fill.y = band.allocRows;
+      fill.sramStride = rowBytes;
+      step.loads.push_back(instruction(fill));
+    }
+  const int64_t inRows = g.bandInputRows(band.rows), py0 = band.oy0 * g.sh;
+  const int64_t top = std::clamp<int64_t>(g.pt - py0, 0, inRows);
+  const int64_t realStart = std::max<int64_t>(py0 - g.pt, 0);
+  const int64_t realRows = std::max<int64_t>(std::min<int64_t>(py0 + inRows - g.pt, g.h) - realStart, 0);
+  LoadOperands data;
+  data.sram = slot + uint64_t(g.pl * g.c);
+  data.x = g.w * g.c;
+  data.sramStride = rowBytes;
+  if (realRows > 0) {
+    data.dram = input + uint64_t(((band.img * g.h + realStart) * g.w) * g.c);
+    data.y = realRows;
+    data.dramYStride = g.w * g.c;
+    data.padTop = top;
+    data.padBottom = inRows - top - realRows;
+    data.padValue = -128;
+    if (data.padTop > limits::kDmaPadRows || data.padBottom > limits::kDmaPadRows)
+      return layerError(inst, "padding of more than " + std::to_string(limits::kDmaPadRows) + " rows");
+  } else {
+    data.dram = ctx.fillRegion(-128, uint64_t(g.w * g.c));
+    data.y = inRows;
+  }
+  step.loads.push_back(instruction(data));
+  return Error::success();
+}
+
 }  // namespace
 
 Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
   const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
-  const auto& kernel = inst.attrs.getInts("kernel");
-  const auto& strides = inst.attrs.getInts("strides");
-  const auto& pads = inst.attrs.getInts("pads");
-  const auto& dil = inst.attrs.getInts("dilations");
+  const MaxPoolAttrs attrs = MaxPoolAttrs::from(inst.attrs);
+  const auto &kernel = attrs.kernel, &strides = attrs.strides, &pads = attrs.pads, &dil = attrs.dilations;
   if (dil[0] != 1 || dil[1] != 1) return layerError(inst, "dilated max pooling is not supported");
   if (kernel[0] > limits::kPoolWindow || kernel[1] > limits::kPoolWindow ||
       strides[0] > limits::kPoolStride || strides[1] > limits::kPoolStride)
@@ -230,51 +280,18 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
   if (!outSlots) return outSlots.error();
   const uint64_t input = ctx.addressOf(inst.operands[1].value),
                  output = ctx.addressOf(inst.operands[0].value);
-  const int64_t rightPad = g.padW() - g.pl - g.w;
   size_t s = 0;
   for (int64_t img = 0; img < g.n; ++img)
     for (int64_t oy0 = 0; oy0 < g.oh; oy0 += bandRows, ++s) {
       const int64_t b = std::min(bandRows, g.oh - oy0);
       const uint64_t slot = (*inSlots)[s % 2], outSlot = (*outSlots)[s % 2];
       Step step;
-      if (s < 2)
-        for (auto [col, width] : {std::pair<int64_t, int64_t>{0, g.pl}, {g.pl + g.w, rightPad}}) {
-          if (width <= 0) continue;
-          Dma fill;
-          fill.dram = ctx.fillRegion(-128, uint64_t(width * g.c));
-          fill.sram = slot + uint64_t(col * g.c);
-          fill.x = width * g.c;
-          fill.y = allocRows;
-          fill.sramStride = rowBytes;
-          step.loads.push_back(makeLoad(fill));
-        }
-      const int64_t inRows = g.bandInputRows(b), py0 = oy0 * g.sh;
-      const int64_t top = std::clamp<int64_t>(g.pt - py0, 0, inRows);
-      const int64_t realStart = std::max<int64_t>(py0 - g.pt, 0);
-      const int64_t realRows = std::max<int64_t>(std::min<int64_t>(py0 + inRows - g.pt, g.h) - realStart, 0);
-      Dma data;
-      data.sram = slot + uint64_t(g.pl * g.c);
-      data.x = g.w * g.c;
-      data.sramStride = rowBytes;
-      if (realRows > 0) {
-        data.dram = input + uint64_t(((img * g.h + realStart) * g.w) * g.c);
-        data.y = realRows;
-        data.dramYStride = g.w * g.c;
-        data.padTop = top;
-        data.padBottom = inRows - top - realRows;
-        data.padValue = -128;
-        if (data.padTop > limits::kDmaPadRows || data.padBottom > limits::kDmaPadRows)
-          return layerError(inst, "padding of more than " + std::to_string(limits::kDmaPadRows) + " rows");
-      } else {
-        data.dram = ctx.fillRegion(-128, uint64_t(g.w * g.c));
-        data.y = inRows;
-      }
-      step.loads.push_back(makeLoad(data));
-      Pool p;
+      EMBER_RETURN_IF_ERROR(loadPoolBand(ctx, inst, g, {img, oy0, b, allocRows, s < 2}, input, slot, step));
+      PoolOperands p;
       p.kh = g.kh, p.kw = g.kw, p.sh = g.sh, p.sw = g.sw, p.outH = b, p.outW = g.ow, p.c = g.c;
       p.src = slot, p.srcStride = rowBytes, p.dst = outSlot, p.dstStride = g.ow * g.c;
-      step.computes.push_back(makePool(p));
-      Dma st;
+      step.computes.push_back(instruction(p));
+      StoreOperands st;
       st.sram = outSlot;
       st.dram = output + uint64_t(((img * g.oh + oy0) * g.ow) * g.c);
       st.x = g.ow * g.c;
@@ -283,7 +300,7 @@ Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst) {
       st.sramStride = g.ow * g.c;
       if (st.x > limits::kDmaRowElements)
         return layerError(inst, "an output row exceeds the DMA's 16-bit row size");
-      step.stores.push_back(makeStore(st));
+      step.stores.push_back(instruction(st));
       ctx.program().addStep(std::move(step));
     }
   std::ostringstream tiles;
@@ -378,27 +395,35 @@ Expected<LayerInfo> emitEAdd(CompileContext& ctx, const Instruction& inst, uint6
     const int64_t count = std::min(per, total - i0);
     const int64_t r = flat ? 1 : count, c = flat ? count : cols;
     const uint64_t offset = uint64_t(flat ? i0 : i0 * cols);
-    Step step = s == 0 ? std::move(first) : Step{};
+    Step step = s == 0 ? std::exchange(first, Step{}) : Step{};
     uint64_t aAddr = rowSlot, bAddr = rowSlot;
     for (auto [full, dram, slots, addr] :
          {std::tuple{!aRow, a, &*aSlots, &aAddr}, std::tuple{!bRow, b, &*bSlots, &bAddr}}) {
       if (!full) continue;
-      Dma d;
+      LoadOperands d;
       d.dram = dram + offset;
       d.sram = (*slots)[s % 2];
       d.x = r * c;
       d.sramStride = r * c;
-      step.loads.push_back(makeLoad(d));
+      step.loads.push_back(instruction(d));
       *addr = (*slots)[s % 2];
     }
     const uint64_t dst = (*outSlots)[s % 2];
-    step.computes.push_back(makeEAdd(aAddr, aRow ? 0 : c, bAddr, bRow ? 0 : c, dst, c, r, c, *paramSlot));
-    Dma st;
+    step.computes.push_back(instruction(EAddOperands{.a = aAddr,
+                                                     .b = bAddr,
+                                                     .rows = r,
+                                                     .cols = c,
+                                                     .aStride = aRow ? 0 : c,
+                                                     .bStride = bRow ? 0 : c,
+                                                     .dst = dst,
+                                                     .dstStride = c,
+                                                     .params = *paramSlot}));
+    StoreOperands st;
     st.sram = dst;
     st.dram = out + offset;
     st.x = r * c;
     st.sramStride = r * c;
-    step.stores.push_back(makeStore(st));
+    step.stores.push_back(instruction(st));
     cycles += std::max({ctx.cost().load(r * c, 1), ctx.cost().eadd(r, c), ctx.cost().store(r * c, 1)});
     ctx.program().addStep(std::move(step));
   }
@@ -425,9 +450,8 @@ std::vector<uint8_t> addParams(const CompileContext& ctx, const Instruction& add
   const Type &out = operandValue(ctx, add, 0).type, &lhs = operandValue(ctx, add, 1).type,
              &rhs = operandValue(ctx, add, 2).type;
   const auto m = quant::addMultipliers(lhs.scale, rhs.scale, out.scale);
-  const quant::QuantRange range = quant::activationRange(quant::int8Range(), out.scale, out.offset,
-                                                         float(add.attrs.getFloat("clip_min", -INFINITY)),
-                                                         float(add.attrs.getFloat("clip_max", INFINITY)));
+  const QuantizedAddAttrs attrs = QuantizedAddAttrs::from(add.attrs);
+  const quant::QuantRange range = clipRange(out, attrs.clipMin, attrs.clipMax);
   return eaddParams(m.a, m.b, m.out, lhs.offset, rhs.offset, out.offset, range.lo, range.hi);
 }
 
@@ -485,25 +509,90 @@ Expected<LayerInfo> lowerLookupWithTable(CompileContext& ctx, const Instruction&
   size_t s = 0;
   for (int64_t i0 = 0; i0 < total; i0 += tile, ++s) {
     const int64_t count = std::min(tile, total - i0);
-    Step step = s == 0 ? std::move(first) : Step{};
-    Dma ld;
+    Step step = s == 0 ? std::exchange(first, Step{}) : Step{};
+    LoadOperands ld;
     ld.dram = src + uint64_t(i0);
     ld.sram = (*inSlots)[s % 2];
     ld.x = count;
     ld.sramStride = count;
-    step.loads.push_back(makeLoad(ld));
-    step.computes.push_back(makeLut(ld.sram, count, (*outSlots)[s % 2], count, 1, count, *table));
-    Dma st;
+    step.loads.push_back(instruction(ld));
+    step.computes.push_back(instruction(LutOperands{.src = ld.sram,
+                                                    .dst = (*outSlots)[s % 2],
+                                                    .rows = 1,
+                                                    .cols = count,
+                                                    .srcStride = count,
+                                                    .dstStride = count,
+                                                    .table = *table}));
+    StoreOperands st;
     st.sram = (*outSlots)[s % 2];
     st.dram = dst + uint64_t(i0);
     st.x = count;
     st.sramStride = count;
-    step.stores.push_back(makeStore(st));
+    step.stores.push_back(instruction(st));
     cycles += std::max({ctx.cost().load(count, 1), ctx.cost().lut(1, count), ctx.cost().store(count, 1)});
     ctx.program().addStep(std::move(step));
   }
   return LayerInfo{dimsOf(in), "flat tiles of " + std::to_string(tile) + " bytes", cycles};
 }
+
+namespace {
+
+/// The strided copies that a Copy, Transpose, Slice or Concat is made of.
+Expected<std::vector<StridedCopy>> stridedCopiesOf(CompileContext& ctx, const Instruction& inst) {
+  const Type& out = operandValue(ctx, inst, 0).type;
+  std::vector<StridedCopy> copies;
+  const uint64_t dst = ctx.addressOf(inst.operands[0].value);
+  const std::vector<int64_t> outStrides = contiguousStrides(out.dims);
+  switch (inst.kind) {
+    case OpKind::Copy: {
+      copies.push_back({{out.numElements()}, {1}, {1}, ctx.addressOf(inst.operands[1].value), dst});
+      break;
+    }
+    case OpKind::Transpose: {
+      const Type& in = operandValue(ctx, inst, 1).type;
+      const std::vector<int64_t> perm = TransposeAttrs::from(inst.attrs).perm;
+      const std::vector<int64_t> inStrides = contiguousStrides(in.dims);
+      StridedCopy c{out.dims, {}, outStrides, ctx.addressOf(inst.operands[1].value), dst};
+      for (int64_t p : perm) c.src.push_back(inStrides[size_t(p)]);
+      copies.push_back(c);
+      break;
+    }
+    case OpKind::Slice: {
+      const Type& in = operandValue(ctx, inst, 1).type;
+      const SliceAttrs slice = SliceAttrs::from(inst.attrs);
+      const auto &starts = slice.starts, &steps = slice.steps;
+      const std::vector<int64_t> inStrides = contiguousStrides(in.dims);
+      int64_t base = 0;
+      StridedCopy c{out.dims, {}, outStrides, 0, dst};
+      for (size_t d = 0; d < in.dims.size(); ++d) {
+        base += starts[d] * inStrides[d];
+        c.src.push_back(steps[d] * inStrides[d]);
+      }
+      if (out.numElements() == 0) break;
+      c.srcBase = ctx.addressOf(inst.operands[1].value) + uint64_t(base);
+      copies.push_back(c);
+      break;
+    }
+    case OpKind::Concat: {
+      const int64_t axis = ConcatAttrs::from(inst.attrs).axis;
+      int64_t at = 0;
+      for (size_t i = 1; i < inst.operands.size(); ++i) {
+        const Type& in = operandValue(ctx, inst, i).type;
+        if (in.numElements() > 0)
+          copies.push_back({in.dims, contiguousStrides(in.dims), outStrides,
+                            ctx.addressOf(inst.operands[i].value),
+                            dst + uint64_t(at * outStrides[size_t(axis)])});
+        at += in.dims[size_t(axis)];
+      }
+      break;
+    }
+    default:
+      return layerError(inst, "not a data-movement instruction");
+  }
+  return copies;
+}
+
+}  // namespace
 
 Expected<LayerInfo> lowerDataMovement(CompileContext& ctx, const Instruction& inst) {
   const Type& out = operandValue(ctx, inst, 0).type;
@@ -519,58 +608,11 @@ Expected<LayerInfo> lowerDataMovement(CompileContext& ctx, const Instruction& in
   auto outSlots = allocSlots(ctx, inst, "output", 2, tile, 2);
   if (!outSlots) return outSlots.error();
   const std::array<uint64_t, 2> ins{(*inSlots)[0], (*inSlots)[1]}, outs{(*outSlots)[0], (*outSlots)[1]};
-  std::vector<StridedCopy> copies;
-  const uint64_t dst = ctx.addressOf(inst.operands[0].value);
-  const std::vector<int64_t> outStrides = contiguousStrides(out.dims);
-  switch (inst.kind) {
-    case OpKind::Copy: {
-      copies.push_back({{out.numElements()}, {1}, {1}, ctx.addressOf(inst.operands[1].value), dst});
-      break;
-    }
-    case OpKind::Transpose: {
-      const Type& in = operandValue(ctx, inst, 1).type;
-      const auto& perm = inst.attrs.getInts("perm");
-      const std::vector<int64_t> inStrides = contiguousStrides(in.dims);
-      StridedCopy c{out.dims, {}, outStrides, ctx.addressOf(inst.operands[1].value), dst};
-      for (int64_t p : perm) c.src.push_back(inStrides[size_t(p)]);
-      copies.push_back(c);
-      break;
-    }
-    case OpKind::Slice: {
-      const Type& in = operandValue(ctx, inst, 1).type;
-      const auto& starts = inst.attrs.getInts("starts");
-      const auto& steps = inst.attrs.getInts("steps");
-      const std::vector<int64_t> inStrides = contiguousStrides(in.dims);
-      int64_t base = 0;
-      StridedCopy c{out.dims, {}, outStrides, 0, dst};
-      for (size_t d = 0; d < in.dims.size(); ++d) {
-        base += starts[d] * inStrides[d];
-        c.src.push_back(steps[d] * inStrides[d]);
-      }
-      if (out.numElements() == 0) break;
-      c.srcBase = ctx.addressOf(inst.operands[1].value) + uint64_t(base);
-      copies.push_back(c);
-      break;
-    }
-    case OpKind::Concat: {
-      const int64_t axis = inst.attrs.getInt("axis");
-      int64_t at = 0;
-      for (size_t i = 1; i < inst.operands.size(); ++i) {
-        const Type& in = operandValue(ctx, inst, i).type;
-        if (in.numElements() > 0)
-          copies.push_back({in.dims, contiguousStrides(in.dims), outStrides,
-                            ctx.addressOf(inst.operands[i].value),
-                            dst + uint64_t(at * outStrides[size_t(axis)])});
-        at += in.dims[size_t(axis)];
-      }
-      break;
-    }
-    default:
-      return layerError(inst, "not a data-movement instruction");
-  }
+  auto copies = stridedCopiesOf(ctx, inst);
+  if (!copies) return copies.error();
   size_t stepIndex = 0;
   uint64_t cycles = 0;
-  for (const StridedCopy& c : copies)
+  for (const StridedCopy& c : *copies)
     EMBER_RETURN_IF_ERROR(
         emitStridedCopy(ctx, inst, c, ins, outs, *table, tile, stepIndex, cycles, first.loads));
   if (stepIndex == 0) ctx.program().addStep(std::move(first));  // nothing to move

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "Tiling.h"
 #include "ember/Error.h"
 #include "ember/IR.h"
+#include "ember/OpAttrs.h"
 #include "ember/QuantMath.h"
 
 namespace ember::npu_backend {
@@ -56,7 +58,11 @@ Expected<ConvTiling> fitConv(const ConvGeometry& g, const std::vector<NTile>& ti
 Error convFits(const ConvGeometry& g, const npu::NpuConfig& config);
 
 /// NHWC conv geometry from the QuantizedConv's types and attributes.
-ConvGeometry convGeometry(const Type& out, const Type& in, const Type& filter, const Attributes& attrs);
+ConvGeometry convGeometry(const Type& out, const Type& in, const Type& filter,
+                          const QuantizedConvAttrs& attrs);
+/// The int8 output range of a quantized conv, matmul or add with its optional
+/// fused clip (the clip_min/clip_max attributes) applied.
+quant::QuantRange clipRange(const Type& out, std::optional<double> clipMin, std::optional<double> clipMax);
 /// A strided 1x1 conv without padding uses only every sh-th row and sw-th
 /// pixel: the DMA gathers those, and the matrix engine sees a dense stride-1
 /// conv on the output grid (gatheredGeometry), without junk columns.

@@ -155,7 +155,7 @@ void ProgramBuilder::emitSharedSteps(int numSteps) {
 //           stored); pushes vector->compute, vector->store and (bias by DMA)
 //           vector->load.
 //   stores  pop vector->store; push store->vector.
-void ProgramBuilder::emitSeparateSteps(int numSteps) {
+void ProgramBuilder::moveVectorInstructionsToVectorQueue() {
   for (Step& step : steps_) {  // the step's vector instructions leave the compute queue
     size_t kept = 0;           // the matrix instructions stay in order at the front
     for (Instruction& in : step.computes) {
@@ -169,6 +169,9 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     }
     step.computes.resize(kept);
   }
+}
+
+int ProgramBuilder::vectorToLoadLag(int numSteps) const {
   // Side tokens (vector->load) only when a load overwrites an accumulator
   // tile a requant of step s-2 reads (bias by DMA): otherwise the loads would
   // wait for the vector queue for nothing.
@@ -181,7 +184,12 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
       accumulatorLoads =
           accumulatorLoads || (in.opcode == npu::isa::Opcode::Load &&
                                in[npu::isa::Field::Mem] == int64_t(npu::isa::Memory::Accumulator));
-  const int sideLag = accumulatorLoads ? kDepth : layerVectorLoadSlots_;
+  return accumulatorLoads ? kDepth : layerVectorLoadSlots_;
+}
+
+void ProgramBuilder::emitSeparateSteps(int numSteps) {
+  moveVectorInstructionsToVectorQueue();
+  const int sideLag = vectorToLoadLag(numSteps);
   const bool sideTokens = sideLag > 0;
   auto emitLoads = [&](int s) {
     std::vector<Instruction>& loads = steps_[size_t(s)].loads;
@@ -214,6 +222,10 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
     step.stores.back().deps.pushSide = true;
     for (const Instruction& in : step.stores) emit(in);
   }
+  emitSeparateBarrier(numSteps, sideTokens ? std::min(numSteps, sideLag) : 0);
+}
+
+void ProgramBuilder::emitSeparateBarrier(int numSteps, int sideCredits) {
   // Barrier: the vector queue waits for every store in flight, then releases
   // the loads; the compute queue takes back its tile credits, then releases
   // the loads too. The next layer's loads pop what is owed.
@@ -232,7 +244,7 @@ void ProgramBuilder::emitSeparateSteps(int numSteps) {
   }
   pendingLoadPops_ = inFlight + 1;  // leftover slot credits + the compute barrier
   // Leftover tile credits + the vector barrier.
-  pendingLoadSidePops_ = (sideTokens ? std::min(numSteps, sideLag) : 0) + 1;
+  pendingLoadSidePops_ = sideCredits + 1;
 }
 
 void ProgramBuilder::finish() {

@@ -78,6 +78,14 @@ class ProgramBuilder {
   void reserveForSteps();
   void emitSharedSteps(int numSteps);
   void emitSeparateSteps(int numSteps);
+  /// Separate vector queue: each step's vector instructions leave its computes.
+  void moveVectorInstructionsToVectorQueue();
+  /// How many steps behind the loads the vector queue's side tokens run (0:
+  /// none, the loads never wait for it).
+  int vectorToLoadLag(int numSteps) const;
+  /// The layer's end: the vector and compute queues drain and release the
+  /// loads; `sideCredits` vector->load tokens are left over.
+  void emitSeparateBarrier(int numSteps, int sideCredits);
 
   std::vector<npu::isa::Instruction> program_;
   std::vector<std::string> layers_;

@@ -38,7 +38,7 @@ inline std::optional<ConvGeometry> spaceToDepthGeometry(const ConvGeometry& g, i
 /// The block conv's filter(o, by, bx, (dy, dx, c)) from the original's
 /// filter(o, ky, kx, c) over `g` (the original geometry).
 inline std::function<int32_t(int64_t, int64_t, int64_t, int64_t)> spaceToDepthFilter(
-    const ConvGeometry& g, std::function<int32_t(int64_t, int64_t, int64_t, int64_t)> filter) {
+    const ConvGeometry& g, const std::function<int32_t(int64_t, int64_t, int64_t, int64_t)>& filter) {
   const int64_t ey = g.pt % 2, ex = g.pl % 2, c = g.c, kh = g.kh, kw = g.kw;
   return [=](int64_t o, int64_t by, int64_t bx, int64_t channel) -> int32_t {
     const int64_t dy = channel / (2 * c), dx = channel / c % 2;

@@ -23,6 +23,7 @@ std::optional<uint64_t> SramAllocator::fit(std::vector<Range>& used, uint64_t ca
   for (const Range& r : used) candidates.push_back(r.end);
   candidates.push_back(0);
   std::vector<uint64_t> ordered;
+  ordered.reserve(candidates.size());
   for (uint64_t c : candidates) ordered.push_back((c + align - 1) / align * align);
   std::stable_sort(ordered.begin() + 1, ordered.end(), [&](uint64_t a, uint64_t b) {
     // Prefer addresses at or after `start`, then the lowest.

@@ -195,7 +195,7 @@ TEST(NpuConv, OtherConfigsAndDataflow) {
 
 // ---- MatMul ---------------------------------------------------------------------------
 
-Builder matmulBuilder(Dims lhs, int64_t n, bool perChannel) {
+Builder matmulBuilder(const Dims& lhs, int64_t n, bool perChannel) {
   return [=](Function& f) -> Error {
     Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, lhs, 0.04f, 7));
     Node* w = constantI8(f, "w", {lhs.back(), n}, 21);
@@ -214,7 +214,7 @@ TEST(NpuMatMul, Batched) { expectBitExact(matmulBuilder({2, 5, 64}, 20, false));
 
 // ---- Pooling --------------------------------------------------------------------------
 
-Builder poolBuilder(OpKind kind, Dims in, int64_t k, int64_t s, std::vector<int64_t> pads, bool ceil,
+Builder poolBuilder(OpKind kind, const Dims& in, int64_t k, int64_t s, std::vector<int64_t> pads, bool ceil,
                     bool includePad) {
   return [=](Function& f) -> Error {
     Node* x = f.createPlaceholder("x", Type(ElemKind::Int8Q, in, 0.05f, -20));
@@ -268,7 +268,7 @@ TEST(NpuPool, AvgPaddedIncludePadCeil) {
 
 // ---- Elementwise --------------------------------------------------------------------
 
-Builder addBuilder(Dims a, Dims b, bool relu) {
+Builder addBuilder(const Dims& a, const Dims& b, bool relu) {
   return [=](Function& f) -> Error {
     Node* x = f.createPlaceholder("a", Type(ElemKind::Int8Q, a, 0.05f, -3));
     Node* y = f.createPlaceholder("b", Type(ElemKind::Int8Q, b, 0.08f, 9));
@@ -528,10 +528,18 @@ TEST(NpuBackendSupports, RejectsNonConstantWeights) {
   EXPECT_FALSE(matmul({}));  // constness unknown: not claimed
   Type x(ElemKind::Int8Q, {1, 4, 4, 8}, 0.1f, 3), filter(ElemKind::Int8Q, {4, 1, 1, 8}, 0.1f, 0),
       y(ElemKind::Int8Q, {1, 4, 4, 4}, 0.1f, 0);
+  // A verified node: every attribute Ops.def declares (supports() reads them typed).
+  const Attributes convAttrs{{"strides", std::vector<int64_t>{1, 1}},
+                             {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                             {"dilations", std::vector<int64_t>{1, 1}},
+                             {"group", int64_t(1)},
+                             {"kind", std::string("i8q")},
+                             {"scale", 0.1},
+                             {"offset", int64_t(0)}};
   EXPECT_TRUE((*backend)->supports(
-      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, true, true, true}, {}}));
-  EXPECT_FALSE((*backend)->supports(
-      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, false, true, true}, {}}));
+      NodeInfo{OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, true, true, true}, convAttrs}));
+  EXPECT_FALSE((*backend)->supports(NodeInfo{
+      OpKind::QuantizedConv, {x, filter, bias, scales}, {y}, {false, false, true, true}, convAttrs}));
 }
 
 // supports() sees the attributes and declines what the compiler cannot lower,
@@ -545,7 +553,8 @@ TEST(NpuBackendSupports, DeclinesAttributeVariantsTheCompilerRefuses) {
     Attributes attrs{{"kernel", std::vector<int64_t>{kernel, kernel}},
                      {"strides", std::vector<int64_t>{2, 2}},
                      {"pads", std::vector<int64_t>{0, 0, 0, 0}},
-                     {"dilations", std::move(dilations)}};
+                     {"dilations", std::move(dilations)},
+                     {"ceil_mode", int64_t(0)}};
     return (*backend)->supports(NodeInfo{OpKind::MaxPool, {x}, {pooled}, {false}, attrs});
   };
   EXPECT_TRUE(maxPool({1, 1}, 2));
@@ -636,7 +645,7 @@ std::string configWith(const std::string& name, const std::string& key, bool val
     yaml.replace(at, yaml.find('\n', at) - at, setting);
   else
     yaml.replace(yaml.find("compiler:\n"), 10, "compiler:\n" + setting + "\n");
-  const std::string path = ::testing::TempDir() + "/" + key + (value ? "_on_" : "_off_") + name;
+  std::string path = ::testing::TempDir() + "/" + key + (value ? "_on_" : "_off_") + name;
   std::ofstream(path) << yaml;
   return path;
 }

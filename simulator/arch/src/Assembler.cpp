@@ -2,12 +2,15 @@
 // tables, so the assembler and disassembler cannot disagree with the decoder.
 #include "ember/npu/Assembler.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "ember/TextEscape.h"
@@ -114,97 +117,97 @@ class Assembler {
   }
 
  private:
+  Error configHash(const std::string& arg) {  // a full 64-bit value
+    uint64_t hash = 0;
+    const std::string_view t = std::string_view(arg).substr(arg.rfind("0x", 0) == 0 ? 2 : 0);
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), hash, 16);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+      return makeError(".config_hash: expected a hex value, got '", arg, "'");
+    bundle_.configHash = hash;
+    return Error::success();
+  }
+  Error bytes(const std::vector<std::string>& w) {
+    for (size_t i = 1; i < w.size(); ++i) {
+      const std::string& h = w[i];
+      if (h.size() % 2) return makeError(".bytes: odd number of hex digits in '", h, "'");
+      for (size_t j = 0; j < h.size(); j += 2) {
+        unsigned v = 0;
+        auto [end, ec] = std::from_chars(h.data() + j, h.data() + j + 2, v, 16);
+        if (ec != std::errc() || end != h.data() + j + 2) return makeError(".bytes: bad hex '", h, "'");
+        bundle_.weights.push_back(uint8_t(v));
+      }
+    }
+    return Error::success();
+  }
+  Error incbin(std::string name) {
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    if (baseDir_.empty()) return makeError(".incbin is not allowed when assembling text without a file");
+    const std::filesystem::path path = std::filesystem::path(baseDir_) / name;
+    // A device or pipe (/dev/zero) would never end; the DRAM is 4 GiB at most.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      return makeError(".incbin: '", path.string(), "' is not a regular file");
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec || size > kMaxIncbinBytes - bundle_.weights.size())
+      return makeError(".incbin: '", path.string(), "' would make the weight image larger than ",
+                       kMaxIncbinBytes, " bytes");
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return makeError(".incbin: cannot open '", path.string(), "'");
+    bundle_.weights.insert(bundle_.weights.end(), std::istreambuf_iterator<char>(f),
+                           std::istreambuf_iterator<char>());
+    return Error::success();
+  }
   Error directive(const std::vector<std::string>& w) {
     const std::string& d = w[0];
-    auto needArgs = [&](size_t n) -> Error {
-      if (w.size() != n + 1) return makeError(d, " expects ", n, " argument(s)");
+    if (d == ".input" || d == ".output") return symbol(w);
+    if (d == ".bytes") return bytes(w);
+    static constexpr std::string_view kOneArgument[] = {".config_hash", ".dram",   ".isa",
+                                                        ".weights",     ".incbin", ".layer"};
+    const bool oneArgument =
+        std::find(std::begin(kOneArgument), std::end(kOneArgument), d) != std::end(kOneArgument);
+    if (!oneArgument && d != ".nolayer") return makeError("unknown directive '", d, "'");
+    const size_t arguments = oneArgument ? 1 : 0;
+    if (w.size() != arguments + 1) return makeError(d, " expects ", arguments, " argument(s)");
+    if (!oneArgument) {  // .nolayer
+      layer_ = 0;
       return Error::success();
-    };
-    if (d == ".config_hash" || d == ".dram") {
-      EMBER_RETURN_IF_ERROR(needArgs(1));
-      if (d == ".config_hash") {  // a full 64-bit value
-        uint64_t hash = 0;
-        const std::string_view t = std::string_view(w[1]).substr(w[1].rfind("0x", 0) == 0 ? 2 : 0);
-        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), hash, 16);
-        if (t.empty() || ec != std::errc() || end != t.data() + t.size())
-          return makeError(".config_hash: expected a hex value, got '", w[1], "'");
-        bundle_.configHash = hash;
-        return Error::success();
-      }
-      auto v = parseInt(w[1]);
-      if (!v || *v < 0) return makeError(d, ": bad value '", w[1], "'");
+    }
+    return oneArgumentDirective(d, w[1]);
+  }
+  Error oneArgumentDirective(const std::string& d, const std::string& arg) {
+    if (d == ".config_hash") return configHash(arg);
+    if (d == ".incbin") return incbin(arg);
+    if (d == ".layer") return layer(arg);
+    if (d == ".dram") {
+      auto v = parseInt(arg);
+      if (!v || *v < 0) return makeError(d, ": bad value '", arg, "'");
       bundle_.dramBytes = uint64_t(*v);
       dramSet_ = true;
       return Error::success();
     }
     if (d == ".isa") {  // an older ISA version the program keeps to (isa.md "Versions")
-      EMBER_RETURN_IF_ERROR(needArgs(1));
-      auto v = parseInt(w[1]);
+      auto v = parseInt(arg);
       if (!v || *v < int64_t(isa::kOldestIsaVersion) || *v > int64_t(isa::kIsaVersion))
-        return makeError(".isa: ISA version '", w[1], "' is not supported (", isa::kOldestIsaVersion, " to ",
+        return makeError(".isa: ISA version '", arg, "' is not supported (", isa::kOldestIsaVersion, " to ",
                          isa::kIsaVersion, ")");
       bundle_.isaVersion = uint32_t(*v);
       return Error::success();
     }
-    if (d == ".input" || d == ".output") return symbol(w);
-    if (d == ".weights") {
-      EMBER_RETURN_IF_ERROR(needArgs(1));
-      auto v = w[1][0] == '@' ? parseInt(w[1].substr(1)) : std::nullopt;
-      if (!v || *v < 0) return makeError(".weights expects @OFFSET, got '", w[1], "'");
-      bundle_.weightsOffset = uint64_t(*v);
-      return Error::success();
+    // .weights
+    auto v = arg[0] == '@' ? parseInt(arg.substr(1)) : std::nullopt;
+    if (!v || *v < 0) return makeError(".weights expects @OFFSET, got '", arg, "'");
+    bundle_.weightsOffset = uint64_t(*v);
+    return Error::success();
+  }
+  Error layer(const std::string& name) {
+    size_t i = 0;
+    while (i < bundle_.layers.size() && bundle_.layers[i] != name) ++i;
+    if (i == bundle_.layers.size()) {
+      if (i >= kMaxLayers) return makeError("too many layers");
+      bundle_.layers.push_back(name);
     }
-    if (d == ".bytes") {
-      for (size_t i = 1; i < w.size(); ++i) {
-        const std::string& h = w[i];
-        if (h.size() % 2) return makeError(".bytes: odd number of hex digits in '", h, "'");
-        for (size_t j = 0; j < h.size(); j += 2) {
-          unsigned v = 0;
-          auto [end, ec] = std::from_chars(h.data() + j, h.data() + j + 2, v, 16);
-          if (ec != std::errc() || end != h.data() + j + 2) return makeError(".bytes: bad hex '", h, "'");
-          bundle_.weights.push_back(uint8_t(v));
-        }
-      }
-      return Error::success();
-    }
-    if (d == ".incbin") {
-      EMBER_RETURN_IF_ERROR(needArgs(1));
-      std::string name = w[1];
-      if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
-        name = name.substr(1, name.size() - 2);
-      if (baseDir_.empty()) return makeError(".incbin is not allowed when assembling text without a file");
-      const std::filesystem::path path = std::filesystem::path(baseDir_) / name;
-      // A device or pipe (/dev/zero) would never end; the DRAM is 4 GiB at most.
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(path, ec))
-        return makeError(".incbin: '", path.string(), "' is not a regular file");
-      const auto size = std::filesystem::file_size(path, ec);
-      if (ec || size > kMaxIncbinBytes - bundle_.weights.size())
-        return makeError(".incbin: '", path.string(), "' would make the weight image larger than ",
-                         kMaxIncbinBytes, " bytes");
-      std::ifstream f(path, std::ios::binary);
-      if (!f) return makeError(".incbin: cannot open '", path.string(), "'");
-      bundle_.weights.insert(bundle_.weights.end(), std::istreambuf_iterator<char>(f),
-                             std::istreambuf_iterator<char>());
-      return Error::success();
-    }
-    if (d == ".layer") {
-      EMBER_RETURN_IF_ERROR(needArgs(1));
-      size_t i = 0;
-      while (i < bundle_.layers.size() && bundle_.layers[i] != w[1]) ++i;
-      if (i == bundle_.layers.size()) {
-        if (i >= kMaxLayers) return makeError("too many layers");
-        bundle_.layers.push_back(w[1]);
-      }
-      layer_ = uint16_t(i + 1);
-      return Error::success();
-    }
-    if (d == ".nolayer") {
-      EMBER_RETURN_IF_ERROR(needArgs(0));
-      layer_ = 0;
-      return Error::success();
-    }
-    return makeError("unknown directive '", d, "'");
+    layer_ = uint16_t(i + 1);
+    return Error::success();
   }
 
   // .input NAME TYPE [d0,d1] @OFFSET [scale=S] [zp=Z]

@@ -223,13 +223,13 @@ std::vector<uint8_t> serializeBundle(const Bundle& b) {
 }
 
 namespace {
-Expected<Bundle> parseBundleImpl(const std::vector<uint8_t>& bytes, const std::string& origin) {
-  Reader r(bytes, origin);
-  if (bytes.size() < 8 || std::memcmp(bytes.data(), kBundleMagic, 8) != 0)
-    return makeError(origin, ": not an Ember NPU bundle (bad magic number)");
-  EMBER_RETURN_IF_ERROR(r.need(kBundleHeaderBytes, "the header"));
-  r.take(8);
-  Bundle b;
+/// The sizes of a bundle's tables, from its header.
+struct BundleCounts {
+  uint64_t instructions = 0, layers = 0, symbols = 0, weightBytes = 0;
+};
+
+/// The header after the magic number into `b`, checked; the table sizes.
+Expected<BundleCounts> readHeader(Reader& r, Bundle& b, const std::string& origin) {
   const auto version = uint32_t(r.le(4));
   if (version != kBundleVersion)
     return makeError(origin, ": bundle format version ", version, " is not supported (expected ",
@@ -240,19 +240,21 @@ Expected<Bundle> parseBundleImpl(const std::vector<uint8_t>& bytes, const std::s
                      isa::kOldestIsaVersion, " to ", isa::kIsaVersion, ")");
   b.configHash = r.le(8);
   b.dramBytes = r.le(8);
-  const uint64_t numInstructions = r.le(4), numLayers = r.le(4), numSymbols = r.le(4);
+  BundleCounts counts;
+  counts.instructions = r.le(4), counts.layers = r.le(4), counts.symbols = r.le(4);
   if (r.le(4) != 0) return makeError(origin, ": reserved header field is not zero");
   b.weightsOffset = r.le(8);
-  const uint64_t weightBytes = r.le(8);
+  counts.weightBytes = r.le(8);
   if (b.dramBytes > kMaxDramBytes)
     return makeError(origin, ": DRAM size ", b.dramBytes, " exceeds the 4 GiB address space");
-  if (numInstructions > kMaxInstructions)
-    return makeError(origin, ": instruction count ", numInstructions, " too large");
-  if (numLayers > kMaxLayers) return makeError(origin, ": layer count ", numLayers, " too large");
-  if (numSymbols > kMaxSymbols) return makeError(origin, ": symbol count ", numSymbols, " too large");
-  EMBER_RETURN_IF_ERROR(r.need(numInstructions * isa::kInstructionBytes, "the program"));
-  b.program.resize(numInstructions);
-  for (auto& instr : b.program) std::memcpy(instr.data(), r.take(instr.size()), instr.size());
+  if (counts.instructions > kMaxInstructions)
+    return makeError(origin, ": instruction count ", counts.instructions, " too large");
+  if (counts.layers > kMaxLayers) return makeError(origin, ": layer count ", counts.layers, " too large");
+  if (counts.symbols > kMaxSymbols) return makeError(origin, ": symbol count ", counts.symbols, " too large");
+  return counts;
+}
+
+Error readLayers(Reader& r, uint64_t numLayers, Bundle& b) {
   for (uint64_t i = 0; i < numLayers; ++i) {
     EMBER_RETURN_IF_ERROR(r.need(2, "a layer name"));
     const size_t len = size_t(r.le(2));
@@ -260,24 +262,48 @@ Expected<Bundle> parseBundleImpl(const std::vector<uint8_t>& bytes, const std::s
     const uint8_t* p = r.take(len);
     b.layers.emplace_back(reinterpret_cast<const char*>(p), len);
   }
+  return Error::success();
+}
+
+/// Symbol `index` of the symbol table at the reader's position.
+Expected<Symbol> readSymbol(Reader& r, uint64_t index, const std::string& origin) {
+  EMBER_RETURN_IF_ERROR(r.need(6, "a symbol"));
+  Symbol s;
+  const auto direction = uint8_t(r.le(1)), type = uint8_t(r.le(1)), rank = uint8_t(r.le(1));
+  const auto reserved = uint8_t(r.le(1));
+  const size_t nameLen = size_t(r.le(2));
+  if (direction > 1 || type > 2 || rank > 6 || reserved != 0 || nameLen > kMaxNameBytes)
+    return makeError(origin, ": symbol ", index, " has an invalid direction, type, rank or name length");
+  s.direction = Symbol::Direction(direction);
+  s.type = SymbolType(type);
+  EMBER_RETURN_IF_ERROR(r.need(nameLen + 8 * rank + 16, "a symbol"));
+  s.name.assign(reinterpret_cast<const char*>(r.take(nameLen)), nameLen);
+  for (int d = 0; d < rank; ++d) s.shape.push_back(int64_t(r.le(8)));
+  s.dramOffset = r.le(8);
+  const auto scaleBits = uint32_t(r.le(4));
+  std::memcpy(&s.scale, &scaleBits, 4);
+  s.zeroPoint = int32_t(uint32_t(r.le(4)));
+  return s;
+}
+
+Expected<Bundle> parseBundleImpl(const std::vector<uint8_t>& bytes, const std::string& origin) {
+  Reader r(bytes, origin);
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kBundleMagic, 8) != 0)
+    return makeError(origin, ": not an Ember NPU bundle (bad magic number)");
+  EMBER_RETURN_IF_ERROR(r.need(kBundleHeaderBytes, "the header"));
+  r.take(8);
+  Bundle b;
+  auto counts = readHeader(r, b, origin);
+  if (!counts) return counts.error();
+  const auto [numInstructions, numLayers, numSymbols, weightBytes] = *counts;
+  EMBER_RETURN_IF_ERROR(r.need(numInstructions * isa::kInstructionBytes, "the program"));
+  b.program.resize(numInstructions);
+  for (auto& instr : b.program) std::memcpy(instr.data(), r.take(instr.size()), instr.size());
+  EMBER_RETURN_IF_ERROR(readLayers(r, numLayers, b));
   for (uint64_t i = 0; i < numSymbols; ++i) {
-    EMBER_RETURN_IF_ERROR(r.need(6, "a symbol"));
-    Symbol s;
-    const auto direction = uint8_t(r.le(1)), type = uint8_t(r.le(1)), rank = uint8_t(r.le(1));
-    const auto reserved = uint8_t(r.le(1));
-    const size_t nameLen = size_t(r.le(2));
-    if (direction > 1 || type > 2 || rank > 6 || reserved != 0 || nameLen > kMaxNameBytes)
-      return makeError(origin, ": symbol ", i, " has an invalid direction, type, rank or name length");
-    s.direction = Symbol::Direction(direction);
-    s.type = SymbolType(type);
-    EMBER_RETURN_IF_ERROR(r.need(nameLen + 8 * rank + 16, "a symbol"));
-    s.name.assign(reinterpret_cast<const char*>(r.take(nameLen)), nameLen);
-    for (int d = 0; d < rank; ++d) s.shape.push_back(int64_t(r.le(8)));
-    s.dramOffset = r.le(8);
-    const auto scaleBits = uint32_t(r.le(4));
-    std::memcpy(&s.scale, &scaleBits, 4);
-    s.zeroPoint = int32_t(uint32_t(r.le(4)));
-    b.symbols.push_back(std::move(s));
+    auto symbol = readSymbol(r, i, origin);
+    if (!symbol) return symbol.error();
+    b.symbols.push_back(std::move(*symbol));
   }
   EMBER_RETURN_IF_ERROR(r.need(weightBytes, "the weight image"));
   const uint8_t* w = r.take(size_t(weightBytes));

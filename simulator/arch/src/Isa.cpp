@@ -35,7 +35,7 @@ uint64_t readWord(std::span<const uint8_t, kInstructionBytes> bytes, int word) {
   if constexpr (std::endian::native == std::endian::little)
     std::memcpy(&value, bytes.data() + word * 8, 8);
   else
-    for (int b = 7; b >= 0; --b) value = (value << 8) | bytes[size_t(word * 8 + b)];
+    for (int b = 7; b >= 0; --b) value = (value << 8) | bytes[size_t(word) * 8 + size_t(b)];
   return value;
 }
 
@@ -149,7 +149,7 @@ Expected<EncodedInstruction> encode(const Instruction& instr) {
     std::memcpy(out.data(), words.data(), out.size());
   else
     for (int w = 0; w < 4; ++w)
-      for (int b = 0; b < 8; ++b) out[size_t(w * 8 + b)] = uint8_t(words[size_t(w)] >> (8 * b));
+      for (int b = 0; b < 8; ++b) out[size_t(w) * 8 + size_t(b)] = uint8_t(words[size_t(w)] >> (8 * b));
   return out;
 }
 
