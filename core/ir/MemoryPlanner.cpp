@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "ember/Arithmetic.h"
 #include "ember/IR.h"
 
 namespace ember {
 
 namespace {
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 struct Interval {
   ValueId value;
@@ -26,7 +25,8 @@ std::vector<Interval> liveIntervals(const IRFunction& ir, uint64_t alignment) {
     if (inst.kind == OpKind::AllocActivation) {
       ValueId v = inst.operands[0].value;
       slot[v] = intervals.size();
-      intervals.push_back({v, i, instrs.size(), alignUp(std::max<uint64_t>(ir.value(v).type.sizeInBytes(), 1), alignment)});
+      intervals.push_back(
+          {v, i, instrs.size(), alignUp(std::max<uint64_t>(ir.value(v).type.sizeInBytes(), 1), alignment)});
     } else if (inst.kind == OpKind::DeallocActivation) {
       intervals[slot[inst.operands[0].value]].end = i;
     }
@@ -101,7 +101,8 @@ Error planMemory(IRFunction& ir, uint64_t alignment) {
 
   // Two orders, keep the smaller arena: largest first, and longest-lived first.
   std::vector<std::vector<Interval>> orders(2, intervals);
-  std::stable_sort(orders[0].begin(), orders[0].end(), [](const Interval& a, const Interval& b) { return a.size > b.size; });
+  std::stable_sort(orders[0].begin(), orders[0].end(),
+                   [](const Interval& a, const Interval& b) { return a.size > b.size; });
   std::stable_sort(orders[1].begin(), orders[1].end(), [](const Interval& a, const Interval& b) {
     return (a.end - a.begin) * a.size > (b.end - b.begin) * b.size;
   });

@@ -1,4 +1,4 @@
-// ceilDiv and the whole-file readers and writers of core/support.
+// ceilDiv, alignUp and the whole-file readers and writers of core/support.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -33,6 +33,18 @@ TEST(CeilDiv, WidensToSixtyFourBitsOfTheOperandsSignedness) {
   static_assert(std::is_same_v<decltype(ceilDiv(1, 2)), int64_t>);
   static_assert(std::is_same_v<decltype(ceilDiv(uint32_t(1), uint64_t(2))), uint64_t>);
   static_assert(std::is_same_v<decltype(ceilDiv(size_t(1), int64_t(2))), int64_t>);
+}
+
+TEST(AlignUp, RoundsToTheNextMultipleInTheValuesType) {
+  EXPECT_EQ(alignUp(0, 64), 0);
+  EXPECT_EQ(alignUp(1, 64), 64);
+  EXPECT_EQ(alignUp(64, 64), 64);
+  EXPECT_EQ(alignUp(65, 64), 128);
+  EXPECT_EQ(alignUp(int64_t(10), int64_t(6)), 12);  // a panel width, not a power of two
+  EXPECT_EQ(alignUp(uint64_t(1) << 40, 3), ((uint64_t(1) << 40) + 2) / 3 * 3);
+  static_assert(alignUp(uint64_t(100), 16) == 112u);
+  static_assert(std::is_same_v<decltype(alignUp(uint64_t(1), 64)), uint64_t>);
+  static_assert(std::is_same_v<decltype(alignUp(int64_t(1), uint64_t(64))), int64_t>);
 }
 
 class FileIOTest : public ::testing::Test {

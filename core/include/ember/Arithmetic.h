@@ -17,4 +17,13 @@ constexpr auto ceilDiv(Numerator numerator, Denominator denominator) {
   return (Wide(numerator) + Wide(denominator) - 1) / Wide(denominator);
 }
 
+/// The smallest multiple of `multiple` that is >= value, for value >= 0 and
+/// multiple > 0 (a byte offset to an alignment, a size to a panel width), in
+/// the value's type.
+template <std::integral Value, std::integral Multiple>
+constexpr Value alignUp(Value value, Multiple multiple) {
+  const auto blocks = ceilDiv(value, multiple);
+  return Value(blocks * decltype(blocks)(multiple));
+}
+
 }  // namespace ember
