@@ -49,7 +49,8 @@ std::string Function::uniqueName(std::string_view base) {
   }
 }
 
-Expected<Node*> Function::create(OpKind kind, std::string name, std::vector<NodeValue> inputs, Attributes attrs) {
+Expected<Node*> Function::create(OpKind kind, std::string name, std::vector<NodeValue> inputs,
+                                 Attributes attrs) {
   const OpInfo& info = opInfo(kind);
   auto fail = [&](const Error& e) { return e.withContext("node '" + name + "' (" + info.name + ")"); };
   if (info.category == OpCategory::Storage || info.category == OpCategory::IROnly)
@@ -65,16 +66,18 @@ Expected<Node*> Function::create(OpKind kind, std::string name, std::vector<Node
   for (const Type& t : *types)
     if (Error e = checkDims(t.dims)) return fail(e);
   std::string unique = uniqueName(name);
-  return insert(std::unique_ptr<Node>(new Node(kind, unique, std::move(inputs), types.take(), std::move(attrs))));
+  return insert(
+      std::unique_ptr<Node>(new Node(kind, unique, std::move(inputs), types.take(), std::move(attrs))));
 }
 
-Node* Function::createPlaceholder(std::string name, Type type) {
-  Node* n = insert(std::unique_ptr<Node>(new Node(OpKind::Placeholder, uniqueName(name), {}, {std::move(type)}, {})));
+Node* Function::createPlaceholder(const std::string& name, Type type) {
+  Node* n = insert(
+      std::unique_ptr<Node>(new Node(OpKind::Placeholder, uniqueName(name), {}, {std::move(type)}, {})));
   inputs_.push_back(n);
   return n;
 }
 
-Node* Function::createConstant(std::string name, Tensor value) {
+Node* Function::createConstant(const std::string& name, Tensor value) {
   Type type = value.type();
   Node* n = insert(std::unique_ptr<Node>(new Node(OpKind::Constant, uniqueName(name), {}, {type}, {})));
   n->payload_ = std::make_shared<const Tensor>(std::move(value));
@@ -140,6 +143,40 @@ void Function::erase(Node* node) {
   nodes_.remove_if([&](const std::unique_ptr<Node>& n) { return n.get() == node; });
 }
 
+namespace {
+
+/// One node's own checks: storage has no operands, operands are nodes of
+/// `own`, attributes are declared, and the type rule gives its result types.
+Error verifyNode(const Node& n, const std::unordered_set<const Node*>& own) {
+  const OpInfo& info = n.info();
+  if (info.category == OpCategory::IROnly) return makeError("IR-only op in a graph");
+  if (info.category == OpCategory::Storage) {
+    if (n.numInputs() != 0 || n.numResults() != 1) return makeError("storage node with operands");
+    if (n.isConstant() && n.payload().type() != n.resultType())
+      return makeError("payload type ", n.payload().type().str(), " differs from ", n.resultType().str());
+    return Error::success();
+  }
+  for (const NodeValue& v : n.inputs()) {
+    if (!v || !own.count(v.node)) return makeError("operand is not a node of this function");
+    if (v.resNo >= v.node->numResults()) return makeError("operand result index out of range");
+  }
+  if (Error e = checkOperandsAndAttributes(info, n.numInputs(), n.attrs())) return e;
+  std::vector<Type> inputTypes;
+  inputTypes.reserve(n.numInputs());
+  for (const NodeValue& v : n.inputs()) inputTypes.push_back(v.type());
+  auto types = inferResultTypes(n.kind(), inputTypes, n.attrs());
+  if (!types) return types.error();
+  if (*types != n.resultTypes()) {
+    std::string got, want;
+    for (const Type& t : n.resultTypes()) got += t.str() + " ";
+    for (const Type& t : *types) want += t.str() + " ";
+    return makeError("result types ", got, "differ from the type rule's ", want);
+  }
+  return Error::success();
+}
+
+}  // namespace
+
 Error Function::verify() const {
   std::unordered_set<const Node*> own;
   std::set<std::string> names;
@@ -147,36 +184,12 @@ Error Function::verify() const {
     own.insert(n.get());
     if (!names.insert(n->name()).second) return makeError(name_, ": duplicate node name '", n->name(), "'");
   }
-  for (const auto& n : nodes_) {
-    const OpInfo& info = n->info();
-    auto fail = [&](const Error& e) {
-      return e.withContext(name_ + ": node '" + n->name() + "' (" + info.name + ")");
-    };
-    if (info.category == OpCategory::IROnly) return fail(makeError("IR-only op in a graph"));
-    if (info.category == OpCategory::Storage) {
-      if (n->numInputs() != 0 || n->numResults() != 1) return fail(makeError("storage node with operands"));
-      if (n->isConstant() && n->payload().type() != n->resultType())
-        return fail(makeError("payload type ", n->payload().type().str(), " differs from ", n->resultType().str()));
-      continue;
-    }
-    for (const NodeValue& v : n->inputs()) {
-      if (!v || !own.count(v.node)) return fail(makeError("operand is not a node of this function"));
-      if (v.resNo >= v.node->numResults()) return fail(makeError("operand result index out of range"));
-    }
-    if (Error e = checkOperandsAndAttributes(info, n->numInputs(), n->attrs())) return fail(e);
-    std::vector<Type> inputTypes;
-    for (const NodeValue& v : n->inputs()) inputTypes.push_back(v.type());
-    auto types = inferResultTypes(n->kind(), inputTypes, n->attrs());
-    if (!types) return fail(types.error());
-    if (*types != n->resultTypes()) {
-      std::string got, want;
-      for (const Type& t : n->resultTypes()) got += t.str() + " ";
-      for (const Type& t : *types) want += t.str() + " ";
-      return fail(makeError("result types ", got, "differ from the type rule's ", want));
-    }
-  }
+  for (const auto& n : nodes_)
+    if (Error e = verifyNode(*n, own))
+      return e.withContext(name_ + ": node '" + n->name() + "' (" + n->info().name + ")");
   for (const Node* in : inputs_)
-    if (!own.count(in) || !in->isPlaceholder()) return makeError(name_, ": input list holds a non-placeholder");
+    if (!own.count(in) || !in->isPlaceholder())
+      return makeError(name_, ": input list holds a non-placeholder");
   for (const auto& [outName, v] : outputs_)
     if (!v || !own.count(v.node) || v.resNo >= v.node->numResults())
       return makeError(name_, ": output '", outName, "' refers to no node of this function");
@@ -243,6 +256,7 @@ Function& Module::createFunction(std::string name) {
 
 std::vector<Function*> Module::functions() const {
   std::vector<Function*> out;
+  out.reserve(functions_.size());
   for (const auto& f : functions_) out.push_back(f.get());
   return out;
 }

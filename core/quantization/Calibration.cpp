@@ -109,6 +109,85 @@ float klThreshold(const TensorStats& s) {
   return float(double(best) * s.width);
 }
 
+/// The f32 tensors calibration observes, in order; inputs are read from the
+/// sample, the others are made outputs of `function`.
+struct ObservedTensors {
+  std::vector<std::string> names;
+  std::vector<bool> isInput;
+};
+
+ObservedTensors observeF32Tensors(Function& function) {
+  ObservedTensors observed;
+  for (const Node* in : function.inputs())
+    if (in->resultType().kind == ElemKind::F32) {
+      observed.names.push_back(in->name());
+      observed.isInput.push_back(true);
+    }
+  for (Node* node : function.topologicalOrder()) {
+    if (node->info().category == OpCategory::Storage) continue;
+    for (unsigned r = 0; r < node->numResults(); ++r) {
+      if (node->resultType(r).kind != ElemKind::F32) continue;
+      NodeValue value(node, r);
+      observed.names.push_back(tensorName(value));
+      observed.isInput.push_back(false);
+      function.addOutput(kOutputPrefix + observed.names.back(), value);
+    }
+  }
+  return observed;
+}
+
+/// Runs each sample on the loaded `device` and hands every observed tensor
+/// i to visit(i, tensor).
+template <typename Visit>
+Error visitSamples(const CompiledModel& model, Device& device, const std::vector<CalibrationSample>& samples,
+                   const ObservedTensors& observed, Visit& visit) {
+  const std::vector<std::string>& names = observed.names;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    ExecutionContext context;
+    for (const auto& [name, tensor] : samples[s]) context.setInput(name, tensor);
+    EMBER_RETURN_IF_ERROR(checkInputs(model, context).withContext("calibration sample " + std::to_string(s)));
+    EMBER_RETURN_IF_ERROR(
+        device.run("calibration", context).withContext("calibration sample " + std::to_string(s)));
+    for (size_t i = 0; i < names.size(); ++i) {
+      const Tensor* t =
+          observed.isInput[i] ? context.input(names[i]) : context.output(kOutputPrefix + names[i]);
+      if (!t) return makeError("calibration: the backend produced no value for tensor '", names[i], "'");
+      visit(i, *t);
+    }
+  }
+  return Error::success();
+}
+
+/// Empty histograms over each tensor's observed range (or its absolute
+/// maximum, for KL).
+void prepareHistograms(std::vector<TensorStats>& stats, const CalibrationOptions& options) {
+  for (TensorStats& s : stats) {
+    s.histogram.assign(size_t(std::max<int64_t>(options.bins, 16)), 0.0);
+    double span =
+        options.method == CalibrationMethod::KL ? double(s.absMax()) : double(s.max) - double(s.min);
+    s.width = s.seen() && span > 0 ? span / double(s.histogram.size()) : 0;
+  }
+}
+
+/// The quantization of a tensor from its statistics: the range the method
+/// chooses, then the schema's scale and offset.
+TensorQuantization quantizationOf(const TensorStats& s, const CalibrationOptions& options) {
+  float lo = s.seen() ? s.min : 0, hi = s.seen() ? s.max : 0;
+  if (s.seen() && s.width > 0) {
+    if (options.method == CalibrationMethod::Percentile) {
+      std::tie(lo, hi) = percentileRange(s, options.percentile);
+    } else if (options.method == CalibrationMethod::KL) {
+      float t = klThreshold(s);
+      lo = std::max(s.min, -t);
+      hi = std::min(s.max, t);
+    }
+  }
+  TensorQuantization q = chooseQuantization(lo, hi, options.schema);
+  q.min = lo;
+  q.max = hi;
+  return q;
+}
+
 }  // namespace
 
 Expected<QuantizationProfile> calibrate(Function& function, std::unique_ptr<Backend> backend,
@@ -122,23 +201,8 @@ Expected<QuantizationProfile> calibrate(Function& function, std::unique_ptr<Back
   profile.perChannel = options.perChannel;
 
   // Every f32 tensor: inputs are read from the sample, the rest become outputs.
-  std::vector<std::string> names;
-  std::vector<bool> isInput;
-  for (const Node* in : function.inputs())
-    if (in->resultType().kind == ElemKind::F32) {
-      names.push_back(in->name());
-      isInput.push_back(true);
-    }
-  for (Node* node : function.topologicalOrder()) {
-    if (node->info().category == OpCategory::Storage) continue;
-    for (unsigned r = 0; r < node->numResults(); ++r) {
-      if (node->resultType(r).kind != ElemKind::F32) continue;
-      NodeValue value(node, r);
-      names.push_back(tensorName(value));
-      isInput.push_back(false);
-      function.addOutput(kOutputPrefix + names.back(), value);
-    }
-  }
+  const ObservedTensors observed = observeF32Tensors(function);
+  const std::vector<std::string>& names = observed.names;
   CompileOptions compileOptions;
   compileOptions.optimizeGraph = false;  // the caller ran the graph optimizer
   auto model = compileFunction(function, std::move(backend), compileOptions);
@@ -148,52 +212,18 @@ Expected<QuantizationProfile> calibrate(Function& function, std::unique_ptr<Back
 
   std::vector<TensorStats> stats(names.size());
   auto forEachSample = [&](auto&& visit) -> Error {
-    for (size_t s = 0; s < samples.size(); ++s) {
-      ExecutionContext context;
-      for (const auto& [name, tensor] : samples[s]) context.setInput(name, tensor);
-      EMBER_RETURN_IF_ERROR(
-          checkInputs(*model, context).withContext("calibration sample " + std::to_string(s)));
-      EMBER_RETURN_IF_ERROR(
-          device->run("calibration", context).withContext("calibration sample " + std::to_string(s)));
-      for (size_t i = 0; i < names.size(); ++i) {
-        const Tensor* t = isInput[i] ? context.input(names[i]) : context.output(kOutputPrefix + names[i]);
-        if (!t) return makeError("calibration: the backend produced no value for tensor '", names[i], "'");
-        visit(i, *t);
-      }
-    }
-    return Error::success();
+    return visitSamples(*model, *device, samples, observed, visit);
   };
   EMBER_RETURN_IF_ERROR(forEachSample([&](size_t i, const Tensor& t) { updateRange(stats[i], t); }));
 
   if (options.method != CalibrationMethod::MinMax) {
-    for (TensorStats& s : stats) {
-      s.histogram.assign(size_t(std::max<int64_t>(options.bins, 16)), 0.0);
-      double span =
-          options.method == CalibrationMethod::KL ? double(s.absMax()) : double(s.max) - double(s.min);
-      s.width = s.seen() && span > 0 ? span / double(s.histogram.size()) : 0;
-    }
+    prepareHistograms(stats, options);
     EMBER_RETURN_IF_ERROR(
         forEachSample([&](size_t i, const Tensor& t) { updateHistogram(stats[i], t, options.method); }));
   }
   (void)device->unload("calibration");
 
-  for (size_t i = 0; i < names.size(); ++i) {
-    const TensorStats& s = stats[i];
-    float lo = s.seen() ? s.min : 0, hi = s.seen() ? s.max : 0;
-    if (s.seen() && s.width > 0) {
-      if (options.method == CalibrationMethod::Percentile) {
-        std::tie(lo, hi) = percentileRange(s, options.percentile);
-      } else if (options.method == CalibrationMethod::KL) {
-        float t = klThreshold(s);
-        lo = std::max(s.min, -t);
-        hi = std::min(s.max, t);
-      }
-    }
-    TensorQuantization q = chooseQuantization(lo, hi, options.schema);
-    q.min = lo;
-    q.max = hi;
-    profile.tensors[names[i]] = q;
-  }
+  for (size_t i = 0; i < names.size(); ++i) profile.tensors[names[i]] = quantizationOf(stats[i], options);
   return profile;
 }
 

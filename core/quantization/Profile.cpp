@@ -192,6 +192,26 @@ Expected<TensorQuantization> parseTensor(const YAML::Node& node) {
   return t;
 }
 
+/// The optional keys schema, calibration and per_channel into `p`.
+Error parseSettings(const YAML::Node& root, QuantizationProfile& p) {
+  if (root["schema"]) {
+    EMBER_ASSIGN_OR_RETURN(std::string s, scalar<std::string>(root["schema"], "schema"));
+    auto schema = parseSchema(s);
+    if (!schema) return schema.error().withContext("key 'schema'");
+    p.schema = *schema;
+  }
+  if (root["calibration"]) {
+    EMBER_ASSIGN_OR_RETURN(std::string s, scalar<std::string>(root["calibration"], "calibration"));
+    auto method = parseCalibration(s);
+    if (!method) return method.error().withContext("key 'calibration'");
+    p.calibration = *method;
+  }
+  if (root["per_channel"]) {
+    EMBER_ASSIGN_OR_RETURN(p.perChannel, scalar<bool>(root["per_channel"], "per_channel"));
+  }
+  return Error::success();
+}
+
 Expected<QuantizationProfile> parseRoot(const YAML::Node& root) {
   if (!root.IsMap())
     return makeError("the document must be a map with keys version, graph_hash, tensors, ...");
@@ -210,21 +230,7 @@ Expected<QuantizationProfile> parseRoot(const YAML::Node& root) {
     EMBER_ASSIGN_OR_RETURN(p.model, scalar<std::string>(root["model"], "model"));
   }
   EMBER_ASSIGN_OR_RETURN(p.graphHash, scalar<std::string>(root["graph_hash"], "graph_hash"));
-  if (root["schema"]) {
-    EMBER_ASSIGN_OR_RETURN(std::string s, scalar<std::string>(root["schema"], "schema"));
-    auto schema = parseSchema(s);
-    if (!schema) return schema.error().withContext("key 'schema'");
-    p.schema = *schema;
-  }
-  if (root["calibration"]) {
-    EMBER_ASSIGN_OR_RETURN(std::string s, scalar<std::string>(root["calibration"], "calibration"));
-    auto method = parseCalibration(s);
-    if (!method) return method.error().withContext("key 'calibration'");
-    p.calibration = *method;
-  }
-  if (root["per_channel"]) {
-    EMBER_ASSIGN_OR_RETURN(p.perChannel, scalar<bool>(root["per_channel"], "per_channel"));
-  }
+  EMBER_RETURN_IF_ERROR(parseSettings(root, p));
   const YAML::Node tensors = root["tensors"];
   if (!tensors || !tensors.IsMap()) return makeError("key 'tensors' is missing or not a map");
   for (const auto& entry : tensors) {

@@ -16,6 +16,7 @@
 #include "TransformerPatterns.h"
 #include "WeightQuantization.h"
 #include "ember/Kernels.h"
+#include "ember/OpAttrs.h"
 #include "ember/Pass.h"
 #include "ember/QuantMath.h"
 #include "ember/Quantization.h"
@@ -104,25 +105,28 @@ std::span<const float> floats(const Node* constant) {
 
 bool isF32Constant(NodeValue v) { return v.node->isConstant() && v.type().kind == ElemKind::F32; }
 
-/// Reference evaluation of the unary high-level activations (Ops.def), in
-/// double, for lookup tables.
+/// Reference evaluation of the Tabulable high-level activations (Ops.def),
+/// in double, for lookup tables; a primitive is evaluated by its kernel.
 std::optional<double> evalHighLevel(const Node& node, double x) {
-  const Attributes& a = node.attrs();
   switch (node.kind()) {
     case OpKind::HardSwish:
       return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
-    case OpKind::HardSigmoid:
-      return std::clamp(a.getFloat("alpha") * x + a.getFloat("beta"), 0.0, 1.0);
+    case OpKind::HardSigmoid: {
+      const HardSigmoidAttrs hard = node.attrs<HardSigmoidAttrs>();
+      return std::clamp(hard.alpha * x + hard.beta, 0.0, 1.0);
+    }
     case OpKind::LeakyRelu:
-      return x < 0 ? a.getFloat("alpha") * x : x;
+      return x < 0 ? node.attrs<LeakyReluAttrs>().alpha * x : x;
     case OpKind::Elu:
-      return x < 0 ? a.getFloat("alpha") * (std::exp(x) - 1) : x;
-    case OpKind::Selu:
-      return a.getFloat("gamma") * (x > 0 ? x : a.getFloat("alpha") * (std::exp(x) - 1));
+      return x < 0 ? node.attrs<EluAttrs>().alpha * (std::exp(x) - 1) : x;
+    case OpKind::Selu: {
+      const SeluAttrs selu = node.attrs<SeluAttrs>();
+      return selu.gamma * (x > 0 ? x : selu.alpha * (std::exp(x) - 1));
+    }
     case OpKind::Softplus:
       return std::log1p(std::exp(x));
     case OpKind::Gelu:
-      if (a.getString("approximate") == "tanh")
+      if (node.attrs<GeluAttrs>().approximate == GeluApproximate::Tanh)
         return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
       return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     default:
@@ -130,42 +134,48 @@ std::optional<double> evalHighLevel(const Node& node, double x) {
   }
 }
 
-bool isLookupCandidate(OpKind kind) {
-  switch (kind) {
-    case OpKind::Relu:
-    case OpKind::Clip:
-    case OpKind::Sigmoid:
-    case OpKind::Tanh:
-    case OpKind::Erf:
-    case OpKind::Exp:
-    case OpKind::Log:
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Sqrt:
-    case OpKind::Reciprocal:
-    case OpKind::Sin:
-    case OpKind::Cos:
-    case OpKind::Floor:
-    case OpKind::Ceil:
-    case OpKind::Sign:
-    case OpKind::HardSwish:
-    case OpKind::HardSigmoid:
-    case OpKind::LeakyRelu:
-    case OpKind::Elu:
-    case OpKind::Selu:
-    case OpKind::Softplus:
-    case OpKind::Gelu:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Pow:
-    case OpKind::Max:
-    case OpKind::Min:
-      return true;
-    default:
-      return false;
+/// What a linear node quantizes: f32 weights [K, N] (empty when the rhs is
+/// not a constant), bias [N], and the node whose result the quantized form
+/// replaces (the linear node, or its folded bias Add).
+struct LinearParts {
+  std::vector<float> weights;
+  std::vector<float> bias;
+  Node* replaced = nullptr;
+};
+
+/// `node` of one f32 element x in its operand `variable` (its other operands
+/// are constants): the Ops.def formula of a high-level activation, or the
+/// primitive's own kernel. A failure is kept in `error` (and gives 0).
+double evalElement(const Node& node, size_t variable, float x, Error& error) {
+  if (auto y = evalHighLevel(node, x)) return *y;
+  std::vector<Tensor> holders;
+  std::vector<ConstTensorRef> ins;
+  std::vector<Type> types;
+  holders.reserve(node.numInputs());
+  for (size_t i = 0; i < node.numInputs(); ++i) {
+    if (i == variable) {
+      holders.emplace_back(Type(ElemKind::F32, {}));
+      holders.back().as<float>()[0] = x;
+    } else {
+      holders.push_back(node.input(i).node->payload());
+    }
   }
+  for (const Tensor& t : holders) {
+    ins.push_back(t.ref());
+    types.push_back(t.type());
+  }
+  auto resultTypes = inferResultTypes(node.kind(), types, node.attrs());
+  if (!resultTypes) {
+    error = resultTypes.error();
+    return 0;
+  }
+  Tensor y((*resultTypes)[0]);
+  std::vector<TensorRef> outs = {y.ref()};
+  if (Error e = runKernel(node.kind(), node.attrs(), ins, outs)) {
+    error = e;
+    return 0;
+  }
+  return double(y.as<float>()[0]);
 }
 
 class Quantizer {
@@ -204,6 +214,9 @@ class Quantizer {
   Outcome convert(Node* node);
   Outcome convertConv(Node* node);
   Outcome convertLinear(Node* node);
+  void matMulWeightsAndBias(Node* node, int64_t n, LinearParts& parts) const;
+  Expected<NodeValue> linearRhs(NodeValue b, const std::vector<float>& weights, int64_t n,
+                                const std::string& name, std::vector<float>& scales);
   Outcome convertAdd(Node* node);
   Outcome convertLookup(Node* node);
   Outcome convertMaxPool(Node* node);
@@ -281,8 +294,10 @@ std::optional<Activation> Quantizer::fusableActivation(Node* node) const {
   Node* user = it->second[0].user;
   if (user->resultType().kind != ElemKind::F32) return std::nullopt;
   if (user->kind() == OpKind::Relu) return Activation{user, 0.0, INFINITY};
-  if (user->kind() == OpKind::Clip)
-    return Activation{user, user->attrs().getFloat("min"), user->attrs().getFloat("max")};
+  if (user->kind() == OpKind::Clip) {
+    const ClipAttrs clip = user->attrs<ClipAttrs>();
+    return Activation{user, clip.min, clip.max};
+  }
   return std::nullopt;
 }
 
@@ -311,8 +326,9 @@ Quantizer::Outcome Quantizer::convertConv(Node* node) {
     qb.as<int32_t>()[o] = quant::quantizeBias(b[size_t(o)], inScale, w.scales[size_t(o)]);
   Tensor scales(Type(ElemKind::F32, {fd[0]}));
   std::copy(w.scales.begin(), w.scales.end(), scales.as<float>());
-  Attributes attrs;
-  for (const char* a : {"strides", "pads", "dilations", "group"}) attrs.set(a, *node->attrs().find(a));
+  const ConvAttrs conv = node->attrs<ConvAttrs>();
+  Attributes attrs{
+      {"strides", conv.strides}, {"pads", conv.pads}, {"dilations", conv.dilations}, {"group", conv.group}};
   const std::string& name = node->name();
   EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::QuantizedConv, name + ".q",
                                           {qin, constant(name + ".filter_q", std::move(qf)),
@@ -329,81 +345,98 @@ Quantizer::Outcome Quantizer::convertConv(Node* node) {
   return std::string();
 }
 
+/// Gemm's folded f32 weights alpha * op(B) as [K, N] and bias beta * C as
+/// [N], or why it has no integer form.
+std::string gemmWeightsAndBias(const Node* node, int64_t n, LinearParts& parts) {
+  NodeValue a = node->input(0), b = node->input(1), c = node->input(2);
+  const GemmAttrs gemm = node->attrs<GemmAttrs>();
+  if (gemm.transA != 0) return "Gemm with trans_a has no integer form";
+  if (!isF32Constant(b) || !isF32Constant(c)) return "Gemm's B or C is not a constant";
+  if (c.type().numElements() != n && c.type().numElements() != 1) return "Gemm's C is not a row vector";
+  if (c.type().numElements() == n && c.type().rank() > 1 && c.type().dims.back() != n)
+    return "Gemm's C is not a row vector";
+  const int64_t k = a.type().dims.back();
+  const bool transB = gemm.transB != 0;
+  const double alpha = gemm.alpha, beta = gemm.beta;
+  std::span<const float> bv = floats(b.node), cv = floats(c.node);
+  parts.weights.resize(size_t(k * n));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j)
+      parts.weights[size_t(p * n + j)] =
+          float(alpha * double(transB ? bv[size_t(j * k + p)] : bv[size_t(p * n + j)]));
+  for (int64_t j = 0; j < n; ++j)
+    parts.bias[size_t(j)] = float(beta * double(cv[cv.size() == 1 ? 0 : size_t(j)]));
+  return "";
+}
+
+/// MatMul's constant [K, N] rhs as weights, and a following Add of a
+/// constant row bias folded into the bias (then `parts.replaced`).
+void Quantizer::matMulWeightsAndBias(Node* node, int64_t n, LinearParts& parts) const {
+  NodeValue b = node->input(1);
+  if (isF32Constant(b) && b.type().rank() == 2)
+    parts.weights.assign(floats(b.node).begin(), floats(b.node).end());
+  // A following Add of a constant row bias folds into the accumulator.
+  auto it = uses_.find(node);
+  if (outputs_.count(node) || it == uses_.end() || it->second.size() != 1 ||
+      it->second[0].user->kind() != OpKind::Add)
+    return;
+  Node* add = it->second[0].user;
+  NodeValue other = add->input(1 - it->second[0].operand);
+  // A row vector broadcasts along the last axis; an [n, 1] column with
+  // as many elements would not, whatever the output's shape.
+  bool rowBias = isF32Constant(other) && other.type().numElements() == n && other.type().rank() > 0 &&
+                 other.type().dims.back() == n && add->resultType() == node->resultType();
+  if (rowBias) {
+    parts.bias.assign(floats(other.node).begin(), floats(other.node).end());
+    parts.replaced = add;
+  }
+}
+
+/// QuantizedMatMul's rhs: the constant weights quantized per column (their
+/// scales into `scales`), or b itself quantized (one scale).
+Expected<NodeValue> Quantizer::linearRhs(NodeValue b, const std::vector<float>& weights, int64_t n,
+                                         const std::string& name, std::vector<float>& scales) {
+  if (weights.empty()) {
+    EMBER_ASSIGN_OR_RETURN(NodeValue rhs, quantized(b));
+    std::fill(scales.begin(), scales.end(), rhs.type().scale);
+    return rhs;
+  }
+  const int64_t k = int64_t(weights.size()) / n;
+  std::vector<float> columns(weights.size());  // [N, K]: channel-major for quantizeWeights
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) columns[size_t(j * k + p)] = weights[size_t(p * n + j)];
+  Weights w = quantizeWeights(columns, n, profile_.perChannel, profile_.schema);
+  Tensor qw(Type(ElemKind::Int8Q, {k, n}, w.maxScale, 0));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) qw.as<int8_t>()[p * n + j] = w.values[size_t(j * k + p)];
+  scales = w.scales;
+  return constant(name + ".weights_q", std::move(qw));
+}
+
 /// Gemm(a, const B, const C) and MatMul(a, b) (+ a following Add of a
 /// constant row bias) become QuantizedMatMul, with per-column weight scales
 /// when B is a constant.
 Quantizer::Outcome Quantizer::convertLinear(Node* node) {
   NodeValue a = node->input(0), b = node->input(1);
-  const Type& outType = node->resultType();
-  const int64_t n = outType.dims.back();
-  std::vector<float> weights;  // [K, N] when b is a constant
-  std::vector<float> bias(size_t(n), 0.0f);
-  Node* replaced = node;
+  const int64_t n = node->resultType().dims.back();
+  LinearParts parts{{}, std::vector<float>(size_t(n), 0.0f), node};
   if (node->kind() == OpKind::Gemm) {
-    const Attributes& at = node->attrs();
-    if (at.getInt("trans_a") != 0) return std::string("Gemm with trans_a has no integer form");
-    NodeValue c = node->input(2);
-    if (!isF32Constant(b) || !isF32Constant(c)) return std::string("Gemm's B or C is not a constant");
-    if (c.type().numElements() != n && c.type().numElements() != 1)
-      return std::string("Gemm's C is not a row vector");
-    if (c.type().numElements() == n && c.type().rank() > 1 && c.type().dims.back() != n)
-      return std::string("Gemm's C is not a row vector");
-    const int64_t k = a.type().dims.back();
-    const bool transB = at.getInt("trans_b") != 0;
-    const double alpha = at.getFloat("alpha"), beta = at.getFloat("beta");
-    std::span<const float> bv = floats(b.node), cv = floats(c.node);
-    weights.resize(size_t(k * n));
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j)
-        weights[size_t(p * n + j)] =
-            float(alpha * double(transB ? bv[size_t(j * k + p)] : bv[size_t(p * n + j)]));
-    for (int64_t j = 0; j < n; ++j)
-      bias[size_t(j)] = float(beta * double(cv[cv.size() == 1 ? 0 : size_t(j)]));
+    if (std::string why = gemmWeightsAndBias(node, n, parts); !why.empty()) return why;
   } else {
-    if (isF32Constant(b) && b.type().rank() == 2)
-      weights.assign(floats(b.node).begin(), floats(b.node).end());
-    // A following Add of a constant row bias folds into the accumulator.
-    auto it = uses_.find(node);
-    if (!outputs_.count(node) && it != uses_.end() && it->second.size() == 1 &&
-        it->second[0].user->kind() == OpKind::Add) {
-      Node* add = it->second[0].user;
-      NodeValue other = add->input(1 - it->second[0].operand);
-      // A row vector broadcasts along the last axis; an [n, 1] column with
-      // as many elements would not, whatever the output's shape.
-      bool rowBias = isF32Constant(other) && other.type().numElements() == n && other.type().rank() > 0 &&
-                     other.type().dims.back() == n && add->resultType() == outType;
-      if (rowBias) {
-        bias.assign(floats(other.node).begin(), floats(other.node).end());
-        replaced = add;
-      }
-    }
+    matMulWeightsAndBias(node, n, parts);
   }
+  Node* replaced = parts.replaced;
   std::optional<Activation> act = fusableActivation(replaced);
   if (act) replaced = act->node;
   EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(replaced->result()));
   EMBER_ASSIGN_OR_RETURN(NodeValue qa, quantized(a));
   const float inScale = qa.type().scale;
   const std::string& name = node->name();
-  NodeValue rhs;
   std::vector<float> scales(static_cast<size_t>(n));
-  if (!weights.empty()) {
-    const int64_t k = int64_t(weights.size()) / n;
-    std::vector<float> columns(weights.size());  // [N, K]: channel-major for quantizeWeights
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j) columns[size_t(j * k + p)] = weights[size_t(p * n + j)];
-    Weights w = quantizeWeights(columns, n, profile_.perChannel, profile_.schema);
-    Tensor qw(Type(ElemKind::Int8Q, {k, n}, w.maxScale, 0));
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j) qw.as<int8_t>()[p * n + j] = w.values[size_t(j * k + p)];
-    rhs = constant(name + ".weights_q", std::move(qw));
-    scales = w.scales;
-  } else {
-    EMBER_ASSIGN_OR_RETURN(rhs, quantized(b));
-    std::fill(scales.begin(), scales.end(), rhs.type().scale);
-  }
+  EMBER_ASSIGN_OR_RETURN(NodeValue rhs, linearRhs(b, parts.weights, n, name, scales));
   Tensor qb(Type(ElemKind::Int32Q, {n}, inScale * scales[0], 0));
   for (int64_t j = 0; j < n; ++j)
-    qb.as<int32_t>()[j] = quant::quantizeBias(bias[size_t(j)], inScale, scales[size_t(j)]);
+    qb.as<int32_t>()[j] = quant::quantizeBias(parts.bias[size_t(j)], inScale, scales[size_t(j)]);
   Tensor st(Type(ElemKind::F32, {n}));
   std::copy(scales.begin(), scales.end(), st.as<float>());
   EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::QuantizedMatMul, name + ".q",
@@ -464,36 +497,7 @@ Quantizer::Outcome Quantizer::convertLookup(Node* node) {
 
   // f(x): the node's own kernel on one element (primitives) or its Ops.def formula.
   Error evalError;
-  auto f = [&](float x) -> double {
-    if (auto y = evalHighLevel(*node, x)) return *y;
-    std::vector<Tensor> holders;
-    std::vector<ConstTensorRef> ins;
-    std::vector<Type> types;
-    for (size_t i = 0; i < node->numInputs(); ++i) {
-      if (i == variable) {
-        holders.emplace_back(Type(ElemKind::F32, {}));
-        holders.back().as<float>()[0] = x;
-      } else {
-        holders.push_back(node->input(i).node->payload());
-      }
-    }
-    for (const Tensor& t : holders) {
-      ins.push_back(t.ref());
-      types.push_back(t.type());
-    }
-    auto resultTypes = inferResultTypes(node->kind(), types, node->attrs());
-    if (!resultTypes) {
-      evalError = resultTypes.error();
-      return 0;
-    }
-    Tensor y((*resultTypes)[0]);
-    std::vector<TensorRef> outs = {y.ref()};
-    if (Error e = runKernel(node->kind(), node->attrs(), ins, outs)) {
-      evalError = e;
-      return 0;
-    }
-    return double(y.as<float>()[0]);
-  };
+  auto f = [&](float x) -> double { return evalElement(*node, variable, x, evalError); };
   int32_t table[256];
   quant::buildLookupTable(f, inType.scale, inType.offset, rangeOf(inType.kind), out->scale, out->offset,
                           rangeOf(out->kind), table);
@@ -508,25 +512,13 @@ Quantizer::Outcome Quantizer::convertLookup(Node* node) {
   const std::string& name = node->name();
   EMBER_ASSIGN_OR_RETURN(
       Node * q, create(OpKind::Lookup, name + ".q", {qin, constant(name + ".table", std::move(t))}, {}));
-  if (!backend_.supports(NodeInfo::of(*q))) {
-    std::string why = unsupported(q);
-    f_.erase(q);
-    return why;
-  }
-  EMBER_RETURN_IF_ERROR(commit(node, node, q));
-  return std::string();
+  return adopt(node, q);
 }
 
 Quantizer::Outcome Quantizer::convertMaxPool(Node* node) {
   EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(node->input(0)));
   EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::MaxPool, node->name() + ".q", {qin}, node->attrs()));
-  if (!backend_.supports(NodeInfo::of(*q))) {
-    std::string why = unsupported(q);
-    f_.erase(q);
-    return why;
-  }
-  EMBER_RETURN_IF_ERROR(commit(node, node, q));
-  return std::string();
+  return adopt(node, q);
 }
 
 /// AvgPool, and ReduceMean over the spatial axes of NHWC (global pooling).
@@ -537,14 +529,15 @@ Quantizer::Outcome Quantizer::convertAvgPool(Node* node) {
   if (node->kind() == OpKind::AvgPool) {
     attrs = node->attrs();
   } else {
-    if (in.rank() != 4 || node->attrs().getInts("axes") != std::vector<int64_t>{1, 2})
+    const ReduceMeanAttrs reduce = node->attrs<ReduceMeanAttrs>();
+    if (in.rank() != 4 || reduce.axes != std::vector<int64_t>{1, 2})
       return std::string("ReduceMean over other than the spatial axes stays float");
     attrs = Attributes{{"kernel", std::vector<int64_t>{in.dims[1], in.dims[2]}},
                        {"strides", std::vector<int64_t>{1, 1}},
                        {"pads", std::vector<int64_t>{0, 0, 0, 0}},
                        {"ceil_mode", int64_t(0)},
                        {"count_include_pad", int64_t(0)}};
-    reshape = node->attrs().getInt("keepdims") == 0;
+    reshape = reduce.keepdims == 0;
   }
   EMBER_ASSIGN_OR_RETURN(const TensorQuantization* out, params(node->result()));
   EMBER_ASSIGN_OR_RETURN(NodeValue qin, quantized(node->input(0)));
@@ -571,13 +564,7 @@ Quantizer::Outcome Quantizer::convertDataMovement(Node* node) {
   auto it = twin_.find({node->input(0).node, node->input(0).resNo});
   if (it == twin_.end()) return std::string("its input is float (data movement follows its input)");
   EMBER_ASSIGN_OR_RETURN(Node * q, create(node->kind(), node->name() + ".q", {it->second}, node->attrs()));
-  if (!backend_.supports(NodeInfo::of(*q))) {
-    std::string why = unsupported(q);
-    f_.erase(q);
-    return why;
-  }
-  EMBER_RETURN_IF_ERROR(commit(node, node, q));
-  return std::string();
+  return adopt(node, q);
 }
 
 /// Concat rescales every input to the output's quantization first.
@@ -596,13 +583,7 @@ Quantizer::Outcome Quantizer::convertConcat(Node* node) {
     inputs.push_back(qi);
   }
   EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::Concat, node->name() + ".q", inputs, node->attrs()));
-  if (!backend_.supports(NodeInfo::of(*q))) {
-    std::string why = unsupported(q);
-    f_.erase(q);
-    return why;
-  }
-  EMBER_RETURN_IF_ERROR(commit(node, node, q));
-  return std::string();
+  return adopt(node, q);
 }
 
 Quantizer::Outcome Quantizer::adopt(Node* last, Node* q) {
@@ -710,19 +691,20 @@ Quantizer::Outcome Quantizer::convert(Node* node) {
     case OpKind::Softmax: {
       Tensor keepAll(Type(ElemKind::Bool, {}));
       keepAll.as<bool>()[0] = true;
-      return convertSoftmax(node, node->input(0), node->attrs().getInt("axis"), keepAll);
+      return convertSoftmax(node, node->input(0), node->attrs<SoftmaxAttrs>().axis, keepAll);
     }
-    case OpKind::LayerNorm:
+    case OpKind::LayerNorm: {
       if (!isF32Constant(node->input(1)) || !isF32Constant(node->input(2)))
         return std::string("LayerNorm's scale or bias is not a constant");
-      return convertLayerNorm(node, node->input(0), node->attrs().getInt("axis"),
-                              node->attrs().getFloat("epsilon"), node->input(1), node->input(2));
+      const LayerNormAttrs norm = node->attrs<LayerNormAttrs>();
+      return convertLayerNorm(node, node->input(0), norm.axis, norm.epsilon, node->input(1), node->input(2));
+    }
     case OpKind::Gelu:
       // i-GELU; a backend without it gets the lookup table.
       if (auto r = convertGelu(node, node->input(0)); !r || r->empty()) return r;
       return convertLookup(node);
     default:
-      if (isLookupCandidate(node->kind())) return convertLookup(node);
+      if (node->info().has(Tabulable)) return convertLookup(node);
       return std::string("no integer form (stays float by design)");
   }
 }

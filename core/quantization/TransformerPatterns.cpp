@@ -8,6 +8,8 @@
 #include <numbers>
 #include <optional>
 
+#include "ember/OpAttrs.h"
+
 namespace ember {
 namespace {
 
@@ -33,6 +35,9 @@ class Matcher {
   /// The onward steps of GELU once `onePlus` = 1 + erf(...) or 1 + tanh(...)
   /// is found: x * onePlus * 0.5 in any of the exporter's three groupings.
   Node* geluTail(Node* onePlus, NodeValue x, std::vector<Node*>& nodes) const;
+  /// A LayerNorm pattern's optional affine after its Div: Mul by a constant
+  /// gamma, then Add of a constant beta (gamma 1 and beta 0 when absent).
+  void absorbAffine(TransformerPattern& p) const;
 
   const Uses& uses_;
   const std::unordered_set<const Node*>& outputs_;
@@ -77,6 +82,15 @@ std::vector<int64_t> normalizedAxes(std::vector<int64_t> axes, size_t rank) {
   return axes;
 }
 
+/// The sorted, non-negative axes of `node` when it is a ReduceMean that keeps
+/// its dims over an input of `rank`; otherwise nullopt.
+std::optional<std::vector<int64_t>> keepDimsMeanAxes(const Node* node, size_t rank) {
+  if (!node || node->kind() != OpKind::ReduceMean) return std::nullopt;
+  const ReduceMeanAttrs reduce = node->attrs<ReduceMeanAttrs>();
+  if (reduce.keepdims != 1) return std::nullopt;
+  return normalizedAxes(reduce.axes, rank);
+}
+
 /// The values of f32 constant `c` per element of dims[axis, rank) when `c`
 /// broadcasts to `dims` without expanding it and is constant along the axes
 /// before `axis`; otherwise nullopt.
@@ -112,11 +126,13 @@ std::optional<std::vector<float>> perNormalizedElement(NodeValue c, const Dims& 
 /// ReduceMean(x) -> Sub(x, mean) -> Pow(., 2) -> ReduceMean -> Add(eps) -> Sqrt
 /// -> Div(sub, sqrt) [-> Mul(gamma)] [-> Add(beta)], over trailing axes.
 std::optional<TransformerPattern> Matcher::layerNorm(Node* mean) const {
-  if (mean->kind() != OpKind::ReduceMean || mean->attrs().getInt("keepdims") != 1) return std::nullopt;
+  if (mean->kind() != OpKind::ReduceMean) return std::nullopt;
   const NodeValue x = mean->input(0);
   const size_t rank = x.type().rank();
   if (x.type().kind != ElemKind::F32 || x.node->isConstant() || rank == 0) return std::nullopt;
-  const std::vector<int64_t> axes = normalizedAxes(mean->attrs().getInts("axes"), rank);
+  const std::optional<std::vector<int64_t>> meanAxes = keepDimsMeanAxes(mean, rank);
+  if (!meanAxes) return std::nullopt;
+  const std::vector<int64_t>& axes = *meanAxes;
   if (axes.empty() || axes.back() != int64_t(rank) - 1) return std::nullopt;
   for (size_t i = 1; i < axes.size(); ++i)
     if (axes[i] != axes[i - 1] + 1) return std::nullopt;  // not the trailing block [axis, rank)
@@ -134,9 +150,7 @@ std::optional<TransformerPattern> Matcher::layerNorm(Node* mean) const {
   }
   if (!pow || !div) return std::nullopt;
   Node* variance = onlyUser(pow);
-  if (!variance || variance->kind() != OpKind::ReduceMean || variance->attrs().getInt("keepdims") != 1 ||
-      normalizedAxes(variance->attrs().getInts("axes"), rank) != axes)
-    return std::nullopt;
+  if (keepDimsMeanAxes(variance, rank) != axes) return std::nullopt;
   Node* addEps = onlyUser(variance);
   if (!addEps || addEps->kind() != OpKind::Add) return std::nullopt;
   std::optional<NodeValue> eps = otherOperand(addEps, NodeValue(variance));
@@ -148,9 +162,15 @@ std::optional<TransformerPattern> Matcher::layerNorm(Node* mean) const {
     return std::nullopt;
   p.nodes = {mean, sub, pow, variance, addEps, sqrt, div};
   p.last = div;
-  const Dims& dims = x.type().dims;
+  absorbAffine(p);
+  if (p.last->resultType().dims != x.type().dims) return std::nullopt;
+  return p;
+}
+
+void Matcher::absorbAffine(TransformerPattern& p) const {
+  const Dims& dims = p.input.type().dims;
   int64_t n = 1;
-  for (size_t a = size_t(p.axis); a < rank; ++a) n *= dims[a];
+  for (size_t a = size_t(p.axis); a < dims.size(); ++a) n *= dims[a];
   p.gamma.assign(size_t(n), 1.0f);
   p.beta.assign(size_t(n), 0.0f);
   // The optional affine: Mul by a constant gamma, then Add of a constant beta.
@@ -170,8 +190,6 @@ std::optional<TransformerPattern> Matcher::layerNorm(Node* mean) const {
         p.last = add;
       }
   }
-  if (p.last->resultType().dims != dims) return std::nullopt;
-  return p;
 }
 
 Node* Matcher::geluTail(Node* onePlus, NodeValue x, std::vector<Node*>& nodes) const {
@@ -291,7 +309,7 @@ std::optional<TransformerPattern> Matcher::maskedSoftmax(Node* softmax) const {
     p.maskDims = mask.type().dims;
     p.nodes = {add, softmax};
     p.last = softmax;
-    p.axis = softmax->attrs().getInt("axis");
+    p.axis = softmax->attrs<SoftmaxAttrs>().axis;
     return p;
   }
   return std::nullopt;

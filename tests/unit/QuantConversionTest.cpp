@@ -3,6 +3,7 @@
 // that the int8 model tracks the f32 one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -223,6 +224,85 @@ TEST(QuantConversionTest, ConvertsAndTracksFloat) {
     EXPECT_GT(sqnr(ref["features"], got["features"]), 25.0) << schemaName(schema);
     EXPECT_GT(sqnr(ref["probs"], got["probs"]), 25.0) << schemaName(schema);
   }
+}
+
+/// The attributes each Tabulable op with attributes is tested with.
+Attributes tabulableAttrs(OpKind kind) {
+  switch (kind) {
+    case OpKind::Clip:
+      return {{"min", 0.2}, {"max", 0.8}};
+    case OpKind::LeakyRelu:
+    case OpKind::Elu:
+      return {{"alpha", 0.1}};
+    case OpKind::Selu:
+      return {{"alpha", 1.6}, {"gamma", 1.05}};
+    case OpKind::HardSigmoid:
+      return {{"alpha", 0.2}, {"beta", 0.5}};
+    case OpKind::Gelu:
+      return {{"approximate", std::string("tanh")}};
+    default:
+      EXPECT_TRUE(opInfo(kind).attributes.empty()) << opInfo(kind).name << ": give it attributes here";
+      return {};
+  }
+}
+
+// Ops.def's Tabulable ops are what the quantizer turns into a 256-entry
+// Lookup (a binary one with a one-element constant operand): each converts
+// on the reference backend, and the table tracks the float function.
+TEST(QuantConversionTest, EveryTabulableOpBecomesALookupTable) {
+  int tested = 0;
+  for (size_t k = 0; k < kNumOpKinds; ++k) {
+    const OpKind kind = OpKind(k);
+    const OpInfo& info = opInfo(kind);
+    if (!info.has(Tabulable)) continue;
+    SCOPED_TRACE(info.name);
+    auto build = [&](Function& f) {
+      Node* x = f.createPlaceholder("x", Type(ElemKind::F32, {64}));
+      std::vector<NodeValue> inputs = {x->result()};
+      if (info.operandNames.size() == 2) {
+        Tensor half(Type(ElemKind::F32, {}));
+        half.as<float>()[0] = 0.5f;
+        inputs.push_back(f.createConstant("half", std::move(half))->result());
+      }
+      Expected<Node*> y = f.create(kind, "y", inputs, tabulableAttrs(kind));
+      ASSERT_TRUE(bool(y)) << y.error().message();
+      f.addOutput("y", (*y)->result());
+    };
+    // Positive inputs keep Log, Sqrt, Reciprocal and Pow(x, 0.5) finite.
+    std::vector<CalibrationSample> calibration(4);
+    for (size_t i = 0; i < calibration.size(); ++i)
+      calibration[i]["x"] = randomTensor(Type(ElemKind::F32, {64}), 300 + uint32_t(i), 0.1f, 1.0f);
+    Function calibrationGraph("main"), f("main"), q("main");
+    build(calibrationGraph);
+    build(f);
+    build(q);
+    auto profile = calibrate(calibrationGraph, reference(), calibration, CalibrationOptions{});
+    ASSERT_TRUE(bool(profile)) << profile.error().message();
+    QuantizationReport report;
+    Error e = quantizeFunction(q, *profile, *reference(), &report);
+    ASSERT_FALSE(e) << e.message();
+    EXPECT_TRUE(report.floatNodes.empty()) << report.floatNodes[0].reason;
+    std::map<OpKind, int> kinds;
+    for (const Node* n : q.nodes()) kinds[n->kind()]++;
+    EXPECT_EQ(kinds[kind], 0);
+    // Gelu has an integer-only form of its own (i-GELU), tried first.
+    EXPECT_EQ(kinds[OpKind::Lookup] + kinds[OpKind::QuantizedGelu], 1);
+
+    Tensor input = randomTensor(Type(ElemKind::F32, {64}), 7, 0.1f, 1.0f);
+    auto ref = runModel(f, input);
+    auto got = runModel(q, input);
+    const Tensor &r = ref["y"], &t = got["y"];
+    float lo = r.as<float>()[0], hi = lo;
+    double error = 0;
+    for (int64_t i = 0; i < 64; ++i) {
+      lo = std::min(lo, r.as<float>()[i]);
+      hi = std::max(hi, r.as<float>()[i]);
+      error += std::fabs(double(r.as<float>()[i]) - double(t.as<float>()[i]));
+    }
+    EXPECT_LE(error / 64, 0.05 * std::max(double(hi - lo), 0.1));
+    ++tested;
+  }
+  EXPECT_GE(tested, 30);
 }
 
 /// A backend that has no int8 convolution: convs stay float, with the reason.

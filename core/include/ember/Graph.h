@@ -40,6 +40,10 @@ enum OpTrait : unsigned {
   /// size, offset 0): IRGen makes it a view, so it computes nothing and never
   /// needs a backend's kernel (Reshape).
   View = 1u << 2,
+  /// A float function of one value per element (a binary op: of a tensor and
+  /// a one-element constant), so the int8 quantizer may replace it by a
+  /// 256-entry Lookup of its values (docs/quantization.md).
+  Tabulable = 1u << 3,
 };
 
 enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats };
@@ -156,8 +160,8 @@ class Function {
   Expected<Node*> create(OpKind kind, std::string name, std::vector<NodeValue> inputs,
                          Attributes attrs = {});
   /// A model input.
-  Node* createPlaceholder(std::string name, Type type);
-  Node* createConstant(std::string name, Tensor value);
+  Node* createPlaceholder(const std::string& name, Type type);
+  Node* createConstant(const std::string& name, Tensor value);
 
   void addOutput(std::string name, NodeValue value) { outputs_.push_back({std::move(name), value}); }
   const std::vector<Node*>& inputs() const { return inputs_; }
