@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "IRPasses.h"
+#include "ember/OpAttrs.h"
 
 namespace ember {
 
@@ -46,7 +47,7 @@ bool concatToCopies(IRFunction& ir) {
     }
     ValueId result = inst.operands[0].value;
     const Type resultType = ir.value(result).type;
-    int64_t axis = inst.attrs.getInt("axis");
+    int64_t axis = ConcatAttrs::from(inst.attrs).axis;
     if (axis < 0) axis += int64_t(resultType.rank());
     int64_t outer = 1;
     for (int64_t a = 0; a < axis; ++a) outer *= resultType.dims[size_t(a)];
@@ -57,8 +58,8 @@ bool concatToCopies(IRFunction& ir) {
     const int64_t index = &inst - instrs.data();
     for (size_t k = 1; profitable && k < inst.operands.size(); ++k) {
       ValueId in = inst.operands[k].value;
-      profitable = ir.value(in).kind == ValueKind::Activation && uses.writers[in] == 1 &&
-                   uses.last[in] == index;
+      profitable =
+          ir.value(in).kind == ValueKind::Activation && uses.writers[in] == 1 && uses.last[in] == index;
     }
     if (!profitable) {
       out.push_back(std::move(inst));
@@ -68,7 +69,8 @@ bool concatToCopies(IRFunction& ir) {
     for (size_t k = 1; k < inst.operands.size(); ++k) {
       ValueId in = inst.operands[k].value;
       const Type inType = ir.value(in).type;
-      ValueId slot = ir.addView(ir.value(result).name + ".part" + std::to_string(k - 1), result, inType, offset);
+      ValueId slot =
+          ir.addView(ir.value(result).name + ".part" + std::to_string(k - 1), result, inType, offset);
       out.push_back(Instruction{OpKind::Copy, inst.name, {{slot, Access::Out}, {in, Access::In}}, {}});
       offset += inType.sizeInBytes();
     }

@@ -2,16 +2,17 @@
 // steps; leading axes of extent 1, one partial axis, then full trailing axes)
 // becomes a view of the input, and the instruction disappears.
 #include "IRPasses.h"
+#include "ember/OpAttrs.h"
 
 namespace ember {
 
 namespace {
 
 /// Byte offset of the slice when it is contiguous, or -1.
-int64_t contiguousSliceOffset(const Type& in, const Attributes& attrs) {
-  const auto& starts = attrs.getInts("starts");
-  const auto& ends = attrs.getInts("ends");
-  const auto& steps = attrs.getInts("steps");
+int64_t contiguousSliceOffset(const Type& in, const SliceAttrs& slice) {
+  const std::vector<int64_t>& starts = slice.starts;
+  const std::vector<int64_t>& ends = slice.ends;
+  const std::vector<int64_t>& steps = slice.steps;
   Dims strides = in.strides();
   size_t rank = in.rank();
   size_t axis = 0;
@@ -40,7 +41,7 @@ bool sliceToView(IRFunction& ir) {
     if (inst.kind != OpKind::Slice) continue;
     ValueId out = inst.operands[0].value, in = inst.operands[1].value;
     if (ir.value(out).kind != ValueKind::Activation) continue;
-    int64_t offset = contiguousSliceOffset(ir.value(in).type, inst.attrs);
+    int64_t offset = contiguousSliceOffset(ir.value(in).type, SliceAttrs::from(inst.attrs));
     if (offset < 0) continue;
     // The result becomes a view; its alloc, dealloc and the slice go away.
     IRValue& v = ir.value(out);
@@ -53,8 +54,7 @@ bool sliceToView(IRFunction& ir) {
   }
   if (!changed) return false;
   std::erase_if(instrs, [&](const Instruction& i) {
-    return isLifetimeMarker(i) &&
-           ir.value(i.operands[0].value).kind == ValueKind::View;
+    return isLifetimeMarker(i) && ir.value(i.operands[0].value).kind == ValueKind::View;
   });
   // Reads through the new views are reads of their base: its dealloc moves
   // after them, so the IR stays valid without lifetime-tightening.

@@ -80,7 +80,8 @@ class BatchNormFolding : public FunctionPass {
       optimizer::eraseIfDead(function, created);
       return false;
     }
-    const std::string convName = conv->name();
+    // A copy: replacing bn leaves conv dead, and the rewrite may erase it.
+    const std::string convName = conv->name();  // NOLINT(performance-unnecessary-copy-initialization)
     optimizer::replaceNode(function, bn, {(*folded)->result()});
     (*folded)->setName(function.uniqueName(convName));
     return true;

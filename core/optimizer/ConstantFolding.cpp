@@ -32,9 +32,12 @@ class ConstantFolding : public FunctionPass {
       if (!kernelSupports(node->kind(), inputTypes, node->resultTypes())) continue;
 
       std::vector<ConstTensorRef> inputs;
+      inputs.reserve(node->numInputs());
       for (const NodeValue& input : node->inputs()) inputs.push_back(input.node->payload().ref());
       std::vector<Tensor> results;
       std::vector<TensorRef> outputs;
+      results.reserve(node->numResults());
+      outputs.reserve(node->numResults());
       for (const Type& type : node->resultTypes()) results.emplace_back(type);
       for (Tensor& result : results) outputs.push_back(result.ref());
       if (Error error = runKernel(node->kind(), node->attrs(), inputs, outputs))

@@ -97,6 +97,7 @@ int64_t normalizeAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + int6
 /// Axes sorted, non-negative and unique, as the primitive reductions require.
 std::vector<int64_t> normalizeAxes(const std::vector<int64_t>& axes, size_t rank) {
   std::vector<int64_t> result;
+  result.reserve(axes.size());
   for (int64_t axis : axes) result.push_back(normalizeAxis(axis, rank));
   std::sort(result.begin(), result.end());
   result.erase(std::unique(result.begin(), result.end()), result.end());
@@ -293,11 +294,6 @@ NodeValue lowerEinsum(Builder& b, const Node& node) {
   return EinsumLowering(b, *eq).run(inputs);
 }
 
-bool lowersNonFloat(OpKind kind) {
-  return kind == OpKind::Gemm || kind == OpKind::ReduceMean || kind == OpKind::ReduceSumSquare ||
-         kind == OpKind::Einsum;
-}
-
 NodeValue lowerGemm(Builder& b, const Node& node) {
   NodeValue a = node.input(0), bMat = node.input(1);
   if (a.type().rank() != 2 || bMat.type().rank() != 2) {
@@ -410,79 +406,125 @@ NodeValue lowerGelu(Builder& b, const Node& node) {
   return b.mul(half, b.add(inner, b.scalar(1.0, "one"), "one_plus"), "gelu");
 }
 
+NodeValue lowerReduceMean(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const ReduceMeanAttrs reduce = node.attrs<ReduceMeanAttrs>();
+  const std::vector<int64_t> axes = normalizeAxes(reduce.axes, x.type().rank());
+  const int64_t count = countOver(x.type().dims, axes);
+  NodeValue sum = b.reduce(OpKind::ReduceSum, x, axes, reduce.keepdims != 0, "sum");
+  return b.div(sum, b.scalar(double(count), "n"), "mean");
+}
+
+NodeValue lowerReduceSumSquare(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  const ReduceSumSquareAttrs reduce = node.attrs<ReduceSumSquareAttrs>();
+  const std::vector<int64_t> axes = normalizeAxes(reduce.axes, x.type().rank());
+  return b.reduce(OpKind::ReduceSum, b.mul(x, x, "square"), axes, reduce.keepdims != 0, "sum");
+}
+
+/// LeakyRelu and PRelu: x < 0 ? x * slope : x.
+NodeValue lowerLeakyRelu(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  NodeValue slope =
+      node.kind() == OpKind::PRelu ? node.input(1) : b.scalar(node.attrs<LeakyReluAttrs>().alpha, "alpha");
+  NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
+  return b.select(negative, b.mul(x, slope, "negative"), x);
+}
+
+NodeValue lowerElu(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
+  return b.select(negative, expMinusOne(b, x, node.attrs<EluAttrs>().alpha), x);
+}
+
+NodeValue lowerSelu(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  NodeValue nonPositive = b.op(OpKind::LessEqual, "is_non_positive", {x, b.scalar(0.0, "zero")});
+  const SeluAttrs selu = node.attrs<SeluAttrs>();
+  NodeValue y = b.select(nonPositive, expMinusOne(b, x, selu.alpha), x);
+  return b.mul(y, b.scalar(selu.gamma, "gamma"), "selu");
+}
+
+NodeValue lowerSoftplus(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), which never overflows.
+  NodeValue tail =
+      b.unary(OpKind::Exp, b.unary(OpKind::Neg, b.unary(OpKind::Abs, x, "abs"), "neg_abs"), "exp");
+  return b.add(b.unary(OpKind::Relu, x, "relu"), logOnePlus(b, tail), "softplus");
+}
+
+NodeValue lowerHardSigmoid(Builder& b, const Node& node) {
+  const HardSigmoidAttrs hard = node.attrs<HardSigmoidAttrs>();
+  return hardSigmoid(b, node.input(0), hard.alpha, hard.beta);
+}
+
+NodeValue lowerHardSwish(Builder& b, const Node& node) {
+  const NodeValue x = node.input(0);
+  return b.mul(x, hardSigmoid(b, x, 1.0 / 6.0, 0.5), "hard_swish");
+}
+
+/// How a high-level op is lowered: its function, and whether that function
+/// also builds non-float element kinds (its primitives take them) or float
+/// kinds only. Stated here, beside the dispatch, rather than in a list.
+struct HighLevelLowering {
+  NodeValue (*lower)(Builder&, const Node&) = nullptr;
+  bool nonFloat = false;
+};
+
+HighLevelLowering loweringOf(OpKind kind) {
+  constexpr bool kAnyKind = true, kFloatOnly = false;
+  switch (kind) {
+    case OpKind::Gemm:
+      return {lowerGemm, kAnyKind};
+    case OpKind::ReduceMean:
+      return {lowerReduceMean, kAnyKind};
+    case OpKind::ReduceSumSquare:
+      return {lowerReduceSumSquare, kAnyKind};
+    case OpKind::Einsum:
+      return {lowerEinsum, kAnyKind};
+    case OpKind::BatchNorm:
+      return {lowerBatchNorm, kFloatOnly};
+    case OpKind::LayerNorm:
+      return {lowerLayerNorm, kFloatOnly};
+    case OpKind::InstanceNorm:
+      return {lowerInstanceNorm, kFloatOnly};
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      return {lowerSoftmax, kFloatOnly};
+    case OpKind::LeakyRelu:
+    case OpKind::PRelu:
+      return {lowerLeakyRelu, kFloatOnly};
+    case OpKind::Elu:
+      return {lowerElu, kFloatOnly};
+    case OpKind::Selu:
+      return {lowerSelu, kFloatOnly};
+    case OpKind::Softplus:
+      return {lowerSoftplus, kFloatOnly};
+    case OpKind::HardSigmoid:
+      return {lowerHardSigmoid, kFloatOnly};
+    case OpKind::HardSwish:
+      return {lowerHardSwish, kFloatOnly};
+    case OpKind::Gelu:
+      return {lowerGelu, kFloatOnly};
+    default:
+      return {};
+  }
+}
+
 /// Builds the primitives computing `node`; an empty value means failure
 /// (the builder holds the reason).
 NodeValue lowerNode(Builder& b, const Node& node) {
-  const NodeValue x = node.input(0);
-  const Type& inType = x.type();
-  const size_t rank = inType.rank();
-  if (!isFloat(b.kind()) && !lowersNonFloat(node.kind())) {
+  const HighLevelLowering lowering = loweringOf(node.kind());
+  if (!isFloat(b.kind()) && !lowering.nonFloat) {
     b.fail(std::string("element kind ") + std::string(elemKindName(b.kind())) +
            " has no primitive lowering; the backend must implement the op or not ask for lowering");
     return {};
   }
-
-  switch (node.kind()) {
-    case OpKind::Gemm:
-      return lowerGemm(b, node);
-    case OpKind::BatchNorm:
-      return lowerBatchNorm(b, node);
-    case OpKind::LayerNorm:
-      return lowerLayerNorm(b, node);
-    case OpKind::InstanceNorm:
-      return lowerInstanceNorm(b, node);
-    case OpKind::Softmax:
-    case OpKind::LogSoftmax:
-      return lowerSoftmax(b, node);
-    case OpKind::ReduceMean: {
-      const ReduceMeanAttrs reduce = node.attrs<ReduceMeanAttrs>();
-      const std::vector<int64_t> axes = normalizeAxes(reduce.axes, rank);
-      const int64_t count = countOver(inType.dims, axes);
-      NodeValue sum = b.reduce(OpKind::ReduceSum, x, axes, reduce.keepdims != 0, "sum");
-      return b.div(sum, b.scalar(double(count), "n"), "mean");
-    }
-    case OpKind::ReduceSumSquare: {
-      const ReduceSumSquareAttrs reduce = node.attrs<ReduceSumSquareAttrs>();
-      const std::vector<int64_t> axes = normalizeAxes(reduce.axes, rank);
-      return b.reduce(OpKind::ReduceSum, b.mul(x, x, "square"), axes, reduce.keepdims != 0, "sum");
-    }
-    case OpKind::LeakyRelu:
-    case OpKind::PRelu: {
-      NodeValue slope = node.kind() == OpKind::PRelu ? node.input(1)
-                                                     : b.scalar(node.attrs<LeakyReluAttrs>().alpha, "alpha");
-      NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
-      return b.select(negative, b.mul(x, slope, "negative"), x);
-    }
-    case OpKind::Elu: {
-      NodeValue negative = b.op(OpKind::Less, "is_negative", {x, b.scalar(0.0, "zero")});
-      return b.select(negative, expMinusOne(b, x, node.attrs<EluAttrs>().alpha), x);
-    }
-    case OpKind::Selu: {
-      NodeValue nonPositive = b.op(OpKind::LessEqual, "is_non_positive", {x, b.scalar(0.0, "zero")});
-      const SeluAttrs selu = node.attrs<SeluAttrs>();
-      NodeValue y = b.select(nonPositive, expMinusOne(b, x, selu.alpha), x);
-      return b.mul(y, b.scalar(selu.gamma, "gamma"), "selu");
-    }
-    case OpKind::Softplus: {
-      // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), which never overflows.
-      NodeValue tail =
-          b.unary(OpKind::Exp, b.unary(OpKind::Neg, b.unary(OpKind::Abs, x, "abs"), "neg_abs"), "exp");
-      return b.add(b.unary(OpKind::Relu, x, "relu"), logOnePlus(b, tail), "softplus");
-    }
-    case OpKind::HardSigmoid: {
-      const HardSigmoidAttrs hard = node.attrs<HardSigmoidAttrs>();
-      return hardSigmoid(b, x, hard.alpha, hard.beta);
-    }
-    case OpKind::HardSwish:
-      return b.mul(x, hardSigmoid(b, x, 1.0 / 6.0, 0.5), "hard_swish");
-    case OpKind::Gelu:
-      return lowerGelu(b, node);
-    case OpKind::Einsum:
-      return lowerEinsum(b, node);
-    default:
-      b.fail("no lowering is defined for this op");
-      return {};
+  if (!lowering.lower) {
+    b.fail("no lowering is defined for this op");
+    return {};
   }
+  return lowering.lower(b, node);
 }
 
 class Lowering : public FunctionPass {

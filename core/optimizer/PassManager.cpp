@@ -22,6 +22,7 @@ Error PassManager::run(Function& function) {
 
 std::vector<std::string> PassManager::passNames() const {
   std::vector<std::string> names;
+  names.reserve(passes_.size());
   for (const auto& pass : passes_) names.push_back(pass->name());
   return names;
 }

@@ -92,7 +92,7 @@ class Sinker {
   bool rebuild(Node* node, std::vector<NodeValue> inputs, Attributes attrs,
                const std::vector<int64_t>& outPerm, std::vector<Node*> created = {}) {
     const std::string name = node->name();
-    Expected<Node*> inner = function_.create(node->kind(), name, std::move(inputs), attrs);
+    Expected<Node*> inner = function_.create(node->kind(), name, std::move(inputs), std::move(attrs));
     if (!inner) return abandon(created);
     created.push_back(*inner);
     NodeValue result = (*inner)->result();
@@ -121,7 +121,7 @@ class Sinker {
       case OpKind::Concat:
         return sinkThroughConcat(node);
       case OpKind::BatchNorm:
-        return sinkWithAxisAttr(node, "axis");
+        return sinkThroughBatchNorm(node);
       case OpKind::ReduceSum:
       case OpKind::ReduceProd:
       case OpKind::ReduceMean:
@@ -134,11 +134,14 @@ class Sinker {
       case OpKind::ArgMin:
         return sinkThroughArgReduce(node);
       case OpKind::Pad:
-        return sinkThroughPerAxisAttrs(node, {"pads"}, /*beginEnd=*/true);
-      case OpKind::Slice:
-        return sinkThroughPerAxisAttrs(node, {"starts", "ends", "steps"}, false);
+        return sinkThroughPerAxisAttrs(node, {{"pads", node->attrs<PadAttrs>().pads}}, /*beginEnd=*/true);
+      case OpKind::Slice: {
+        const SliceAttrs slice = node->attrs<SliceAttrs>();
+        return sinkThroughPerAxisAttrs(
+            node, {{"starts", slice.starts}, {"ends", slice.ends}, {"steps", slice.steps}}, false);
+      }
       case OpKind::Tile:
-        return sinkThroughPerAxisAttrs(node, {"repeats"}, false);
+        return sinkThroughPerAxisAttrs(node, {{"repeats", node->attrs<TileAttrs>().repeats}}, false);
       default:
         if (node->info().has(DataParallel) && node->numResults() == 1) return sinkThroughElementwise(node);
         return false;
@@ -261,13 +264,13 @@ class Sinker {
   }
 
   // (d) BatchNorm(T(x, p), ..., axis) -> T(BatchNorm(x, ..., p[axis]), p).
-  bool sinkWithAxisAttr(Node* node, const std::string& attr) {
+  bool sinkThroughBatchNorm(Node* node) {
     auto perm = firstInputPerm(node);
     if (!perm) return false;
-    const int64_t axis = normalizeAxis(node->attrs().getInt(attr), perm->size());
+    const int64_t axis = normalizeAxis(node->attrs<BatchNormAttrs>().axis, perm->size());
     if (axis < 0 || axis >= int64_t(perm->size())) return false;
     return rebuild(node, inputsWithUntransposedFirst(node),
-                   withAttr(node->attrs(), attr, (*perm)[size_t(axis)]), *perm);
+                   withAttr(node->attrs(), "axis", (*perm)[size_t(axis)]), *perm);
   }
 
   /// The perm that restores the output order of a keepdims=0 reduction of
@@ -280,6 +283,7 @@ class Sinker {
     std::vector<int64_t> sorted = keptSource;
     std::sort(sorted.begin(), sorted.end());
     std::vector<int64_t> result;
+    result.reserve(keptSource.size());
     for (int64_t axis : keptSource)
       result.push_back(int64_t(std::lower_bound(sorted.begin(), sorted.end(), axis) - sorted.begin()));
     return result;
@@ -325,15 +329,17 @@ class Sinker {
                    keepDims ? *perm : keptAxesPerm(*perm, reduced));
   }
 
+  /// An attribute with one value per axis (or two: Pad's begin and end halves).
+  using PerAxisAttr = std::pair<std::string, std::vector<int64_t>>;
+
   // (d) Pad/Slice/Tile: attributes with one value per axis move with the axes
   // (Pad's begin and end halves each).
-  bool sinkThroughPerAxisAttrs(Node* node, const std::vector<std::string>& names, bool beginEnd) {
+  bool sinkThroughPerAxisAttrs(Node* node, const std::vector<PerAxisAttr>& perAxis, bool beginEnd) {
     auto perm = firstInputPerm(node);
     if (!perm) return false;
     const size_t rank = perm->size();
     Attributes attrs = node->attrs();
-    for (const std::string& name : names) {
-      const std::vector<int64_t>& values = node->attrs().getInts(name);
+    for (const auto& [name, values] : perAxis) {
       const size_t halves = beginEnd ? 2 : 1;
       if (values.size() != halves * rank) return false;
       std::vector<int64_t> remapped(values.size());

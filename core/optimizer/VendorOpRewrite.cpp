@@ -99,7 +99,8 @@ class VendorOpRewrite : public FunctionPass {
           if (!matched)
             return matched.error().withContext("vendor op '" + def->name + "', pattern '" + pattern.name +
                                                "' at node '" + root->name() + "'");
-          if ((rewritten = *matched)) break;
+          rewritten = *matched;
+          if (rewritten) break;
         }
         if (rewritten) break;
       }
