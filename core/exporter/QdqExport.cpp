@@ -48,12 +48,12 @@ class Rewriter {
     for (size_t i = 0; i < (scalar ? 1 : scales.size()); ++i) z->add_int32_data(offset);
   }
 
-  onnx::NodeProto& addNode(const std::string& op, const std::string& name, std::vector<std::string> inputs,
-                           const std::string& output) {
+  onnx::NodeProto& addNode(const std::string& op, const std::string& name,
+                           const std::vector<std::string>& inputs, const std::string& output) {
     onnx::NodeProto& n = nodes_.emplace_back();
     n.set_op_type(op);
     n.set_name(name);
-    for (auto& in : inputs) n.add_input(in);
+    for (const auto& in : inputs) n.add_input(in);
     n.add_output(output);
     return n;
   }
@@ -192,35 +192,13 @@ bool movesDataOnly(const std::string& op) {
   return ops.count(op) != 0;
 }
 
-}  // namespace
+using TensorUses = std::unordered_map<std::string, std::vector<std::pair<int, int>>>;
 
-Error exportQdqOnnx(const std::string& modelPath, const Function& quantized, const std::string& outputPath,
-                    QdqExportSummary* summary) {
-  std::ifstream in(modelPath, std::ios::binary);
-  if (!in) return makeError(modelPath, ": cannot open the model");
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  onnx::ModelProto model;
-  if (!model.ParseFromString(bytes.str())) return makeError(modelPath, ": not a valid ONNX model");
-  onnx::GraphProto& graph = *model.mutable_graph();
-  Expected<qdq::Plan> planned = qdq::planQdq(graph, quantized);
-  if (!planned) return planned.error().withContext(modelPath);
-  const qdq::Plan& plan = *planned;
-
-  // Every use of every tensor: (node index, input slot).
-  std::unordered_map<std::string, std::vector<std::pair<int, int>>> uses;
-  for (int i = 0; i < graph.node_size(); ++i)
-    for (int k = 0; k < graph.node(i).input_size(); ++k) uses[graph.node(i).input(k)].emplace_back(i, k);
-  std::unordered_set<std::string> graphOutputs;
-  for (const auto& out : graph.output()) graphOutputs.insert(out.name());
-
-  Rewriter rewriter(graph);
-  QdqExportSummary result;
-  for (const auto& input : graph.input())
-    if (auto it = plan.tensors.find(input.name()); it != plan.tensors.end()) {
-      rewriter.addQuantized(input.name(), input.name(), it->second, uses[input.name()], false);
-      ++result.quantizedTensors;
-    }
+/// Copies the graph's nodes into the rewriter with their inputs renamed, the
+/// planned weights quantized, and a Q/DQ pair after each planned output;
+/// counts them and the nodes left float in `result`.
+void rewriteNodes(const onnx::GraphProto& graph, const qdq::Plan& plan, TensorUses& uses, Rewriter& rewriter,
+                  QdqExportSummary& result) {
   for (int i = 0; i < graph.node_size(); ++i) {
     onnx::NodeProto node = graph.node(i);
     const std::string name = qdq::onnxNodeName(graph, size_t(i));
@@ -245,6 +223,46 @@ Error exportQdqOnnx(const std::string& modelPath, const Function& quantized, con
       ++result.quantizedTensors;
     }
   }
+}
+
+Error writeModel(const onnx::ModelProto& model, const std::string& outputPath) {
+  std::string out;
+  if (!model.SerializeToString(&out)) return makeError(outputPath, ": cannot serialize the model");
+  std::ofstream file(outputPath, std::ios::binary | std::ios::trunc);
+  if (!file) return makeError(outputPath, ": cannot write the file (does its directory exist?)");
+  file.write(out.data(), std::streamsize(out.size()));
+  if (!file) return makeError(outputPath, ": write failed");
+  return Error::success();
+}
+
+}  // namespace
+
+Error exportQdqOnnx(const std::string& modelPath, const Function& quantized, const std::string& outputPath,
+                    QdqExportSummary* summary) {
+  std::ifstream in(modelPath, std::ios::binary);
+  if (!in) return makeError(modelPath, ": cannot open the model");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes.str())) return makeError(modelPath, ": not a valid ONNX model");
+  onnx::GraphProto& graph = *model.mutable_graph();
+  Expected<qdq::Plan> planned = qdq::planQdq(graph, quantized);
+  if (!planned) return planned.error().withContext(modelPath);
+  const qdq::Plan& plan = *planned;
+
+  // Every use of every tensor: (node index, input slot).
+  TensorUses uses;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (int k = 0; k < graph.node(i).input_size(); ++k) uses[graph.node(i).input(k)].emplace_back(i, k);
+
+  Rewriter rewriter(graph);
+  QdqExportSummary result;
+  for (const auto& input : graph.input())
+    if (auto it = plan.tensors.find(input.name()); it != plan.tensors.end()) {
+      rewriter.addQuantized(input.name(), input.name(), it->second, uses[input.name()], false);
+      ++result.quantizedTensors;
+    }
+  rewriteNodes(graph, plan, uses, rewriter, result);
   // Per-axis scales need opset 13; per-tensor QuantizeLinear exists from 10.
   const int64_t needed = rewriter.perAxis() ? 13 : 10;
   for (auto& opset : *model.mutable_opset_import())
@@ -258,13 +276,7 @@ Error exportQdqOnnx(const std::string& modelPath, const Function& quantized, con
   auto* meta = model.add_metadata_props();
   meta->set_key("ember_quantization");
   meta->set_value("QDQ model written by 'ember quantize --emit-onnx' (docs/quantization.md)");
-
-  std::string out;
-  if (!model.SerializeToString(&out)) return makeError(outputPath, ": cannot serialize the model");
-  std::ofstream file(outputPath, std::ios::binary | std::ios::trunc);
-  if (!file) return makeError(outputPath, ": cannot write the file (does its directory exist?)");
-  file.write(out.data(), std::streamsize(out.size()));
-  if (!file) return makeError(outputPath, ": write failed");
+  EMBER_RETURN_IF_ERROR(writeModel(model, outputPath));
   if (summary) *summary = std::move(result);
   return Error::success();
 }

@@ -165,9 +165,10 @@ Expected<Tensor> NodeBuilder::attrTensor(std::string_view name) const {
 
 // ---- NodeBuilder: building -------------------------------------------------------
 
-Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, std::vector<Value> inputs, Attributes attrs,
-                                                  std::string_view suffix) {
+Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, const std::vector<Value>& inputs,
+                                                  Attributes attrs, std::string_view suffix) {
   std::vector<Type> inputTypes;
+  inputTypes.reserve(inputs.size());
   bool allConstant = true;
   for (const Value& v : inputs) {
     inputTypes.push_back(v.type);
@@ -189,13 +190,17 @@ Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, std::vector<Value
     for (const Type& t : resultTypes)
       if (Error e = reserveConstant(t)) return e.withContext("folding " + std::string(opName(kind)));
     std::vector<Tensor> results;
+    results.reserve(resultTypes.size());
     for (const Type& t : resultTypes) results.emplace_back(t);
     std::vector<ConstTensorRef> inRefs;
+    inRefs.reserve(inputs.size());
     for (const Value& v : inputs) inRefs.push_back(v.constant->ref());
     std::vector<TensorRef> outRefs;
+    outRefs.reserve(results.size());
     for (Tensor& t : results) outRefs.push_back(t.ref());
     if (!runKernel(kind, attrs, inRefs, outRefs)) {
       std::vector<Value> values;
+      values.reserve(results.size());
       for (Tensor& t : results) values.push_back(Value::ofTensor(std::move(t), base));
       return values;
     }
@@ -203,6 +208,7 @@ Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, std::vector<Value
   }
 
   std::vector<NodeValue> operands;
+  operands.reserve(inputs.size());
   for (const Value& v : inputs) operands.push_back(importer_.materialize(v));
   Function& fn = importer_.function();
   EMBER_TRY(Node * node, fn.create(kind, base, std::move(operands), std::move(attrs)));
@@ -211,9 +217,9 @@ Expected<std::vector<Value>> NodeBuilder::emitAll(OpKind kind, std::vector<Value
   return values;
 }
 
-Expected<Value> NodeBuilder::emit(OpKind kind, std::vector<Value> inputs, Attributes attrs,
+Expected<Value> NodeBuilder::emit(OpKind kind, const std::vector<Value>& inputs, Attributes attrs,
                                   std::string_view suffix) {
-  EMBER_TRY(std::vector<Value> values, emitAll(kind, std::move(inputs), std::move(attrs), suffix));
+  EMBER_TRY(std::vector<Value> values, emitAll(kind, inputs, std::move(attrs), suffix));
   assert(values.size() == 1 && "emit() is for single-result ops");
   return values[0];
 }
@@ -328,18 +334,52 @@ Expected<std::optional<Tensor>> GraphImporter::boundValue(const std::string& nam
   return std::optional<Tensor>(std::move(copy));
 }
 
-Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
+namespace {
+
+/// Every value the options give names an input of the graph.
+Error checkGivenInputs(const onnx::GraphProto& graph, const ImportOptions& options) {
   std::set<std::string> declared;
   std::string names;
   for (const auto& input : graph.input()) {
     declared.insert(input.name());
     names += (names.empty() ? "'" : ", '") + input.name() + "'";
   }
-  for (const auto* values : {&options_.inputValues, &options_.boundInputs})
+  for (const auto* values : {&options.inputValues, &options.boundInputs})
     for (const auto& [name, value] : *values)
       if (!declared.count(name))
         return makeError("a value is given for '", name, "', but the model has no input '", name,
                          "' (inputs: ", names, ")");
+  return Error::success();
+}
+
+/// An input's static dims; a symbolic one must be pinned by --dim.
+Expected<Dims> inputDims(const onnx::TensorShapeProto& shape, const std::string& what,
+                         const std::map<std::string, int64_t>& dimValues) {
+  Dims dims;
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& dim = shape.dim(i);
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0) return makeError(what, " has negative dimension ", dim.dim_value());
+      dims.push_back(dim.dim_value());
+      continue;
+    }
+    const std::string param = dim.has_dim_param() ? dim.dim_param() : std::string();
+    auto pinned = dimValues.find(param);
+    if (param.empty() || pinned == dimValues.end()) {
+      if (param.empty())
+        return makeError(what, " has unknown dimension ", i, "; give it a static size in the model");
+      return makeError(what, " has symbolic dimension '", param, "'; pin it with --dim ", param, "=VALUE");
+    }
+    if (pinned->second < 0) return makeError("--dim ", param, "=", pinned->second, " is negative");
+    dims.push_back(pinned->second);
+  }
+  return dims;
+}
+
+}  // namespace
+
+Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
+  EMBER_RETURN_IF_ERROR(checkGivenInputs(graph, options_));
   for (const auto& input : graph.input()) {
     const std::string& name = input.name();
     // IR < 4: initializers are also listed as inputs; they stay constants.
@@ -348,25 +388,7 @@ Error GraphImporter::importInputs(const onnx::GraphProto& graph) {
     if (!input.type().has_tensor_type()) return makeError(what, " is not a tensor");
     const auto& tensorType = input.type().tensor_type();
     if (!tensorType.has_shape()) return makeError(what, " has no shape");
-    Dims dims;
-    const auto& shape = tensorType.shape();
-    for (int i = 0; i < shape.dim_size(); ++i) {
-      const auto& dim = shape.dim(i);
-      if (dim.has_dim_value()) {
-        if (dim.dim_value() < 0) return makeError(what, " has negative dimension ", dim.dim_value());
-        dims.push_back(dim.dim_value());
-        continue;
-      }
-      const std::string param = dim.has_dim_param() ? dim.dim_param() : std::string();
-      auto pinned = options_.dimValues.find(param);
-      if (param.empty() || pinned == options_.dimValues.end()) {
-        if (param.empty())
-          return makeError(what, " has unknown dimension ", i, "; give it a static size in the model");
-        return makeError(what, " has symbolic dimension '", param, "'; pin it with --dim ", param, "=VALUE");
-      }
-      if (pinned->second < 0) return makeError("--dim ", param, "=", pinned->second, " is negative");
-      dims.push_back(pinned->second);
-    }
+    EMBER_ASSIGN_OR_RETURN(Dims dims, inputDims(tensorType.shape(), what, options_.dimValues));
     if (Error e = checkDims(dims, options_.maxElements)) return e.withContext(what);
     auto type = typeFromOnnx(tensorType.elem_type(), dims);
     if (!type) return type.error().withContext(what);
@@ -424,7 +446,8 @@ Error GraphImporter::notConstant(std::string_view what, const Value& v) {
 Error GraphImporter::importNode(const onnx::NodeProto& node, size_t index) {
   const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
   // Every import error names the node, its op and the model's opset (the op's semantics depend on it).
-  const std::string context = "node '" + name + "' (" + node.op_type() + ", opset " + std::to_string(opset_) + ")";
+  const std::string context =
+      "node '" + name + "' (" + node.op_type() + ", opset " + std::to_string(opset_) + ")";
   shapeDecidingInputs_.clear();
   if (!isDefaultDomain(node.domain()))
     return makeError(context, ": unsupported operator ", node.domain(), ".", node.op_type());

@@ -116,9 +116,9 @@ class NodeBuilder {
   /// Creates Ember node `kind` (or folds it into a constant). `suffix` names
   /// helper nodes ("conv1/nhwc"); the node that implements the op itself uses
   /// the ONNX node name (empty suffix).
-  Expected<Value> emit(OpKind kind, std::vector<Value> inputs, Attributes attrs = {},
+  Expected<Value> emit(OpKind kind, const std::vector<Value>& inputs, Attributes attrs = {},
                        std::string_view suffix = {});
-  Expected<std::vector<Value>> emitAll(OpKind kind, std::vector<Value> inputs, Attributes attrs = {},
+  Expected<std::vector<Value>> emitAll(OpKind kind, const std::vector<Value>& inputs, Attributes attrs = {},
                                        std::string_view suffix = {});
   /// Convenience wrappers.
   Expected<Value> reshape(const Value& v, Dims dims, std::string_view suffix);

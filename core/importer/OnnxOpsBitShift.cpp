@@ -16,6 +16,20 @@ Expected<Value> dequantize(NodeBuilder& b, const Value& v, std::string_view suff
                 Attributes{{"axis", int64_t(0)}}, suffix);
 }
 
+/// 2^y as f32 for the shift amounts y, from a table: powers[s] = 2^s for
+/// s < 8; powers[8] = 0 (LEFT: everything shifted out) or 256 (RIGHT: x /
+/// 256 floors to 0 for every uint8 x).
+Expected<Value> shiftFactor(NodeBuilder& b, const Value& y, bool left) {
+  Tensor powers(Type(ElemKind::F32, {kBits + 1}));
+  for (int64_t s = 0; s < kBits; ++s) powers.as<float>()[s] = float(int64_t(1) << s);
+  powers.as<float>()[kBits] = left ? 0.0f : float(int64_t(1) << kBits);
+  EMBER_TRY(Value yf, dequantize(b, y, "y_f32"));
+  EMBER_TRY(Value yi, b.emit(OpKind::Cast, {yf}, Attributes{{"to", std::string("i32")}}, "y_i32"));
+  EMBER_TRY(Value index, b.emit(OpKind::Min, {yi, b.scalar(ElemKind::I32, double(kBits))}, {}, "shift"));
+  return b.emit(OpKind::Gather, {b.constant(std::move(powers)), index}, Attributes{{"axis", int64_t(0)}},
+                "power");
+}
+
 Error importBitShift(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   EMBER_TRY(Value y, b.input(1));
@@ -25,19 +39,8 @@ Error importBitShift(NodeBuilder& b) {
   if (x.type.kind != ElemKind::UInt8Q || y.type.kind != ElemKind::UInt8Q)
     return makeError("only uint8 is supported, got ", x.type.str(), " and ", y.type.str());
   const bool left = direction == "LEFT";
-
-  // powers[s] = 2^s for s < 8; powers[8] = 0 (LEFT: everything shifted out)
-  // or 256 (RIGHT: x / 256 floors to 0 for every uint8 x).
-  Tensor powers(Type(ElemKind::F32, {kBits + 1}));
-  for (int64_t s = 0; s < kBits; ++s) powers.as<float>()[s] = float(int64_t(1) << s);
-  powers.as<float>()[kBits] = left ? 0.0f : float(int64_t(1) << kBits);
-
   EMBER_TRY(Value xf, dequantize(b, x, "x_f32"));
-  EMBER_TRY(Value yf, dequantize(b, y, "y_f32"));
-  EMBER_TRY(Value yi, b.emit(OpKind::Cast, {yf}, Attributes{{"to", std::string("i32")}}, "y_i32"));
-  EMBER_TRY(Value index, b.emit(OpKind::Min, {yi, b.scalar(ElemKind::I32, double(kBits))}, {}, "shift"));
-  EMBER_TRY(Value factor, b.emit(OpKind::Gather, {b.constant(std::move(powers)), index},
-                                 Attributes{{"axis", int64_t(0)}}, "power"));
+  EMBER_TRY(Value factor, shiftFactor(b, y, left));
   Value shifted;
   if (left) {
     EMBER_TRY(Value product, b.emit(OpKind::Mul, {xf, factor}, {}, "product"));

@@ -49,8 +49,8 @@ Error importScatterElements(NodeBuilder& b) {
   EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
   EMBER_TRY(axis, normalizeAxis(axis, int64_t(ins[0].rank())));
   EMBER_TRY(std::string reduction, b.attrString("reduction", "none"));
-  EMBER_TRY(Value out, b.emit(OpKind::ScatterElements, std::move(ins),
-                              Attributes{{"axis", axis}, {"reduction", reduction}}));
+  EMBER_TRY(Value out,
+            b.emit(OpKind::ScatterElements, ins, Attributes{{"axis", axis}, {"reduction", reduction}}));
   return b.setOutput(0, out);
 }
 
@@ -66,7 +66,7 @@ Error importScatterND(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
   if (ins.size() != 3) return makeError("expects 3 inputs, got ", ins.size());
   EMBER_TRY(std::string reduction, b.attrString("reduction", "none"));
-  EMBER_TRY(Value out, b.emit(OpKind::ScatterND, std::move(ins), Attributes{{"reduction", reduction}}));
+  EMBER_TRY(Value out, b.emit(OpKind::ScatterND, ins, Attributes{{"reduction", reduction}}));
   return b.setOutput(0, out);
 }
 
@@ -116,6 +116,21 @@ Error importEyeLike(NodeBuilder& b) {
   return b.setOutput(0, b.constant(std::move(eye)));
 }
 
+/// Whether each position along `axis` of the one-hot result equals its
+/// index (negative indices wrapped by `depth`).
+Expected<Value> oneHotMask(NodeBuilder& b, const Value& indices, int64_t depth, size_t axis) {
+  const size_t rank = indices.rank() + 1;
+  EMBER_TRY(Value idx, toI64(b, indices, "i64"));
+  const Value depthScalar = b.scalar(ElemKind::I64, double(depth));
+  EMBER_TRY(Value negative, b.emit(OpKind::Less, {idx, b.scalar(ElemKind::I64, 0)}, {}, "negative"));
+  EMBER_TRY(Value wrapped, b.emit(OpKind::Add, {idx, depthScalar}, {}, "wrapped"));
+  EMBER_TRY(idx, b.emit(OpKind::Select, {negative, wrapped, idx}, {}, "index"));
+  Dims expanded = indices.dims();
+  expanded.insert(expanded.begin() + int64_t(axis), 1);
+  EMBER_TRY(idx, b.reshape(idx, expanded, "expanded"));
+  return b.emit(OpKind::Equal, {idx, iotaAlong(b, depth, rank, axis)}, {}, "hot");
+}
+
 /// OneHot: values[1] where the position along `axis` equals the (wrapped)
 /// index, values[0] elsewhere.
 Error importOneHot(NodeBuilder& b) {
@@ -131,15 +146,7 @@ Error importOneHot(NodeBuilder& b) {
   EMBER_TRY(int64_t axis, b.attrInt("axis", -1));
   EMBER_TRY(axis, normalizeAxis(axis, int64_t(rank)));
 
-  EMBER_TRY(Value idx, toI64(b, indices, "i64"));
-  const Value depthScalar = b.scalar(ElemKind::I64, double(depth));
-  EMBER_TRY(Value negative, b.emit(OpKind::Less, {idx, b.scalar(ElemKind::I64, 0)}, {}, "negative"));
-  EMBER_TRY(Value wrapped, b.emit(OpKind::Add, {idx, depthScalar}, {}, "wrapped"));
-  EMBER_TRY(idx, b.emit(OpKind::Select, {negative, wrapped, idx}, {}, "index"));
-  Dims expanded = indices.dims();
-  expanded.insert(expanded.begin() + axis, 1);
-  EMBER_TRY(idx, b.reshape(idx, expanded, "expanded"));
-  EMBER_TRY(Value hot, b.emit(OpKind::Equal, {idx, iotaAlong(b, depth, rank, size_t(axis))}, {}, "hot"));
+  EMBER_TRY(Value hot, oneHotMask(b, indices, depth, size_t(axis)));
 
   EMBER_TRY(Value flat, b.reshape(values, {2}, "values"));
   EMBER_TRY(Value off, b.emit(OpKind::Gather, {flat, b.scalar(ElemKind::I64, 0)},
@@ -234,6 +241,44 @@ Error importCompress(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
+/// CumSum's [n, n] 0/1 matrix m: y[..., j] = sum_i x[..., i] * m[i][j].
+Tensor cumSumMatrix(ElemKind kind, int64_t n, bool exclusive, bool reverse) {
+  Tensor m(Type(kind, {n, n}));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const bool take = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+      m.setElementFromDouble(i * n + j, take ? 1 : 0);
+    }
+  return m;
+}
+
+/// x with its `axis` [n] multiplied by the constant [n, n] matrix m: the axis
+/// moved last, a MatMul of the rows, and moved back.
+Expected<Value> matMulAlongAxis(NodeBuilder& b, const Value& x, size_t axis, Tensor m) {
+  const size_t rank = x.rank();
+  const int64_t n = x.dims()[axis];
+  std::vector<int64_t> perm;
+  perm.reserve(rank);
+  for (size_t d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(int64_t(d));
+  perm.push_back(int64_t(axis));
+  std::vector<int64_t> inverse(rank);
+  for (size_t d = 0; d < rank; ++d) inverse[size_t(perm[d])] = int64_t(d);
+  const bool moved = axis != rank - 1;
+  Value v = x;
+  if (moved) {
+    EMBER_TRY(v, b.transpose(x, perm, "axis_last"));
+  }
+  const Dims lastDims = v.dims();
+  EMBER_TRY(v, b.reshape(v, {product(lastDims, 0, rank - 1), n}, "rows"));
+  EMBER_TRY(v, b.emit(OpKind::MatMul, {v, b.constant(std::move(m))}, {}, "sums"));
+  EMBER_TRY(v, b.reshape(v, lastDims, moved ? "sums_nd" : ""));
+  if (moved) {
+    EMBER_TRY(v, b.transpose(v, inverse, ""));
+  }
+  return v;
+}
+
 /// CumSum along a constant axis: a MatMul with a constant 0/1 triangular
 /// matrix (upper for forward, lower for reverse; strict when exclusive), the
 /// axis moved last and back.
@@ -251,33 +296,67 @@ Error importCumSum(NodeBuilder& b) {
   const int64_t n = x.dims()[size_t(axis)];
   if (n > 16384) return makeError("axis of ", n, " elements is too long for the MatMul form (at most 16384)");
   EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n, n})));
-  // y[..., j] = sum_i x[..., i] * m[i][j].
-  Tensor m(Type(kind, {n, n}));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      const bool take = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
-      m.setElementFromDouble(i * n + j, take ? 1 : 0);
+  EMBER_TRY(Value sums,
+            matMulAlongAxis(b, x, size_t(axis), cumSumMatrix(kind, n, exclusive != 0, reverse != 0)));
+  return b.setOutput(0, sums);
+}
+
+/// The unpooled shape by the pooling arithmetic, which MaxUnpool's indices address.
+Expected<Dims> unpooledDims(NodeBuilder& b, const Value& x) {
+  const size_t spatial = x.rank() - 2;
+  EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
+  EMBER_TRY(std::vector<int64_t> strides, b.attrInts("strides", std::vector<int64_t>(spatial, 1)));
+  EMBER_TRY(std::vector<int64_t> pads, b.attrInts("pads", std::vector<int64_t>(2 * spatial, 0)));
+  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
+    return makeError("kernel_shape, strides and pads must describe ", spatial, " spatial axes");
+  Dims pooledDims = {x.dims()[0], x.dims()[1]};
+  for (size_t d = 0; d < spatial; ++d)
+    pooledDims.push_back((x.dims()[d + 2] - 1) * strides[d] - pads[d] - pads[d + spatial] + kernel[d]);
+  if (Error e = checkDims(pooledDims, b.maxElements())) return e.withContext("unpooled shape");
+  return pooledDims;
+}
+
+/// MaxUnpool's output dims: the unpooled ones, or a constant output_shape
+/// that holds them (same batch and channels, spatial dims at least as large).
+Expected<Dims> maxUnpoolOutputDims(NodeBuilder& b, const Value& x, const Dims& pooledDims) {
+  Dims outDims = pooledDims;
+  if (b.hasInput(2)) {
+    EMBER_TRY(outDims, b.constInts(2, "output_shape"));
+    if (outDims.size() != x.rank())
+      return makeError("output_shape has ", outDims.size(), " values for rank ", x.rank());
+  }
+  if (Error e = checkDims(outDims, b.maxElements())) return e.withContext("output shape");
+  for (size_t d = 0; d < outDims.size(); ++d)
+    if (d < 2 ? outDims[d] != pooledDims[d] : outDims[d] < pooledDims[d])
+      return makeError("output_shape ", dimsStr(outDims), " does not hold the unpooled ",
+                       dimsStr(pooledDims));
+  return outDims;
+}
+
+/// Flat indices over `pooledDims` re-flattened over the larger `outDims`:
+/// each is decomposed over the unpooled dims and keeps its coordinates.
+Expected<Value> remapUnpoolIndices(NodeBuilder& b, const Value& flatIndices, const Dims& pooledDims,
+                                   const Dims& outDims) {
+  const ElemKind i64 = ElemKind::I64;
+  Value rest = flatIndices;
+  std::optional<Value> place;
+  int64_t outStride = 1;
+  for (size_t d = outDims.size(); d-- > 2;) {
+    const std::string axis = std::to_string(d);
+    const Value extent = b.scalar(i64, double(pooledDims[d]));
+    EMBER_TRY(Value coord,
+              b.emit(OpKind::Mod, {rest, extent}, Attributes{{"fmod", int64_t(0)}}, "coord" + axis));
+    EMBER_TRY(rest, b.emit(OpKind::Div, {rest, extent}, {}, "rest" + axis));
+    EMBER_TRY(Value term, b.emit(OpKind::Mul, {coord, b.scalar(i64, double(outStride))}, {}, "term" + axis));
+    if (place) {
+      EMBER_TRY(place, b.emit(OpKind::Add, {*place, term}, {}, "place" + axis));
+    } else {
+      place = term;
     }
-  const size_t rank = x.rank();
-  std::vector<int64_t> perm;
-  for (size_t d = 0; d < rank; ++d)
-    if (int64_t(d) != axis) perm.push_back(int64_t(d));
-  perm.push_back(axis);
-  std::vector<int64_t> inverse(rank);
-  for (size_t d = 0; d < rank; ++d) inverse[size_t(perm[d])] = int64_t(d);
-  const bool moved = axis != int64_t(rank) - 1;
-  Value v = x;
-  if (moved) {
-    EMBER_TRY(v, b.transpose(x, perm, "axis_last"));
+    outStride *= outDims[d];
   }
-  const Dims lastDims = v.dims();
-  EMBER_TRY(v, b.reshape(v, {product(lastDims, 0, rank - 1), n}, "rows"));
-  EMBER_TRY(v, b.emit(OpKind::MatMul, {v, b.constant(std::move(m))}, {}, "sums"));
-  EMBER_TRY(v, b.reshape(v, lastDims, moved ? "sums_nd" : ""));
-  if (moved) {
-    EMBER_TRY(v, b.transpose(v, inverse, ""));
-  }
-  return b.setOutput(0, v);
+  EMBER_TRY(Value planes, b.emit(OpKind::Mul, {rest, b.scalar(i64, double(outStride))}, {}, "planes"));
+  return b.emit(OpKind::Add, {*place, planes}, {}, "remapped");
 }
 
 /// MaxUnpool: each input value goes to its flat index (MaxPool's Indices:
@@ -290,28 +369,8 @@ Error importMaxUnpool(NodeBuilder& b) {
   if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
   if (indices.dims() != x.dims())
     return makeError("indices ", indices.type.str(), " must match the input ", x.type.str());
-  const size_t spatial = x.rank() - 2;
-  // The unpooled shape by the pooling arithmetic, which the indices address.
-  EMBER_TRY(std::vector<int64_t> kernel, b.attrInts("kernel_shape"));
-  EMBER_TRY(std::vector<int64_t> strides, b.attrInts("strides", std::vector<int64_t>(spatial, 1)));
-  EMBER_TRY(std::vector<int64_t> pads, b.attrInts("pads", std::vector<int64_t>(2 * spatial, 0)));
-  if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial)
-    return makeError("kernel_shape, strides and pads must describe ", spatial, " spatial axes");
-  Dims pooledDims = {x.dims()[0], x.dims()[1]};
-  for (size_t d = 0; d < spatial; ++d)
-    pooledDims.push_back((x.dims()[d + 2] - 1) * strides[d] - pads[d] - pads[d + spatial] + kernel[d]);
-  if (Error e = checkDims(pooledDims, b.maxElements())) return e.withContext("unpooled shape");
-  Dims outDims = pooledDims;
-  if (b.hasInput(2)) {
-    EMBER_TRY(outDims, b.constInts(2, "output_shape"));
-    if (outDims.size() != x.rank())
-      return makeError("output_shape has ", outDims.size(), " values for rank ", x.rank());
-  }
-  if (Error e = checkDims(outDims, b.maxElements())) return e.withContext("output shape");
-  for (size_t d = 0; d < outDims.size(); ++d)
-    if (d < 2 ? outDims[d] != pooledDims[d] : outDims[d] < pooledDims[d])
-      return makeError("output_shape ", dimsStr(outDims), " does not hold the unpooled ",
-                       dimsStr(pooledDims));
+  EMBER_TRY(Dims pooledDims, unpooledDims(b, x));
+  EMBER_TRY(Dims outDims, maxUnpoolOutputDims(b, x, pooledDims));
   const Type outType = x.type.withDims(outDims);
   EMBER_RETURN_IF_ERROR(b.reserveConstant(outType));
   Tensor zeros(outType);
@@ -321,28 +380,7 @@ Error importMaxUnpool(NodeBuilder& b) {
   EMBER_TRY(Value flatIndices, b.reshape(indices, {count}, "flat_indices"));
   EMBER_TRY(flatIndices, toI64(b, flatIndices, "indices_i64"));
   if (outDims != pooledDims) {
-    // Decompose each index over the unpooled dims and re-flatten over the output's.
-    const ElemKind i64 = ElemKind::I64;
-    Value rest = flatIndices;
-    std::optional<Value> place;
-    int64_t outStride = 1;
-    for (size_t d = outDims.size(); d-- > 2;) {
-      const std::string axis = std::to_string(d);
-      const Value extent = b.scalar(i64, double(pooledDims[d]));
-      EMBER_TRY(Value coord,
-                b.emit(OpKind::Mod, {rest, extent}, Attributes{{"fmod", int64_t(0)}}, "coord" + axis));
-      EMBER_TRY(rest, b.emit(OpKind::Div, {rest, extent}, {}, "rest" + axis));
-      EMBER_TRY(Value term,
-                b.emit(OpKind::Mul, {coord, b.scalar(i64, double(outStride))}, {}, "term" + axis));
-      if (place) {
-        EMBER_TRY(place, b.emit(OpKind::Add, {*place, term}, {}, "place" + axis));
-      } else {
-        place = term;
-      }
-      outStride *= outDims[d];
-    }
-    EMBER_TRY(Value planes, b.emit(OpKind::Mul, {rest, b.scalar(i64, double(outStride))}, {}, "planes"));
-    EMBER_TRY(flatIndices, b.emit(OpKind::Add, {*place, planes}, {}, "remapped"));
+    EMBER_TRY(flatIndices, remapUnpoolIndices(b, flatIndices, pooledDims, outDims));
   }
   EMBER_TRY(Value flatValues, b.reshape(x, {count}, "flat_values"));
   EMBER_TRY(Value scattered,
@@ -355,7 +393,7 @@ Error importMaxUnpool(NodeBuilder& b) {
 Error importEinsum(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
   EMBER_TRY(std::string equation, b.attrString("equation"));
-  EMBER_TRY(Value out, b.emit(OpKind::Einsum, std::move(ins), Attributes{{"equation", equation}}));
+  EMBER_TRY(Value out, b.emit(OpKind::Einsum, ins, Attributes{{"equation", equation}}));
   return b.setOutput(0, out);
 }
 

@@ -6,6 +6,26 @@
 namespace ember::onnx_import {
 namespace {
 
+Expected<Value> reduceLoss(NodeBuilder& b, const Value& loss, const std::optional<Value>& weights,
+                           const std::string& reduction, const Dims& targetDims);
+
+/// The weight of each element: weight[index] (when given), 0 where ignored
+/// (not `valid`); nullopt: every weight is 1.
+Expected<std::optional<Value>> elementWeights(NodeBuilder& b, const std::optional<Value>& weight,
+                                              const Value& index, const std::optional<Value>& valid,
+                                              ElemKind kind) {
+  std::optional<Value> weights;
+  if (weight) {
+    EMBER_TRY(weights, b.emit(OpKind::Gather, {*weight, index}, Attributes{{"axis", int64_t(0)}}, "weights"));
+  }
+  if (valid) {
+    EMBER_TRY(weights,
+              b.emit(OpKind::Select, {*valid, weights ? *weights : b.scalar(kind, 1), b.scalar(kind, 0)}, {},
+                     "weights_valid"));
+  }
+  return weights;
+}
+
 /// The NLL of `logProb` [N, C, d...] at `target` [N, d...] with optional
 /// per-class `weight` [C], `reduction` none|sum|mean and `ignore_index`.
 Expected<Value> negativeLogLikelihood(NodeBuilder& b, const Value& logProb, const Value& target,
@@ -39,23 +59,23 @@ Expected<Value> negativeLogLikelihood(NodeBuilder& b, const Value& logProb, cons
   EMBER_TRY(picked, b.reshape(picked, targetDims, "picked_flat"));
 
   // The weight of each element: weight[target], 0 where ignored; none: 1.
-  std::optional<Value> weights;
-  if (weight) {
-    EMBER_TRY(weights, b.emit(OpKind::Gather, {*weight, index}, Attributes{{"axis", int64_t(0)}}, "weights"));
-  }
-  if (valid) {
-    EMBER_TRY(weights,
-              b.emit(OpKind::Select, {*valid, weights ? *weights : b.scalar(kind, 1), b.scalar(kind, 0)}, {},
-                     "weights_valid"));
-  }
+  EMBER_TRY(std::optional<Value> weights, elementWeights(b, weight, index, valid, kind));
   Value loss = picked;
   if (weights) {
     EMBER_TRY(loss, b.emit(OpKind::Mul, {loss, *weights}, {}, "weighted"));
   }
   EMBER_TRY(loss, b.emit(OpKind::Neg, {loss}, {}, reduction == "none" ? "" : "loss"));
   if (reduction == "none") return loss;
+  return reduceLoss(b, loss, weights, reduction, targetDims);
+}
 
+/// The sum of the element losses, or their mean: divided by the element
+/// count, or by the sum of the element weights when there are any.
+Expected<Value> reduceLoss(NodeBuilder& b, const Value& loss, const std::optional<Value>& weights,
+                           const std::string& reduction, const Dims& targetDims) {
+  const ElemKind kind = loss.type.kind;
   std::vector<int64_t> all;
+  all.reserve(targetDims.size());
   for (size_t d = 0; d < targetDims.size(); ++d) all.push_back(int64_t(d));
   const Attributes sumAll{{"axes", all}, {"keepdims", int64_t(0)}};
   EMBER_TRY(Value total, b.emit(OpKind::ReduceSum, {loss}, sumAll, reduction == "sum" ? "" : "total"));

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "OnnxImporter.h"
+#include "ember/OpTable.h"
 
 namespace ember::onnx_import {
 namespace {
@@ -13,14 +14,14 @@ namespace {
 OpHandler direct(OpKind kind) {
   return [kind](NodeBuilder& b) -> Error {
     EMBER_TRY(std::vector<Value> ins, b.inputs());
-    EMBER_TRY(Value out, b.emit(kind, std::move(ins)));
+    EMBER_TRY(Value out, b.emit(kind, ins));
     return b.setOutput(0, out);
   };
 }
 
 /// A unary op whose float attributes have ONNX defaults and the same names.
 OpHandler unaryWithFloats(OpKind kind, std::vector<std::pair<std::string, double>> defaults) {
-  return [kind, defaults](NodeBuilder& b) -> Error {
+  return [kind, defaults = std::move(defaults)](NodeBuilder& b) -> Error {
     EMBER_TRY(Value x, b.input(0));
     Attributes attrs;
     for (const auto& [name, dflt] : defaults) {
@@ -66,32 +67,44 @@ OpHandler variadic(OpKind kind, bool mean) {
   };
 }
 
+/// Clip's bounds: constants (attributes before opset 11, constant inputs
+/// of a float x since) or values (other inputs), each optional.
+struct ClipBounds {
+  std::optional<double> lo, hi;
+  std::optional<Value> loValue, hiValue;
+};
+
+Expected<ClipBounds> readClipBounds(NodeBuilder& b, ElemKind kind) {
+  ClipBounds bounds;
+  if (b.opset() < 11) {
+    if (b.hasAttr("min")) {
+      EMBER_TRY(bounds.lo, b.attrFloat("min"));
+    }
+    if (b.hasAttr("max")) {
+      EMBER_TRY(bounds.hi, b.attrFloat("max"));
+    }
+    return bounds;
+  }
+  // Bounds are optional inputs; non-constant bounds become Max/Min nodes.
+  for (size_t i : {size_t(1), size_t(2)}) {
+    if (!b.hasInput(i)) continue;
+    EMBER_TRY(Value bound, b.input(i));
+    if (bound.type.numElements() != 1) return makeError("clip bound ", i, " must be a scalar");
+    auto& slot = i == 1 ? bounds.lo : bounds.hi;
+    auto& slotValue = i == 1 ? bounds.loValue : bounds.hiValue;
+    if (bound.isConstant() && isFloat(kind))
+      slot = bound.constant->elementAsDouble(0);
+    else
+      slotValue = bound;
+  }
+  return bounds;
+}
+
 Error importClip(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   const ElemKind kind = x.type.kind;
-  std::optional<double> lo, hi;
-  std::optional<Value> loValue, hiValue;
-  if (b.opset() < 11) {
-    if (b.hasAttr("min")) {
-      EMBER_TRY(lo, b.attrFloat("min"));
-    }
-    if (b.hasAttr("max")) {
-      EMBER_TRY(hi, b.attrFloat("max"));
-    }
-  } else {
-    // Bounds are optional inputs; non-constant bounds become Max/Min nodes.
-    for (size_t i : {size_t(1), size_t(2)}) {
-      if (!b.hasInput(i)) continue;
-      EMBER_TRY(Value bound, b.input(i));
-      if (bound.type.numElements() != 1) return makeError("clip bound ", i, " must be a scalar");
-      auto& slot = i == 1 ? lo : hi;
-      auto& slotValue = i == 1 ? loValue : hiValue;
-      if (bound.isConstant() && isFloat(kind))
-        slot = bound.constant->elementAsDouble(0);
-      else
-        slotValue = bound;
-    }
-  }
+  EMBER_TRY(ClipBounds bounds, readClipBounds(b, kind));
+  auto& [lo, hi, loValue, hiValue] = bounds;
   Value out = x;
   if (isFloat(kind) && (lo || hi)) {
     Attributes attrs{{"min", lo.value_or(-double(std::numeric_limits<float>::max()))},
@@ -443,15 +456,15 @@ void registerMathOps(OpTable& t) {
   t["Max"] = variadic(OpKind::Max, false);
   t["Min"] = variadic(OpKind::Min, false);
 
-  // Unary elementwise.
-  for (OpKind k : {OpKind::Neg,        OpKind::Abs,      OpKind::Exp,       OpKind::Log,     OpKind::Sqrt,
-                   OpKind::Reciprocal, OpKind::Sin,      OpKind::Cos,       OpKind::Erf,     OpKind::Floor,
-                   OpKind::Ceil,       OpKind::Sign,     OpKind::Tanh,      OpKind::Sigmoid, OpKind::Relu,
-                   OpKind::Not,        OpKind::Softplus, OpKind::HardSwish, OpKind::Round,   OpKind::Asin,
-                   OpKind::Acos,       OpKind::Atan,     OpKind::Asinh,     OpKind::Acosh,   OpKind::Atanh})
-    t[std::string(opName(k))] = direct(k);
+  // Unary elementwise: an Ops.def op of the family with no attributes is
+  // named as its ONNX counterpart (Relu, Sin, IsNaN, ...), so it maps one to
+  // one without a list here; the ones with attributes follow.
+  for (size_t i = 0; i < kNumOpKinds; ++i) {
+    const OpKind kind = OpKind(i);
+    if (opFamily(kind) == OpFamily::ElementwiseUnary && opInfo(kind).attributes.empty())
+      t[std::string(opName(kind))] = direct(kind);
+  }
   t["Identity"] = identity;
-  t["IsNaN"] = direct(OpKind::IsNaN);
   t["IsInf"] = importIsInf;
   t["Mod"] = importMod;
   t["Det"] = direct(OpKind::Det);

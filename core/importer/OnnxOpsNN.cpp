@@ -114,21 +114,7 @@ Expected<Window> readWindow(NodeBuilder& b, const Dims& spatial, std::vector<int
     if (p < 0) return makeError("negative pads are unsupported");
 
   EMBER_TRY(std::string autoPad, b.attrString("auto_pad", "NOTSET"));
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    // Output = ceil(input / stride); the odd pixel goes at the end (UPPER) or the start (LOWER).
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t out = (spatial[i] + w.strides[i] - 1) / w.strides[i];
-      const int64_t window = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + window - spatial[i]);
-      const int64_t small = total / 2, big = total - small;
-      w.pads[i] = autoPad == "SAME_UPPER" ? small : big;
-      w.pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
-    }
-  } else if (autoPad == "VALID") {
-    std::fill(w.pads.begin(), w.pads.end(), 0);
-  } else if (autoPad != "NOTSET") {
-    return makeError("unknown auto_pad '", autoPad, "'");
-  }
+  EMBER_RETURN_IF_ERROR(applyAutoPad(autoPad, spatial, w));
   return w;
 }
 
@@ -162,61 +148,64 @@ Expected<Value> fromNHWC(NodeBuilder& b, const Value& v, size_t onnxRank) {
 
 // ---- convolution ------------------------------------------------------------------
 
-Error importConv(NodeBuilder& b) {
-  EMBER_TRY(Value x, b.input(0));
-  EMBER_TRY(Value w, b.input(1));
+/// The kernel of a conv filter `w` of input `x` (both of rank 3, 4 or 5),
+/// checked against the optional kernel_shape.
+Expected<std::vector<int64_t>> filterKernel(NodeBuilder& b, const Value& x, const Value& w) {
   EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
-  const size_t rank = x.rank();
-  if (w.rank() != rank) return makeError("filter rank ", w.rank(), " does not match input rank ", rank);
-  EMBER_TRY(int64_t group, b.attrInt("group", 1));
+  if (w.rank() != x.rank())
+    return makeError("filter rank ", w.rank(), " does not match input rank ", x.rank());
   std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
   EMBER_TRY(std::vector<int64_t> kernelAttr, b.attrInts("kernel_shape", kernel));
   if (kernelAttr != kernel) return makeError("kernel_shape does not match the filter");
-  const Dims spatial(x.dims().begin() + 2, x.dims().end());
-  EMBER_TRY(Window win, readWindow(b, spatial, kernel, true));
-  windowTo2D(win);
+  return kernel;
+}
 
-  Value bias;
-  if (b.hasInput(2)) {
-    EMBER_TRY(bias, b.input(2));
-  } else {
-    bias = b.constant(zeros(x.type.kind, {w.dims()[0]}));
-  }
-  if (rank == 5) {
-    EMBER_TRY(Value out, importConv3d(b, x, w, bias, win, group));
-    return b.setOutput(0, out);
-  }
+/// Input 2, or zeros of x's kind for `channels` outputs.
+Expected<Value> convBias(NodeBuilder& b, const Value& x, int64_t channels) {
+  if (b.hasInput(2)) return b.input(2);
+  return b.constant(zeros(x.type.kind, {channels}));
+}
+
+/// Conv or ConvTranspose of ONNX-layout x and w of rank 3 or 4 as the NHWC
+/// op `kind`, with the result back in ONNX layout.
+Expected<Value> emitNhwcConv(NodeBuilder& b, OpKind kind, const Value& x, const Value& w, const Value& bias,
+                             Attributes attrs) {
   EMBER_TRY(Value x4, to4D(b, x, "2d"));
   EMBER_TRY(Value w4, to4D(b, w, "filter_2d"));
   EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
-  // [O, C/g, KH, KW] -> [O, KH, KW, C/g]; folded for a constant filter.
+  // Conv: [O, C/g, KH, KW] -> [O, KH, KW, C/g]; ConvTranspose: [C, O/g, KH, KW]
+  // -> [C, KH, KW, O/g]; folded for a constant filter.
   EMBER_TRY(Value wh, b.transpose(w4, kToNHWC, "filter"));
-  EMBER_TRY(Value y, b.emit(OpKind::Conv, {xh, wh, bias},
-                            Attributes{{"strides", win.strides},
-                                       {"pads", win.pads},
-                                       {"dilations", win.dilations},
-                                       {"group", group}}));
-  EMBER_TRY(Value out, fromNHWC(b, y, rank));
+  EMBER_TRY(Value y, b.emit(kind, {xh, wh, bias}, std::move(attrs)));
+  return fromNHWC(b, y, x.rank());
+}
+
+Error importConv(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value w, b.input(1));
+  EMBER_TRY(std::vector<int64_t> kernel, filterKernel(b, x, w));
+  EMBER_TRY(int64_t group, b.attrInt("group", 1));
+  const Dims spatial(x.dims().begin() + 2, x.dims().end());
+  EMBER_TRY(Window win, readWindow(b, spatial, kernel, true));
+  windowTo2D(win);
+  EMBER_TRY(Value bias, convBias(b, x, w.dims()[0]));
+  if (x.rank() == 5) {
+    EMBER_TRY(Value out, importConv3d(b, x, w, bias, win, group));
+    return b.setOutput(0, out);
+  }
+  EMBER_TRY(Value out, emitNhwcConv(b, OpKind::Conv, x, w, bias,
+                                    Attributes{{"strides", win.strides},
+                                               {"pads", win.pads},
+                                               {"dilations", win.dilations},
+                                               {"group", group}}));
   return b.setOutput(0, out);
 }
 
-Error importConvTranspose(NodeBuilder& b) {
-  EMBER_TRY(Value x, b.input(0));
-  EMBER_TRY(Value w, b.input(1));
-  EMBER_RETURN_IF_ERROR(checkSpatialRank(x));
-  const size_t rank = x.rank(), n = rank - 2;
-  if (w.rank() != rank) return makeError("filter rank ", w.rank(), " does not match input rank ", rank);
-  EMBER_TRY(int64_t group, b.attrInt("group", 1));
-  std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
-  EMBER_TRY(std::vector<int64_t> kernelAttr, b.attrInts("kernel_shape", kernel));
-  if (kernelAttr != kernel) return makeError("kernel_shape does not match the filter");
-  EMBER_TRY(std::vector<int64_t> outputPadding, b.attrInts("output_padding", std::vector<int64_t>(n, 0)));
-  if (outputPadding.size() != n) return makeError("output_padding must have ", n, " values");
-  const Dims spatial(x.dims().begin() + 2, x.dims().end());
-
-  // Forward-conv auto_pad rules do not apply: read pads without it, then
-  // derive them from output_shape or SAME_* as the ONNX spec says.
-  EMBER_TRY(std::string autoPad, b.attrString("auto_pad", "NOTSET"));
+/// ConvTranspose's strides, dilations and pads (without auto_pad: the
+/// forward-conv rules do not apply), checked.
+Expected<Window> readTransposeWindow(NodeBuilder& b, const std::vector<int64_t>& kernel,
+                                     const std::vector<int64_t>& outputPadding, int64_t group) {
+  const size_t n = kernel.size();
   Window win;
   win.kernel = kernel;
   EMBER_TRY(win.strides, b.attrInts("strides", std::vector<int64_t>(n, 1)));
@@ -232,6 +221,14 @@ Error importConvTranspose(NodeBuilder& b) {
   for (size_t i = 0; i < n; ++i)
     if (win.strides[i] <= 0 || win.dilations[i] <= 0)
       return makeError("strides and dilations must be positive");
+  return win;
+}
+
+/// ConvTranspose's spatial output size from output_shape or SAME_* (nullopt:
+/// the pads decide); VALID zeroes the pads.
+Expected<std::optional<std::vector<int64_t>>> transposeOutputShape(NodeBuilder& b, const std::string& autoPad,
+                                                                   const Dims& spatial, Window& win) {
+  const size_t n = spatial.size();
   std::optional<std::vector<int64_t>> outputShape;
   if (b.hasAttr("output_shape")) {
     EMBER_TRY(outputShape, b.attrInts("output_shape"));
@@ -246,49 +243,61 @@ Error importConvTranspose(NodeBuilder& b) {
   } else if (autoPad != "NOTSET") {
     return makeError("unknown auto_pad '", autoPad, "'");
   }
-  if (outputShape) {
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t total = win.strides[i] * (spatial[i] - 1) + outputPadding[i] +
-                            (kernel[i] - 1) * win.dilations[i] + 1 - (*outputShape)[i];
-      if (total < 0) {
-        // A larger output_shape extends the end like output_padding (as ONNX Runtime does).
-        outputPadding[i] -= total;
-        win.pads[i] = win.pads[i + n] = 0;
-        continue;
-      }
-      const bool upper = autoPad == "SAME_UPPER";
-      win.pads[i] = upper ? total / 2 : total - total / 2;
-      win.pads[i + n] = upper ? total - total / 2 : total / 2;
+  return outputShape;
+}
+
+/// The pads (and, for a larger output, the output padding) that give
+/// ConvTranspose the spatial `outputShape`, split as auto_pad says.
+void padToOutputShape(const std::vector<int64_t>& outputShape, const std::string& autoPad,
+                      const Dims& spatial, Window& win, std::vector<int64_t>& outputPadding) {
+  const size_t n = spatial.size();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t total = win.strides[i] * (spatial[i] - 1) + outputPadding[i] +
+                          (win.kernel[i] - 1) * win.dilations[i] + 1 - outputShape[i];
+    if (total < 0) {
+      // A larger output_shape extends the end like output_padding (as ONNX Runtime does).
+      outputPadding[i] -= total;
+      win.pads[i] = win.pads[i + n] = 0;
+      continue;
     }
+    const bool upper = autoPad == "SAME_UPPER";
+    win.pads[i] = upper ? total / 2 : total - total / 2;
+    win.pads[i + n] = upper ? total - total / 2 : total / 2;
   }
+}
+
+Error importConvTranspose(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(Value w, b.input(1));
+  EMBER_TRY(std::vector<int64_t> kernel, filterKernel(b, x, w));
+  const size_t rank = x.rank(), n = rank - 2;
+  EMBER_TRY(int64_t group, b.attrInt("group", 1));
+  EMBER_TRY(std::vector<int64_t> outputPadding, b.attrInts("output_padding", std::vector<int64_t>(n, 0)));
+  if (outputPadding.size() != n) return makeError("output_padding must have ", n, " values");
+  const Dims spatial(x.dims().begin() + 2, x.dims().end());
+
+  // Forward-conv auto_pad rules do not apply: read pads without it, then
+  // derive them from output_shape or SAME_* as the ONNX spec says.
+  EMBER_TRY(std::string autoPad, b.attrString("auto_pad", "NOTSET"));
+  EMBER_TRY(Window win, readTransposeWindow(b, kernel, outputPadding, group));
+  EMBER_TRY(std::optional<std::vector<int64_t>> outputShape, transposeOutputShape(b, autoPad, spatial, win));
+  if (outputShape) padToOutputShape(*outputShape, autoPad, spatial, win, outputPadding);
   for (int64_t p : win.pads)
     if (p < 0) return makeError("negative pads are unsupported");
   windowTo2D(win);
   if (n == 1) outputPadding.insert(outputPadding.begin(), 0);
 
-  const int64_t outChannels = w.dims()[1] * group;
-  Value bias;
-  if (b.hasInput(2)) {
-    EMBER_TRY(bias, b.input(2));
-  } else {
-    bias = b.constant(zeros(x.type.kind, {outChannels}));
-  }
+  EMBER_TRY(Value bias, convBias(b, x, w.dims()[1] * group));
   if (rank == 5) {
     EMBER_TRY(Value out, importConvTranspose3d(b, x, w, bias, win, outputPadding, group));
     return b.setOutput(0, out);
   }
-  EMBER_TRY(Value x4, to4D(b, x, "2d"));
-  EMBER_TRY(Value w4, to4D(b, w, "filter_2d"));
-  EMBER_TRY(Value xh, b.transpose(x4, kToNHWC, "nhwc"));
-  // [C, O/g, KH, KW] -> [C, KH, KW, O/g].
-  EMBER_TRY(Value wh, b.transpose(w4, kToNHWC, "filter"));
-  EMBER_TRY(Value y, b.emit(OpKind::ConvTranspose, {xh, wh, bias},
-                            Attributes{{"strides", win.strides},
-                                       {"pads", win.pads},
-                                       {"dilations", win.dilations},
-                                       {"group", group},
-                                       {"output_padding", outputPadding}}));
-  EMBER_TRY(Value out, fromNHWC(b, y, rank));
+  EMBER_TRY(Value out, emitNhwcConv(b, OpKind::ConvTranspose, x, w, bias,
+                                    Attributes{{"strides", win.strides},
+                                               {"pads", win.pads},
+                                               {"dilations", win.dilations},
+                                               {"group", group},
+                                               {"output_padding", outputPadding}}));
   return b.setOutput(0, out);
 }
 
@@ -417,9 +426,9 @@ Expected<Value> channelNorm(NodeBuilder& b, OpKind kind, const Value& x, std::ve
     EMBER_TRY(in, b.transpose(x, channelsLastPerm(rank), rank == 4 ? "nhwc" : "ndhwc"));
   }
   params.insert(params.begin(), in);
-  EMBER_TRY(Value y,
-            b.emit(kind, std::move(params),
-                   Attributes{{"epsilon", epsilon}, {"axis", int64_t(channelsLast ? rank - 1 : 1)}}));
+  EMBER_TRY(
+      Value y,
+      b.emit(kind, params, Attributes{{"epsilon", epsilon}, {"axis", int64_t(channelsLast ? rank - 1 : 1)}}));
   if (!channelsLast) return y;
   return b.transpose(y, channelsFirstPerm(rank), rank == 4 ? "nchw" : "ncdhw");
 }
@@ -456,12 +465,22 @@ Expected<Moments> momentsOver(NodeBuilder& b, const Value& x, const std::vector<
 /// BatchNormalization with training_mode=1 (opset 14+): normalises with the
 /// batch's own mean and biased variance over every axis but 1, and outputs
 /// the running statistics mean * momentum + batch * (1 - momentum).
+/// A running statistic [C] of BatchNorm's training mode: old * momentum +
+/// batch * (1 - momentum).
+Expected<Value> runningStatistic(NodeBuilder& b, const Value& old, const Value& batch, int64_t channels,
+                                 double momentum, const std::string& what) {
+  const ElemKind kind = batch.type.kind;  // x's
+  EMBER_TRY(Value flat, b.reshape(batch, {channels}, what + "_batch"));
+  EMBER_TRY(Value kept, b.emit(OpKind::Mul, {old, b.scalar(kind, momentum)}, {}, what + "_kept"));
+  EMBER_TRY(Value added, b.emit(OpKind::Mul, {flat, b.scalar(kind, 1 - momentum)}, {}, what + "_added"));
+  return b.emit(OpKind::Add, {kept, added}, {}, what);
+}
+
 Error batchNormTraining(NodeBuilder& b, const std::vector<Value>& ins, double epsilon) {
   const Value& x = ins[0];
   if (!isFloat(x.type.kind) || x.rank() < 2)
     return makeError("training mode needs a float input of rank >= 2");
   EMBER_TRY(double momentum, b.attrFloat("momentum", 0.9));
-  const ElemKind kind = x.type.kind;
   const size_t rank = x.rank();
   const int64_t channels = x.dims()[1];
   std::vector<int64_t> axes;
@@ -477,14 +496,8 @@ Error batchNormTraining(NodeBuilder& b, const std::vector<Value>& ins, double ep
   EMBER_TRY(Value out, b.emit(OpKind::Add, {scaled, bias}));
   EMBER_RETURN_IF_ERROR(b.setOutput(0, out));
   // Running statistics, [C] like the inputs they update.
-  auto running = [&](const Value& old, const Value& batch, const std::string& what) -> Expected<Value> {
-    EMBER_TRY(Value flat, b.reshape(batch, {channels}, what + "_batch"));
-    EMBER_TRY(Value kept, b.emit(OpKind::Mul, {old, b.scalar(kind, momentum)}, {}, what + "_kept"));
-    EMBER_TRY(Value added, b.emit(OpKind::Mul, {flat, b.scalar(kind, 1 - momentum)}, {}, what + "_added"));
-    return b.emit(OpKind::Add, {kept, added}, {}, what);
-  };
-  EMBER_TRY(Value runningMean, running(ins[3], m.mean, "running_mean"));
-  EMBER_TRY(Value runningVar, running(ins[4], m.variance, "running_var"));
+  EMBER_TRY(Value runningMean, runningStatistic(b, ins[3], m.mean, channels, momentum, "running_mean"));
+  EMBER_TRY(Value runningVar, runningStatistic(b, ins[4], m.variance, channels, momentum, "running_var"));
   EMBER_RETURN_IF_ERROR(b.setOutput(1, runningMean));
   return b.setOutput(2, runningVar);
 }
@@ -574,21 +587,21 @@ Error importLayerNorm(NodeBuilder& b) {
 // ---- Resize and Upsample ---------------------------------------------------------
 
 /// Resize (opsets 10, 11, 13, 18) and Upsample (7, 9).
-Error importResize(NodeBuilder& b) {
-  EMBER_TRY(Value x, b.input(0));
-  const size_t rank = x.rank();
-  const bool upsample = b.opType() == "Upsample";
-  const bool legacy = upsample || b.opset() < 11;  // asymmetric coordinates, floor rounding
-  if (upsample && b.opset() < 7) return makeError("Upsample before opset 7 is unsupported");
+/// Resize's interpolation mode, coordinate transform and nearest rounding,
+/// checked (legacy: Upsample or opset < 11, asymmetric and floor).
+struct ResizeModes {
+  std::string mode, transform = "asymmetric", nearestMode = "floor";
+};
 
-  EMBER_TRY(std::string mode, b.attrString("mode", "nearest"));
-  if (mode == "bilinear") mode = "linear";
-  if (mode != "nearest" && mode != "linear" && !(mode == "cubic" && !legacy))
-    return makeError("unsupported mode '", mode, "'");
-  std::string transform = "asymmetric", nearestMode = "floor";
+Expected<ResizeModes> readResizeModes(NodeBuilder& b, bool legacy) {
+  ResizeModes m;
+  EMBER_TRY(m.mode, b.attrString("mode", "nearest"));
+  if (m.mode == "bilinear") m.mode = "linear";
+  if (m.mode != "nearest" && m.mode != "linear" && !(m.mode == "cubic" && !legacy))
+    return makeError("unsupported mode '", m.mode, "'");
   if (!legacy) {
-    EMBER_TRY(transform, b.attrString("coordinate_transformation_mode", "half_pixel"));
-    EMBER_TRY(nearestMode, b.attrString("nearest_mode", "round_prefer_floor"));
+    EMBER_TRY(m.transform, b.attrString("coordinate_transformation_mode", "half_pixel"));
+    EMBER_TRY(m.nearestMode, b.attrString("nearest_mode", "round_prefer_floor"));
     EMBER_TRY(int64_t antialias, b.attrInt("antialias", 0));
     if (antialias) return makeError("antialias is unsupported");
     if (b.hasAttr("axes")) return makeError("attribute 'axes' is unsupported");
@@ -597,52 +610,63 @@ Error importResize(NodeBuilder& b) {
   }
   static const char* kTransforms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-  if (std::find(std::begin(kTransforms), std::end(kTransforms), transform) == std::end(kTransforms))
-    return makeError("unsupported coordinate_transformation_mode '", transform, "'");
+  if (std::find(std::begin(kTransforms), std::end(kTransforms), m.transform) == std::end(kTransforms))
+    return makeError("unsupported coordinate_transformation_mode '", m.transform, "'");
   static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-  if (std::find(std::begin(kNearest), std::end(kNearest), nearestMode) == std::end(kNearest))
-    return makeError("unsupported nearest_mode '", nearestMode, "'");
+  if (std::find(std::begin(kNearest), std::end(kNearest), m.nearestMode) == std::end(kNearest))
+    return makeError("unsupported nearest_mode '", m.nearestMode, "'");
+  return m;
+}
 
+/// Resize's constant scales (empty when sizes are given) and sizes (from
+/// the scales when not given), one per dim of x.
+struct ResizeShape {
   std::vector<double> scales;
   std::vector<int64_t> sizes;
+};
+
+Expected<ResizeShape> readResizeShape(NodeBuilder& b, const Value& x, bool upsample, bool legacy) {
+  const size_t rank = x.rank();
+  ResizeShape r;
   if (upsample && b.opset() < 9) {
-    EMBER_TRY(scales, b.attrFloats("scales"));
+    EMBER_TRY(r.scales, b.attrFloats("scales"));
   } else if (legacy) {
-    EMBER_TRY(scales, b.constFloats(1, "scales"));
+    EMBER_TRY(r.scales, b.constFloats(1, "scales"));
   } else {
     // Inputs: X, roi, scales, sizes. An empty scales tensor means "absent".
     if (b.hasInput(2)) {
-      EMBER_TRY(scales, b.constFloats(2, "scales"));
+      EMBER_TRY(r.scales, b.constFloats(2, "scales"));
     }
     if (b.hasInput(3)) {
-      EMBER_TRY(sizes, b.constInts(3, "sizes"));
+      EMBER_TRY(r.sizes, b.constInts(3, "sizes"));
     }
-    if (!scales.empty() && !sizes.empty()) return makeError("only one of scales and sizes may be given");
-    if (scales.empty() && sizes.empty()) return makeError("one of scales and sizes must be given");
+    if (!r.scales.empty() && !r.sizes.empty()) return makeError("only one of scales and sizes may be given");
+    if (r.scales.empty() && r.sizes.empty()) return makeError("one of scales and sizes must be given");
   }
-  if (sizes.empty()) {
-    if (scales.size() != rank) return makeError("scales has ", scales.size(), " values for rank ", rank);
-    for (size_t i = 0; i < rank; ++i) {
-      if (!(scales[i] > 0) || !std::isfinite(scales[i])) return makeError("scales must be positive");
-      const double size = std::floor(double(x.dims()[i]) * scales[i]);
-      if (size > double(b.maxElements())) return makeError("resized dimension ", i, " is too large");
-      sizes.push_back(int64_t(size));
-    }
-  } else if (sizes.size() != rank) {
-    return makeError("sizes has ", sizes.size(), " values for rank ", rank);
+  if (!r.sizes.empty()) {
+    if (r.sizes.size() != rank) return makeError("sizes has ", r.sizes.size(), " values for rank ", rank);
+    return r;
   }
-  Attributes attrs{{"sizes", sizes}};
-  if (!scales.empty()) attrs.set("scales", scales);
-  attrs.set("mode", mode);
-  attrs.set("coordinate_transformation_mode", transform);
-  attrs.set("nearest_mode", nearestMode);
-  if (mode == "cubic") {
+  if (r.scales.size() != rank) return makeError("scales has ", r.scales.size(), " values for rank ", rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (!(r.scales[i] > 0) || !std::isfinite(r.scales[i])) return makeError("scales must be positive");
+    const double size = std::floor(double(x.dims()[i]) * r.scales[i]);
+    if (size > double(b.maxElements())) return makeError("resized dimension ", i, " is too large");
+    r.sizes.push_back(int64_t(size));
+  }
+  return r;
+}
+
+/// The attributes only some modes read: cubic's coefficient and
+/// exclude_outside, tf_crop_and_resize's roi and extrapolation value.
+Error addResizeModeAttributes(NodeBuilder& b, const ResizeModes& m, size_t rank, Attributes& attrs) {
+  if (m.mode == "cubic") {
     EMBER_TRY(double a, b.attrFloat("cubic_coeff_a", -0.75));
     EMBER_TRY(int64_t excludeOutside, b.attrInt("exclude_outside", 0));
     attrs.set("cubic_coeff_a", a);
     attrs.set("exclude_outside", int64_t(excludeOutside != 0));
   }
-  if (transform == "tf_crop_and_resize") {  // roi: [starts..., ends...], normalised
+  if (m.transform == "tf_crop_and_resize") {  // roi: [starts..., ends...], normalised
     if (!b.hasInput(1)) return makeError("tf_crop_and_resize needs the roi input");
     EMBER_TRY(std::vector<double> roi, b.constFloats(1, "roi"));
     if (roi.size() != 2 * rank) return makeError("roi has ", roi.size(), " values for rank ", rank);
@@ -650,6 +674,22 @@ Error importResize(NodeBuilder& b) {
     attrs.set("roi", roi);
     attrs.set("extrapolation_value", extrapolation);
   }
+  return Error::success();
+}
+
+Error importResize(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  const bool upsample = b.opType() == "Upsample";
+  const bool legacy = upsample || b.opset() < 11;  // asymmetric coordinates, floor rounding
+  if (upsample && b.opset() < 7) return makeError("Upsample before opset 7 is unsupported");
+  EMBER_TRY(ResizeModes modes, readResizeModes(b, legacy));
+  EMBER_TRY(ResizeShape shape, readResizeShape(b, x, upsample, legacy));
+  Attributes attrs{{"sizes", shape.sizes}};
+  if (!shape.scales.empty()) attrs.set("scales", shape.scales);
+  attrs.set("mode", modes.mode);
+  attrs.set("coordinate_transformation_mode", modes.transform);
+  attrs.set("nearest_mode", modes.nearestMode);
+  EMBER_RETURN_IF_ERROR(addResizeModeAttributes(b, modes, x.rank(), attrs));
   EMBER_TRY(Value out, b.emit(OpKind::Resize, {x}, std::move(attrs)));
   return b.setOutput(0, out);
 }
@@ -672,20 +712,10 @@ Error importGridSample(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
-/// LRN over channels (axis 1): x / (bias + alpha / size * sum of x^2 over a
-/// window of `size` channels)^beta. The window sum is the channel-padded
-/// square added up from `size` shifted slices.
-Error importLRN(NodeBuilder& b) {
-  EMBER_TRY(Value x, b.input(0));
-  if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
-  if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
-  EMBER_TRY(int64_t size, b.attrInt("size"));
-  if (size < 1 || size > 1024) return makeError("size ", size, " is out of range [1, 1024]");
-  EMBER_TRY(double alpha, b.attrFloat("alpha", 1e-4));
-  EMBER_TRY(double beta, b.attrFloat("beta", 0.75));
-  EMBER_TRY(double bias, b.attrFloat("bias", 1.0));
+/// The sum of x^2 over a window of `size` channels (axis 1), from `size`
+/// shifted slices of the channel-padded square.
+Expected<Value> channelWindowSumOfSquares(NodeBuilder& b, const Value& x, int64_t size) {
   const size_t rank = x.rank();
-  const ElemKind kind = x.type.kind;
   EMBER_TRY(Value square, b.emit(OpKind::Mul, {x, x}, {}, "square"));
   std::vector<int64_t> pads(2 * rank, 0);
   pads[1] = (size - 1) / 2;
@@ -708,7 +738,23 @@ Error importLRN(NodeBuilder& b) {
       sum = window;
     }
   }
-  EMBER_TRY(Value scaled, b.emit(OpKind::Mul, {*sum, b.scalar(kind, alpha / double(size))}, {}, "scaled"));
+  return *sum;
+}
+
+/// LRN over channels (axis 1): x / (bias + alpha / size * sum of x^2 over a
+/// window of `size` channels)^beta.
+Error importLRN(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  if (x.rank() < 3) return makeError("input must have rank >= 3, not ", x.rank());
+  if (!isFloat(x.type.kind)) return makeError("unsupported element type ", elemKindName(x.type.kind));
+  EMBER_TRY(int64_t size, b.attrInt("size"));
+  if (size < 1 || size > 1024) return makeError("size ", size, " is out of range [1, 1024]");
+  EMBER_TRY(double alpha, b.attrFloat("alpha", 1e-4));
+  EMBER_TRY(double beta, b.attrFloat("beta", 0.75));
+  EMBER_TRY(double bias, b.attrFloat("bias", 1.0));
+  const ElemKind kind = x.type.kind;
+  EMBER_TRY(Value sum, channelWindowSumOfSquares(b, x, size));
+  EMBER_TRY(Value scaled, b.emit(OpKind::Mul, {sum, b.scalar(kind, alpha / double(size))}, {}, "scaled"));
   EMBER_TRY(Value shifted, b.emit(OpKind::Add, {scaled, b.scalar(kind, bias)}, {}, "shifted"));
   EMBER_TRY(Value denom, b.emit(OpKind::Pow, {shifted, b.scalar(kind, beta)}, {}, "denom"));
   EMBER_TRY(Value out, b.emit(OpKind::Div, {x, denom}));
@@ -716,6 +762,26 @@ Error importLRN(NodeBuilder& b) {
 }
 
 }  // namespace
+
+Error applyAutoPad(const std::string& autoPad, const Dims& spatial, Window& w) {
+  const size_t n = spatial.size();
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    // Output = ceil(input / stride); the odd pixel goes at the end (UPPER) or the start (LOWER).
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t out = (spatial[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t window = (w.kernel[i] - 1) * w.dilations[i] + 1;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + window - spatial[i]);
+      const int64_t small = total / 2, big = total - small;
+      w.pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      w.pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autoPad == "VALID") {
+    std::fill(w.pads.begin(), w.pads.end(), 0);
+  } else if (autoPad != "NOTSET") {
+    return makeError("unknown auto_pad '", autoPad, "'");
+  }
+  return Error::success();
+}
 
 void registerNNOps(OpTable& t) {
   t["MatMul"] = importMatMul;

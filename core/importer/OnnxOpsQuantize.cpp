@@ -4,7 +4,10 @@
 // 0 (the integers themselves); the first four are primitives with ONNX's
 // arithmetic (Ops.def), the others are composed from them (docs/importer.md).
 
+#include <algorithm>
+
 #include "OnnxImporter.h"
+#include "OnnxSpatial.h"
 
 namespace ember::onnx_import {
 namespace {
@@ -109,25 +112,17 @@ Expected<Value> integerConvNhwc(NodeBuilder& b, const Value& x, const Value& xZe
   if (reduction > kExactReduction)
     return makeError("a reduction of C/group*KH*KW = ", reduction, " exceeds ", kExactReduction,
                      ", the length the f32 accumulation keeps exact; unsupported");
-  EMBER_TRY(std::vector<int64_t> strides, b.attrInts("strides", std::vector<int64_t>{1, 1}));
-  EMBER_TRY(std::vector<int64_t> dilations, b.attrInts("dilations", std::vector<int64_t>{1, 1}));
-  EMBER_TRY(std::vector<int64_t> pads, b.attrInts("pads", std::vector<int64_t>{0, 0, 0, 0}));
+  Window win;
+  win.kernel = {wd[2], wd[3]};
+  EMBER_TRY(win.strides, b.attrInts("strides", std::vector<int64_t>{1, 1}));
+  EMBER_TRY(win.dilations, b.attrInts("dilations", std::vector<int64_t>{1, 1}));
+  EMBER_TRY(win.pads, b.attrInts("pads", std::vector<int64_t>{0, 0, 0, 0}));
   EMBER_TRY(std::string autoPad, b.attrString("auto_pad", "NOTSET"));
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+  if (win.strides.size() != 2 || win.dilations.size() != 2 || win.pads.size() != 4)
     return makeError("strides, dilations and pads must have 2, 2 and 4 values");
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    for (size_t i = 0; i < 2; ++i) {
-      const int64_t in = xd[2 + i], k = wd[2 + i], s = strides[i], d = dilations[i];
-      const int64_t total = std::max<int64_t>(0, ((in + s - 1) / s - 1) * s + (k - 1) * d + 1 - in);
-      const int64_t small = total / 2, large = total - small;
-      pads[i] = autoPad == "SAME_UPPER" ? small : large;
-      pads[i + 2] = autoPad == "SAME_UPPER" ? large : small;
-    }
-  } else if (autoPad == "VALID") {
-    pads = {0, 0, 0, 0};
-  } else if (autoPad != "NOTSET") {
-    return makeError("unknown auto_pad '", autoPad, "'");
-  }
+  if (std::any_of(win.strides.begin(), win.strides.end(), [](int64_t v) { return v <= 0; }))
+    return makeError("strides must be positive");
+  EMBER_RETURN_IF_ERROR(applyAutoPad(autoPad, {xd[2], xd[3]}, win));
   // Subtracting the zero points with scale 1 gives the integers as f32.
   EMBER_TRY(Value xf, b.emit(OpKind::DequantizeLinear, {x, f32Scalar(b, 1.0), xZero},
                              Attributes{{"axis", int64_t(1)}}, "x_f32"));
@@ -137,7 +132,8 @@ Expected<Value> integerConvNhwc(NodeBuilder& b, const Value& x, const Value& xZe
   EMBER_TRY(Value filter, b.transpose(wf, {0, 2, 3, 1}, "filter"));
   EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::F32, {wd[0]})));
   Value bias = b.constant(Tensor(Type(ElemKind::F32, {wd[0]})));
-  Attributes attrs{{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", group}};
+  Attributes attrs{
+      {"strides", win.strides}, {"pads", win.pads}, {"dilations", win.dilations}, {"group", group}};
   return b.emit(OpKind::Conv, {xNhwc, filter, bias}, std::move(attrs), "conv");
 }
 

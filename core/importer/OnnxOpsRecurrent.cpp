@@ -93,6 +93,19 @@ class Unroller {
     Value h, c;
   };
 
+  /// The layout and direction attributes.
+  struct Layout {
+    int64_t layout = 0;  ///< 0: sequence-major, 1: batch-major
+    std::string direction;
+    int64_t directions = 1;
+  };
+  /// X, W, R, layout, direction and hidden_size, checked; sets x_ (sequence-major),
+  /// seq_, batch_, hidden_ and kind_.
+  Expected<Layout> readInputs();
+  /// activations, clip, linear_before_reset and input_forget.
+  Error readCellAttributes(int64_t directions);
+  /// B, sequence_lens, initial_h, initial_c and P, checked; the states direction-major.
+  Error readOptionalInputs(const Layout& layout);
   /// sequence_lens as i64 [batch, 1] in lens_, unless absent or every sequence is full.
   Error readSequenceLens();
   /// Y, Y_h (and Y_c) from the directions' results, in the node's layout.
@@ -101,6 +114,9 @@ class Unroller {
   Error runDirection(int64_t d, bool reverse);
   /// W, R and B of direction d; the input projection of every step at once.
   Expected<DirectionWeights> projectInputs(int64_t d, const std::string& dir);
+  /// Adds direction d's biases to the input projection (Rbh stays out for a
+  /// GRU with linear_before_reset) and keeps the recurrence bias in `weights`.
+  Error addProjectionBiases(int64_t d, const std::string& dir, Value& projected, DirectionWeights& weights);
   Error slicePeepholes(int64_t d, const std::string& dir, DirectionWeights& weights);
   /// initial_h or initial_c of direction d as [batch, hidden]; zeros when absent.
   Expected<Value> initialState(const std::optional<Value>& init, int64_t d, const std::string& dir,
@@ -110,6 +126,24 @@ class Unroller {
   Expected<Value> rnnStep(const Activation* act, const Value& xt, const Value& hr, const std::string& s);
   Expected<Value> gruStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
                           const Value& hr, const Value& h, const std::string& s);
+  /// GRU's update and reset gates z and r (and x's slice for the candidate).
+  struct GruGates {
+    Value z, r, xh;
+  };
+  Expected<GruGates> gruGates(const Activation* act, const DirectionWeights& weights, const Value& xt,
+                              const Value& hr, const std::string& s);
+  /// GRU's candidate n = g(x Wh + r * (H Rh^T) or (r * (H Rh^T + Rbh)) + ...).
+  Expected<Value> gruCandidate(const Activation* act, const DirectionWeights& weights, const Value& xh,
+                               const Value& hr, const Value& h, const Value& rGate, const std::string& s);
+  /// LSTM's gate inputs i, o, f, c before their activations (peepholes added to i and f).
+  struct LstmGates {
+    Value i, o, f, c;
+  };
+  Expected<LstmGates> lstmGateInputs(const DirectionWeights& weights, const Value& xt, const Value& hr,
+                                     const Value& c, const std::string& s);
+  /// LSTM's h = o(oPre + Po * c) * h(c) for the new cell state c.
+  Expected<Value> lstmHidden(const Activation* act, const DirectionWeights& weights, Value oPre,
+                             const Value& c, const std::string& s);
   Expected<State> lstmStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
                            const Value& hr, const Value& c, const std::string& s);
   /// Stores step t's output and moves the state on (held past a sequence's end).
@@ -189,21 +223,25 @@ Expected<Unroller::DirectionWeights> Unroller::projectInputs(int64_t d, const st
   EMBER_TRY(weights.rT, b_.transpose(r, {1, 0}, dir + "rT"));
   EMBER_TRY(Value flatX, b_.reshape(x_, {seq_ * batch_, x_.dims()[2]}, dir + "x2d"));
   EMBER_TRY(Value projected, b_.emit(OpKind::MatMul, {flatX, wT}, {}, dir + "xw"));
-  if (bias_) {
-    EMBER_TRY(Value bd, sliceAxis(*bias_, 0, d, d + 1, dir + "b"));
-    EMBER_TRY(bd, b_.reshape(bd, {2 * gateWidth}, dir + "b1d"));
-    EMBER_TRY(Value wb, sliceLast(bd, 0, gateWidth, dir + "wb"));
-    EMBER_TRY(weights.rb, sliceLast(bd, gateWidth, 2 * gateWidth, dir + "rb"));
-    // GRU with linear_before_reset keeps Rbh inside the reset product.
-    if (!(cell_ == Cell::Gru && linearBeforeReset_)) {
-      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, wb}, {}, dir + "xw_b"));
-      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *weights.rb}, {}, dir + "xw_rb"));
-    } else {
-      EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, wb}, {}, dir + "xw_b"));
-    }
-  }
+  EMBER_RETURN_IF_ERROR(addProjectionBiases(d, dir, projected, weights));
   EMBER_TRY(weights.projected, b_.reshape(projected, {seq_, batch_, gateWidth}, dir + "xw3d"));
   return weights;
+}
+
+Error Unroller::addProjectionBiases(int64_t d, const std::string& dir, Value& projected,
+                                    DirectionWeights& weights) {
+  if (!bias_) return Error::success();
+  const int64_t gateWidth = gates_ * hidden_;
+  EMBER_TRY(Value bd, sliceAxis(*bias_, 0, d, d + 1, dir + "b"));
+  EMBER_TRY(bd, b_.reshape(bd, {2 * gateWidth}, dir + "b1d"));
+  EMBER_TRY(Value wb, sliceLast(bd, 0, gateWidth, dir + "wb"));
+  EMBER_TRY(weights.rb, sliceLast(bd, gateWidth, 2 * gateWidth, dir + "rb"));
+  EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, wb}, {}, dir + "xw_b"));
+  // GRU with linear_before_reset keeps Rbh inside the reset product.
+  if (!(cell_ == Cell::Gru && linearBeforeReset_)) {
+    EMBER_TRY(projected, b_.emit(OpKind::Add, {projected, *weights.rb}, {}, dir + "xw_rb"));
+  }
+  return Error::success();
 }
 
 Error Unroller::slicePeepholes(int64_t d, const std::string& dir, DirectionWeights& weights) {
@@ -238,13 +276,14 @@ Expected<Value> Unroller::rnnStep(const Activation* act, const Value& xt, const 
   return activate(act[0], pre, s + "h");
 }
 
-Expected<Value> Unroller::gruStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
-                                  const Value& hr, const Value& h, const std::string& s) {
+Expected<Unroller::GruGates> Unroller::gruGates(const Activation* act, const DirectionWeights& weights,
+                                                const Value& xt, const Value& hr, const std::string& s) {
   const std::optional<Value>& rb = weights.rb;
+  GruGates g;
   // Gates z, r, h.
   EMBER_TRY(Value xz, gateSlice(xt, 0, s + "xz"));
   EMBER_TRY(Value xr, gateSlice(xt, 1, s + "xr"));
-  EMBER_TRY(Value xh, gateSlice(xt, 2, s + "xh"));
+  EMBER_TRY(g.xh, gateSlice(xt, 2, s + "xh"));
   EMBER_TRY(Value hz, gateSlice(hr, 0, s + "hz"));
   EMBER_TRY(Value hrr, gateSlice(hr, 1, s + "hrr"));
   EMBER_TRY(Value zPre, b_.emit(OpKind::Add, {xz, hz}, {}, s + "z_pre"));
@@ -257,9 +296,27 @@ Expected<Value> Unroller::gruStep(const Activation* act, const DirectionWeights&
     EMBER_TRY(rPre, b_.emit(OpKind::Add, {rPre, rbr}, {}, s + "r_pre_b"));
   }
   EMBER_TRY(zPre, clipped(zPre, s + "z_pre"));
-  EMBER_TRY(Value z, activate(act[0], zPre, s + "z"));
+  EMBER_TRY(g.z, activate(act[0], zPre, s + "z"));
   EMBER_TRY(rPre, clipped(rPre, s + "r_pre"));
-  EMBER_TRY(Value rGate, activate(act[0], rPre, s + "r"));
+  EMBER_TRY(g.r, activate(act[0], rPre, s + "r"));
+  return g;
+}
+
+Expected<Value> Unroller::gruStep(const Activation* act, const DirectionWeights& weights, const Value& xt,
+                                  const Value& hr, const Value& h, const std::string& s) {
+  EMBER_TRY(GruGates gates, gruGates(act, weights, xt, hr, s));
+  const Value& z = gates.z;
+  EMBER_TRY(Value candidate, gruCandidate(act, weights, gates.xh, hr, h, gates.r, s));
+  // H = (1 - z) * n + z * H = n + z * (H - n).
+  EMBER_TRY(Value diff, b_.emit(OpKind::Sub, {h, candidate}, {}, s + "h_minus_n"));
+  EMBER_TRY(Value kept, b_.emit(OpKind::Mul, {z, diff}, {}, s + "kept"));
+  return b_.emit(OpKind::Add, {candidate, kept}, {}, s + "h");
+}
+
+Expected<Value> Unroller::gruCandidate(const Activation* act, const DirectionWeights& weights,
+                                       const Value& xh, const Value& hr, const Value& h, const Value& rGate,
+                                       const std::string& s) {
+  const std::optional<Value>& rb = weights.rb;
   Value candidatePre;
   if (linearBeforeReset_) {
     EMBER_TRY(Value hh, gateSlice(hr, 2, s + "hh"));
@@ -276,29 +333,34 @@ Expected<Value> Unroller::gruStep(const Activation* act, const DirectionWeights&
     EMBER_TRY(candidatePre, b_.emit(OpKind::Add, {xh, hh}, {}, s + "n_pre"));
   }
   EMBER_TRY(candidatePre, clipped(candidatePre, s + "n_pre"));
-  EMBER_TRY(Value candidate, activate(act[1], candidatePre, s + "n"));
-  // H = (1 - z) * n + z * H = n + z * (H - n).
-  EMBER_TRY(Value diff, b_.emit(OpKind::Sub, {h, candidate}, {}, s + "h_minus_n"));
-  EMBER_TRY(Value kept, b_.emit(OpKind::Mul, {z, diff}, {}, s + "kept"));
-  return b_.emit(OpKind::Add, {candidate, kept}, {}, s + "h");
+  return activate(act[1], candidatePre, s + "n");
+}
+
+Expected<Unroller::LstmGates> Unroller::lstmGateInputs(const DirectionWeights& weights, const Value& xt,
+                                                       const Value& hr, const Value& c,
+                                                       const std::string& s) {
+  // Gates i, o, f, c.
+  LstmGates g;
+  EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
+  EMBER_TRY(g.i, gateSlice(pre, 0, s + "i_pre"));
+  EMBER_TRY(g.o, gateSlice(pre, 1, s + "o_pre"));
+  EMBER_TRY(g.f, gateSlice(pre, 2, s + "f_pre"));
+  EMBER_TRY(g.c, gateSlice(pre, 3, s + "c_pre"));
+  if (weights.pi) {
+    EMBER_TRY(Value peepI, b_.emit(OpKind::Mul, {*weights.pi, c}, {}, s + "peep_i"));
+    EMBER_TRY(g.i, b_.emit(OpKind::Add, {g.i, peepI}, {}, s + "i_peep"));
+    EMBER_TRY(Value peepF, b_.emit(OpKind::Mul, {*weights.pf, c}, {}, s + "peep_f"));
+    EMBER_TRY(g.f, b_.emit(OpKind::Add, {g.f, peepF}, {}, s + "f_peep"));
+  }
+  return g;
 }
 
 Expected<Unroller::State> Unroller::lstmStep(const Activation* act, const DirectionWeights& weights,
                                              const Value& xt, const Value& hr, const Value& c,
                                              const std::string& s) {
   State next;
-  // Gates i, o, f, c.
-  EMBER_TRY(Value pre, b_.emit(OpKind::Add, {xt, hr}, {}, s + "pre"));
-  EMBER_TRY(Value iPre, gateSlice(pre, 0, s + "i_pre"));
-  EMBER_TRY(Value oPre, gateSlice(pre, 1, s + "o_pre"));
-  EMBER_TRY(Value fPre, gateSlice(pre, 2, s + "f_pre"));
-  EMBER_TRY(Value cPre, gateSlice(pre, 3, s + "c_pre"));
-  if (weights.pi) {
-    EMBER_TRY(Value peepI, b_.emit(OpKind::Mul, {*weights.pi, c}, {}, s + "peep_i"));
-    EMBER_TRY(iPre, b_.emit(OpKind::Add, {iPre, peepI}, {}, s + "i_peep"));
-    EMBER_TRY(Value peepF, b_.emit(OpKind::Mul, {*weights.pf, c}, {}, s + "peep_f"));
-    EMBER_TRY(fPre, b_.emit(OpKind::Add, {fPre, peepF}, {}, s + "f_peep"));
-  }
+  EMBER_TRY(LstmGates gates, lstmGateInputs(weights, xt, hr, c, s));
+  auto& [iPre, oPre, fPre, cPre] = gates;
   EMBER_TRY(iPre, clipped(iPre, s + "i_pre"));
   EMBER_TRY(fPre, clipped(fPre, s + "f_pre"));
   EMBER_TRY(cPre, clipped(cPre, s + "c_pre"));
@@ -308,15 +370,20 @@ Expected<Unroller::State> Unroller::lstmStep(const Activation* act, const Direct
   EMBER_TRY(Value keep, b_.emit(OpKind::Mul, {fg, c}, {}, s + "c_keep"));
   EMBER_TRY(Value add, b_.emit(OpKind::Mul, {ig, cg}, {}, s + "c_add"));
   EMBER_TRY(next.c, b_.emit(OpKind::Add, {keep, add}, {}, s + "c"));
+  EMBER_TRY(next.h, lstmHidden(act, weights, oPre, next.c, s));
+  return next;
+}
+
+Expected<Value> Unroller::lstmHidden(const Activation* act, const DirectionWeights& weights, Value oPre,
+                                     const Value& c, const std::string& s) {
   if (weights.po) {
-    EMBER_TRY(Value peepO, b_.emit(OpKind::Mul, {*weights.po, next.c}, {}, s + "peep_o"));
+    EMBER_TRY(Value peepO, b_.emit(OpKind::Mul, {*weights.po, c}, {}, s + "peep_o"));
     EMBER_TRY(oPre, b_.emit(OpKind::Add, {oPre, peepO}, {}, s + "o_peep"));
   }
   EMBER_TRY(oPre, clipped(oPre, s + "o_pre"));
   EMBER_TRY(Value og, activate(act[0], oPre, s + "o"));
-  EMBER_TRY(Value hc, activate(act[2], next.c, s + "hc"));
-  EMBER_TRY(next.h, b_.emit(OpKind::Mul, {og, hc}, {}, s + "h"));
-  return next;
+  EMBER_TRY(Value hc, activate(act[2], c, s + "hc"));
+  return b_.emit(OpKind::Mul, {og, hc}, {}, s + "h");
 }
 
 Error Unroller::advanceState(int64_t t, const State& next, State& state, const std::string& s) {
@@ -426,7 +493,7 @@ Error Unroller::setOutputs(int64_t layout) {
   return Error::success();
 }
 
-Error Unroller::run() {
+Expected<Unroller::Layout> Unroller::readInputs() {
   gates_ = gateCount(cell_);
   EMBER_TRY(Value x, b_.input(0));
   EMBER_TRY(w_, b_.input(1));
@@ -436,18 +503,19 @@ Error Unroller::run() {
   if (x.rank() != 3 || w_.rank() != 3 || r_.rank() != 3)
     return makeError("X, W and R must have rank 3, got ", x.type.str(), ", ", w_.type.str(), ", ",
                      r_.type.str());
-  EMBER_TRY(int64_t layout, b_.attrInt("layout", 0));
-  if (layout != 0 && layout != 1) return makeError("layout ", layout, " must be 0 or 1");
+  Layout layout;
+  EMBER_TRY(layout.layout, b_.attrInt("layout", 0));
+  if (layout.layout != 0 && layout.layout != 1) return makeError("layout ", layout.layout, " must be 0 or 1");
   x_ = x;
-  if (layout == 1) {
+  if (layout.layout == 1) {
     EMBER_TRY(x_, b_.transpose(x, {1, 0, 2}, "seq_major"));
   }
   seq_ = x_.dims()[0];
   batch_ = x_.dims()[1];
-  EMBER_TRY(std::string direction, b_.attrString("direction", "forward"));
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-    return makeError("unknown direction '", direction, "'");
-  const int64_t directions = direction == "bidirectional" ? 2 : 1;
+  EMBER_TRY(layout.direction, b_.attrString("direction", "forward"));
+  if (layout.direction != "forward" && layout.direction != "reverse" && layout.direction != "bidirectional")
+    return makeError("unknown direction '", layout.direction, "'");
+  const int64_t directions = layout.directions = layout.direction == "bidirectional" ? 2 : 1;
   hidden_ = r_.dims()[2];
   if (b_.hasAttr("hidden_size")) {
     EMBER_TRY(int64_t hidden, b_.attrInt("hidden_size"));
@@ -458,6 +526,10 @@ Error Unroller::run() {
     return makeError("W ", w_.type.str(), " or R ", r_.type.str(), " does not match ", directions,
                      " direction(s), ", gates_, " gate(s) of ", hidden_, " and input size ", x_.dims()[2]);
   if (seq_ == 0) return makeError("an empty sequence is unsupported");
+  return layout;
+}
+
+Error Unroller::readCellAttributes(int64_t directions) {
   EMBER_TRY(activations_, readActivations(b_, cell_, directions));
   if (b_.hasAttr("clip")) {
     EMBER_TRY(double clip, b_.attrFloat("clip"));
@@ -471,7 +543,12 @@ Error Unroller::run() {
     EMBER_TRY(int64_t inputForget, b_.attrInt("input_forget", 0));
     if (inputForget) return makeError("input_forget=1 is unsupported");
   }
-  auto optionalInput = [&](size_t i, Dims dims, const char* what) -> Expected<std::optional<Value>> {
+  return Error::success();
+}
+
+Error Unroller::readOptionalInputs(const Layout& layout) {
+  const int64_t directions = layout.directions;
+  auto optionalInput = [&](size_t i, const Dims& dims, const char* what) -> Expected<std::optional<Value>> {
     if (!b_.hasInput(i)) return std::optional<Value>();
     EMBER_TRY(Value v, b_.input(i));
     if (v.dims() != dims)
@@ -480,23 +557,28 @@ Error Unroller::run() {
   };
   EMBER_TRY(bias_, optionalInput(3, {directions, 2 * gates_ * hidden_}, "B"));
   EMBER_RETURN_IF_ERROR(readSequenceLens());
-  Dims stateDims = layout == 0 ? Dims{directions, batch_, hidden_} : Dims{batch_, directions, hidden_};
+  Dims stateDims = layout.layout == 0 ? Dims{directions, batch_, hidden_} : Dims{batch_, directions, hidden_};
   EMBER_TRY(initialH_, optionalInput(5, stateDims, "initial_h"));
   if (cell_ == Cell::Lstm) {
     EMBER_TRY(initialC_, optionalInput(6, stateDims, "initial_c"));
     EMBER_TRY(peephole_, optionalInput(7, {directions, 3 * hidden_}, "P"));
   }
-  if (layout == 1) {
+  if (layout.layout == 1) {
     for (std::optional<Value>* state : {&initialH_, &initialC_})
       if (*state) {
         EMBER_TRY(**state, b_.transpose(**state, {1, 0, 2}, "state_dir_major"));
       }
   }
+  return Error::success();
+}
 
-  for (int64_t d = 0; d < directions; ++d)
-    EMBER_RETURN_IF_ERROR(runDirection(d, direction == "reverse" || d == 1));
-
-  return setOutputs(layout);
+Error Unroller::run() {
+  EMBER_TRY(Layout layout, readInputs());
+  EMBER_RETURN_IF_ERROR(readCellAttributes(layout.directions));
+  EMBER_RETURN_IF_ERROR(readOptionalInputs(layout));
+  for (int64_t d = 0; d < layout.directions; ++d)
+    EMBER_RETURN_IF_ERROR(runDirection(d, layout.direction == "reverse" || d == 1));
+  return setOutputs(layout.layout);
 }
 
 OpHandler recurrent(Cell cell) {

@@ -130,6 +130,29 @@ Expected<Value> importConv3d(NodeBuilder& b, const Value& x, const Value& w, con
   return b.transpose(*sum, channelsFirstPerm(5), "ncdhw");
 }
 
+namespace {
+
+/// The depth geometry of a 3-D ConvTranspose: batch, input depth, depth
+/// stride and the (cropped) output depth.
+struct DepthSpread {
+  int64_t n, depthIn, stride, depthOut;
+};
+
+/// One filter plane's 2-D result [n * depthIn, H, W, C] as [n, depthOut, H*W,
+/// C]: input plane i at depth i * stride + shift, zeros between and around.
+Expected<Value> spreadAndPlace(NodeBuilder& b, const Value& partial, const DepthSpread& d, int64_t shift,
+                               const std::string& tag) {
+  const Dims& planeDims = partial.dims();
+  const int64_t area = planeDims[1] * planeDims[2], outChannels = planeDims[3];
+  const int64_t spread = d.depthIn * d.stride;
+  EMBER_TRY(Value v, b.reshape(partial, {d.n, d.depthIn, 1, area, outChannels}, "convt_d" + tag + "_3d"));
+  EMBER_TRY(v, padAxis(b, v, 2, 0, d.stride - 1, "spread_d" + tag));
+  EMBER_TRY(v, b.reshape(v, {d.n, spread, area, outChannels}, "spread_d" + tag + "_planes"));
+  return padAxis(b, v, 1, shift, d.depthOut - spread - shift, "place_d" + tag);
+}
+
+}  // namespace
+
 Expected<Value> importConvTranspose3d(NodeBuilder& b, const Value& x, const Value& w, const Value& bias,
                                       const Window& win, const std::vector<int64_t>& outputPadding,
                                       int64_t group) {
@@ -151,6 +174,7 @@ Expected<Value> importConvTranspose3d(NodeBuilder& b, const Value& x, const Valu
   const int64_t spread = depthIn * sd;  // planes at i * sd, sd - 1 zero planes after each
   std::optional<Value> sum;
   Dims planeDims;
+  const DepthSpread depth{n, depthIn, sd, depthOut};
   for (int64_t k = 0; k < kd; ++k) {
     // Plane i lands at i * sd + k * dd of the full output, i * sd + k * dd -
     // padBegin once the D pads are cropped.
@@ -160,11 +184,7 @@ Expected<Value> importConvTranspose3d(NodeBuilder& b, const Value& x, const Valu
     EMBER_TRY(Value filter, filterPlane(b, w, k));
     EMBER_TRY(Value partial, b.emit(OpKind::ConvTranspose, {xl, filter, zeroBias}, convT2d, "convt_d" + tag));
     planeDims = partial.dims();
-    const int64_t area = planeDims[1] * planeDims[2], outChannels = planeDims[3];
-    EMBER_TRY(partial, b.reshape(partial, {n, depthIn, 1, area, outChannels}, "convt_d" + tag + "_3d"));
-    EMBER_TRY(partial, padAxis(b, partial, 2, 0, sd - 1, "spread_d" + tag));
-    EMBER_TRY(partial, b.reshape(partial, {n, spread, area, outChannels}, "spread_d" + tag + "_planes"));
-    EMBER_TRY(partial, padAxis(b, partial, 1, shift, depthOut - spread - shift, "place_d" + tag));
+    EMBER_TRY(partial, spreadAndPlace(b, partial, depth, shift, tag));
     EMBER_TRY(sum, accumulate(b, sum, partial, false, "sum_d" + tag));
   }
   if (!sum) return makeError("pads crop every output plane");

@@ -104,6 +104,62 @@ OpHandler window(double a0, double a1, double a2) {
   };
 }
 
+/// Component c (0: real, 1: imaginary) of the first `used` samples of
+/// `moved` [..., component, in] as [rows, used].
+Expected<Value> signalComponent(NodeBuilder& b, const Value& moved, int64_t c, int64_t used) {
+  const Dims& movedDims = moved.dims();
+  const size_t rank = movedDims.size();
+  std::vector<int64_t> starts(rank, 0), ends = movedDims, steps(rank, 1);
+  starts[rank - 2] = c;
+  ends[rank - 2] = c + 1;
+  ends[rank - 1] = used;
+  EMBER_TRY(Value part,
+            b.emit(OpKind::Slice, {moved}, Attributes{{"starts", starts}, {"ends", ends}, {"steps", steps}},
+                   c == 0 ? "real" : "imag"));
+  return b.reshape(part, {product(movedDims, 0, rank - 2), used}, c == 0 ? "real_rows" : "imag_rows");
+}
+
+/// cos (or sin) of 2 pi k t / n for t < used (zero padding adds nothing),
+/// k < out, as [used, out]; scaled by 1 / n for the inverse.
+Tensor dftTable(int64_t used, int64_t out, int64_t n, bool inverse, bool sine) {
+  Tensor t(Type(ElemKind::F32, {used, out}));
+  const double scale = inverse ? 1.0 / double(n) : 1.0;
+  for (int64_t s = 0; s < used; ++s)
+    for (int64_t k = 0; k < out; ++k) {
+      const double angle = 2 * M_PI * double((s * k) % n) / double(n);
+      t.as<float>()[s * out + k] = float(scale * (sine ? std::sin(angle) : std::cos(angle)));
+    }
+  return t;
+}
+
+/// The real and imaginary parts of a DFT, [rows, out] each.
+struct ComplexRows {
+  Value re, im;
+};
+
+/// The DFT of the rows of `moved` [..., component, in] from the cosine and
+/// sine tables. Forward: Yr = xr cos + xi sin, Yi = xi cos - xr sin; the
+/// inverse flips the sine's sign.
+Expected<ComplexRows> dftRows(NodeBuilder& b, const Value& moved, const Value& cosines, const Value& sines,
+                              int64_t used, bool inverse) {
+  EMBER_TRY(Value re, signalComponent(b, moved, 0, used));
+  ComplexRows y;
+  EMBER_TRY(y.re, b.emit(OpKind::MatMul, {re, cosines}, {}, "re_cos"));
+  EMBER_TRY(Value reSin, b.emit(OpKind::MatMul, {re, sines}, {}, "re_sin"));
+  y.im = reSin;
+  if (!inverse) {
+    EMBER_TRY(y.im, b.emit(OpKind::Neg, {reSin}, {}, "im_from_re"));
+  }
+  if (moved.dims()[moved.rank() - 2] == 2) {
+    EMBER_TRY(Value im, signalComponent(b, moved, 1, used));
+    EMBER_TRY(Value imCos, b.emit(OpKind::MatMul, {im, cosines}, {}, "im_cos"));
+    EMBER_TRY(Value imSin, b.emit(OpKind::MatMul, {im, sines}, {}, "im_sin"));
+    EMBER_TRY(y.re, b.emit(inverse ? OpKind::Sub : OpKind::Add, {y.re, imSin}, {}, "re_total"));
+    EMBER_TRY(y.im, b.emit(OpKind::Add, {y.im, imCos}, {}, "im_total"));
+  }
+  return y;
+}
+
 /// The DFT of `x` [..., 1 or 2] along `axis` at `n` points (zero-padded or
 /// truncated), as MatMuls with constant cosine and sine tables; the result is
 /// [..., out at axis, ..., 2] with out = n, or n / 2 + 1 when onesided.
@@ -120,46 +176,12 @@ Expected<Value> dftAlongAxis(NodeBuilder& b, const Value& x, int64_t axis, int64
   perm.push_back(int64_t(rank) - 1);
   perm.push_back(axis);
   EMBER_TRY(Value moved, b.transpose(x, perm, "axis_last"));
-  const Dims movedDims = moved.dims();
-  const int64_t rows = product(movedDims, 0, rank - 2);
-  auto component = [&](int64_t c) -> Expected<Value> {
-    std::vector<int64_t> starts(rank, 0), ends = movedDims, steps(rank, 1);
-    starts[rank - 2] = c;
-    ends[rank - 2] = c + 1;
-    ends[rank - 1] = used;
-    EMBER_TRY(Value part,
-              b.emit(OpKind::Slice, {moved}, Attributes{{"starts", starts}, {"ends", ends}, {"steps", steps}},
-                     c == 0 ? "real" : "imag"));
-    return b.reshape(part, {rows, used}, c == 0 ? "real_rows" : "imag_rows");
-  };
-  // cos/sin of 2 pi k t / n for t < used (zero padding adds nothing), k < out.
-  auto table = [&](bool sine) {
-    Tensor t(Type(ElemKind::F32, {used, out}));
-    const double scale = inverse ? 1.0 / double(n) : 1.0;
-    for (int64_t s = 0; s < used; ++s)
-      for (int64_t k = 0; k < out; ++k) {
-        const double angle = 2 * M_PI * double((s * k) % n) / double(n);
-        t.as<float>()[s * out + k] = float(scale * (sine ? std::sin(angle) : std::cos(angle)));
-      }
-    return b.constant(std::move(t));
-  };
+  const Dims& movedDims = moved.dims();
   EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(ElemKind::F32, {2, used, out})));
-  const Value cosines = table(false), sines = table(true);
-  EMBER_TRY(Value re, component(0));
-  // Forward: Yr = xr cos + xi sin, Yi = xi cos - xr sin; inverse flips the sine's sign.
-  EMBER_TRY(Value yr, b.emit(OpKind::MatMul, {re, cosines}, {}, "re_cos"));
-  EMBER_TRY(Value reSin, b.emit(OpKind::MatMul, {re, sines}, {}, "re_sin"));
-  Value yi = reSin;
-  if (!inverse) {
-    EMBER_TRY(yi, b.emit(OpKind::Neg, {reSin}, {}, "im_from_re"));
-  }
-  if (x.dims().back() == 2) {
-    EMBER_TRY(Value im, component(1));
-    EMBER_TRY(Value imCos, b.emit(OpKind::MatMul, {im, cosines}, {}, "im_cos"));
-    EMBER_TRY(Value imSin, b.emit(OpKind::MatMul, {im, sines}, {}, "im_sin"));
-    EMBER_TRY(yr, b.emit(inverse ? OpKind::Sub : OpKind::Add, {yr, imSin}, {}, "re_total"));
-    EMBER_TRY(yi, b.emit(OpKind::Add, {yi, imCos}, {}, "im_total"));
-  }
+  const Value cosines = b.constant(dftTable(used, out, n, inverse, false));
+  const Value sines = b.constant(dftTable(used, out, n, inverse, true));
+  EMBER_TRY(ComplexRows y, dftRows(b, moved, cosines, sines, used, inverse));
+  Value yr = y.re, yi = y.im;
   // Back to [..., out (at axis), 2].
   Dims partDims(movedDims.begin(), movedDims.end() - 2);
   partDims.push_back(1);
@@ -198,6 +220,30 @@ Error importDFT(NodeBuilder& b) {
   return b.setOutput(0, y);
 }
 
+/// STFT's optional window and the frame length (the window's, or the
+/// constant frame_length input, which must agree).
+struct StftWindow {
+  std::optional<Value> window;
+  int64_t frameLength = 0;
+};
+
+Expected<StftWindow> readStftWindow(NodeBuilder& b) {
+  StftWindow w;
+  if (b.hasInput(2)) {
+    EMBER_TRY(w.window, b.input(2));
+    if (w.window->rank() != 1) return makeError("window must be 1-D, got ", w.window->type.str());
+    w.frameLength = w.window->dims()[0];
+  }
+  if (b.hasInput(3)) {
+    EMBER_TRY(std::vector<int64_t> lengths, b.constInts(3, "frame_length"));
+    if (lengths.size() != 1) return makeError("frame_length must be one value");
+    if (w.window && lengths[0] != w.frameLength)
+      return makeError("frame_length and the window's length differ");
+    w.frameLength = lengths[0];
+  }
+  return w;
+}
+
 /// STFT (opset 17): frames of `frame_length` every `frame_step` (constants)
 /// gathered into [batch, frames, frame_length, 1|2], times the optional
 /// window, then the DFT of each frame (onesided by default).
@@ -207,19 +253,9 @@ Error importSTFT(NodeBuilder& b) {
   if (signal.rank() != 3) return makeError("signal must be [batch, length, 1 or 2], got ", signal.type.str());
   EMBER_TRY(std::vector<int64_t> steps, b.constInts(1, "frame_step"));
   if (steps.size() != 1 || steps[0] < 1) return makeError("frame_step must be one positive value");
-  std::optional<Value> window;
-  int64_t frameLength = 0;
-  if (b.hasInput(2)) {
-    EMBER_TRY(window, b.input(2));
-    if (window->rank() != 1) return makeError("window must be 1-D, got ", window->type.str());
-    frameLength = window->dims()[0];
-  }
-  if (b.hasInput(3)) {
-    EMBER_TRY(std::vector<int64_t> lengths, b.constInts(3, "frame_length"));
-    if (lengths.size() != 1) return makeError("frame_length must be one value");
-    if (window && lengths[0] != frameLength) return makeError("frame_length and the window's length differ");
-    frameLength = lengths[0];
-  }
+  EMBER_TRY(StftWindow stftWindow, readStftWindow(b));
+  const std::optional<Value>& window = stftWindow.window;
+  const int64_t frameLength = stftWindow.frameLength;
   const int64_t length = signal.dims()[1];
   if (frameLength < 1 || frameLength > length)
     return makeError("frame length ", frameLength, " does not fit the signal of ", length);
@@ -239,6 +275,28 @@ Error importSTFT(NodeBuilder& b) {
   return b.setOutput(0, y);
 }
 
+/// Range of i32 or i64 in exact arithmetic (doubles lose precision beyond 2^53).
+Expected<Tensor> integerRange(NodeBuilder& b, ElemKind kind) {
+  EMBER_TRY(std::vector<int64_t> si, b.constInts(0, "start"));
+  EMBER_TRY(std::vector<int64_t> li, b.constInts(1, "limit"));
+  EMBER_TRY(std::vector<int64_t> di, b.constInts(2, "delta"));
+  const __int128 span = __int128(li[0]) - si[0];
+  __int128 exact = span / di[0];
+  if (exact * di[0] != span) ++exact;  // ceil when the signs agree; negative otherwise
+  if (exact > b.maxElements()) return makeError("range has more than ", b.maxElements(), " elements");
+  const int64_t n = int64_t(std::max<__int128>(exact, 0));
+  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n})));
+  Tensor t(Type(kind, {n}));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = int64_t(si[0] + __int128(i) * di[0]);
+    if (kind == ElemKind::I64)
+      t.as<int64_t>()[i] = v;
+    else
+      t.as<int32_t>()[i] = int32_t(v);
+  }
+  return t;
+}
+
 Error importRange(NodeBuilder& b) {
   EMBER_TRY(Value start, b.input(0));
   const ElemKind kind = start.type.kind;
@@ -252,7 +310,7 @@ Error importRange(NodeBuilder& b) {
   const double count = std::ceil((l[0] - s[0]) / d[0]);
   if (!std::isfinite(count)) return makeError("range is not finite");
   if (count > double(b.maxElements())) return makeError("range has more than ", b.maxElements(), " elements");
-  int64_t n = count > 0 ? int64_t(count) : 0;
+  const int64_t n = count > 0 ? int64_t(count) : 0;
   if (kind == ElemKind::F32) {
     EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n})));
     Tensor t(Type(kind, {n}));
@@ -260,24 +318,7 @@ Error importRange(NodeBuilder& b) {
     for (int64_t i = 0; i < n; ++i) t.as<float>()[i] = float(s[0]) + float(i) * float(d[0]);
     return b.setOutput(0, b.constant(std::move(t)));
   }
-  // Integers: exact arithmetic (doubles lose precision beyond 2^53).
-  EMBER_TRY(std::vector<int64_t> si, b.constInts(0, "start"));
-  EMBER_TRY(std::vector<int64_t> li, b.constInts(1, "limit"));
-  EMBER_TRY(std::vector<int64_t> di, b.constInts(2, "delta"));
-  const __int128 span = __int128(li[0]) - si[0];
-  __int128 exact = span / di[0];
-  if (exact * di[0] != span) ++exact;  // ceil when the signs agree; negative otherwise
-  if (exact > b.maxElements()) return makeError("range has more than ", b.maxElements(), " elements");
-  n = int64_t(std::max<__int128>(exact, 0));
-  EMBER_RETURN_IF_ERROR(b.reserveConstant(Type(kind, {n})));
-  Tensor t(Type(kind, {n}));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = int64_t(si[0] + __int128(i) * di[0]);
-    if (kind == ElemKind::I64)
-      t.as<int64_t>()[i] = v;
-    else
-      t.as<int32_t>()[i] = int32_t(v);
-  }
+  EMBER_TRY(Tensor t, integerRange(b, kind));
   return b.setOutput(0, b.constant(std::move(t)));
 }
 
@@ -383,7 +424,7 @@ Error importConcat(NodeBuilder& b) {
   // axis was optional (default 1) before opset 4.
   EMBER_TRY(int64_t axis, b.opset() < 4 ? b.attrInt("axis", 1) : b.attrInt("axis"));
   EMBER_TRY(axis, normalizeAxis(axis, int64_t(ins[0].rank())));
-  EMBER_TRY(Value out, b.emit(OpKind::Concat, std::move(ins), Attributes{{"axis", axis}}));
+  EMBER_TRY(Value out, b.emit(OpKind::Concat, ins, Attributes{{"axis", axis}}));
   return b.setOutput(0, out);
 }
 
@@ -396,12 +437,9 @@ Expected<Value> sliceAxis(NodeBuilder& b, const Value& x, size_t axis, int64_t b
   return b.emit(OpKind::Slice, {x}, Attributes{{"starts", starts}, {"ends", ends}, {"steps", steps}}, suffix);
 }
 
-Error importSplit(NodeBuilder& b) {
-  EMBER_TRY(Value x, b.input(0));
-  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
-  EMBER_TRY(axis, normalizeAxis(axis, int64_t(x.rank())));
-  const int64_t dim = x.dims()[size_t(axis)];
-  const int64_t n = int64_t(b.numOutputs());
+/// Split's n part sizes along an axis of `dim`: the split input (opset 13)
+/// or attribute, num_outputs equal chunks (opset 18), or n equal parts.
+Expected<std::vector<int64_t>> splitSizes(NodeBuilder& b, int64_t dim, int64_t n) {
   std::vector<int64_t> sizes;
   if (b.opset() >= 13 && b.hasInput(1)) {
     EMBER_TRY(sizes, b.constInts(1, "split"));
@@ -424,7 +462,17 @@ Error importSplit(NodeBuilder& b) {
     offset += s;
   }
   if (offset != dim) return makeError("split sizes add up to ", offset, ", not ", dim);
-  offset = 0;
+  return sizes;
+}
+
+Error importSplit(NodeBuilder& b) {
+  EMBER_TRY(Value x, b.input(0));
+  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(x.rank())));
+  const int64_t dim = x.dims()[size_t(axis)];
+  const int64_t n = int64_t(b.numOutputs());
+  EMBER_TRY(std::vector<int64_t> sizes, splitSizes(b, dim, n));
+  int64_t offset = 0;
   for (int64_t i = 0; i < n; ++i) {
     EMBER_TRY(Value part, sliceAxis(b, x, size_t(axis), offset, sizes[size_t(i)], std::to_string(i)));
     EMBER_RETURN_IF_ERROR(b.setOutput(size_t(i), part));
@@ -433,32 +481,73 @@ Error importSplit(NodeBuilder& b) {
   return Error::success();
 }
 
+/// Slice's starts, ends, axes and steps (attributes before opset 10,
+/// constant inputs since), of one length; axes and steps defaulted.
+struct SliceSpec {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+
+Expected<SliceSpec> readSliceSpec(NodeBuilder& b) {
+  SliceSpec s;
+  if (b.opset() < 10) {
+    EMBER_TRY(s.starts, b.attrInts("starts"));
+    EMBER_TRY(s.ends, b.attrInts("ends"));
+    if (b.hasAttr("axes")) {
+      EMBER_TRY(s.axes, b.attrInts("axes"));
+    }
+  } else {
+    EMBER_TRY(s.starts, b.constInts(1, "starts"));
+    EMBER_TRY(s.ends, b.constInts(2, "ends"));
+    if (b.hasInput(3)) {
+      EMBER_TRY(s.axes, b.constInts(3, "axes"));
+    }
+    if (b.hasInput(4)) {
+      EMBER_TRY(s.steps, b.constInts(4, "steps"));
+    }
+  }
+  if (s.axes.empty() && !(b.hasInput(3) || b.hasAttr("axes")))
+    for (size_t i = 0; i < s.starts.size(); ++i) s.axes.push_back(int64_t(i));
+  if (s.steps.empty()) s.steps.assign(s.starts.size(), 1);
+  if (s.ends.size() != s.starts.size() || s.axes.size() != s.starts.size() ||
+      s.steps.size() != s.starts.size())
+    return makeError("starts, ends, axes and steps have different lengths");
+  return s;
+}
+
+/// One axis of Ember's Slice: start and end clamped into the axis, an empty
+/// slice as end == start, and a step no longer than the axis.
+struct AxisSlice {
+  int64_t start, end, step;
+};
+
+AxisSlice clampedSlice(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  // A step longer than the axis takes at most one element: only its sign matters.
+  const int64_t longest = std::max<int64_t>(dim, 1);
+  step = std::clamp<int64_t>(step, -longest, longest);
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  int64_t extent = 0;
+  if (dim == 0) {
+    start = end = 0;
+  } else if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    extent = end > start ? 1 + (end - start - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    extent = start > end ? 1 + (start - end - 1) / -step : 0;
+  }
+  if (extent == 0) end = start;
+  return {start, end, step};
+}
+
 Error importSlice(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   const Dims& in = x.dims();
   const int64_t rank = int64_t(in.size());
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (b.opset() < 10) {
-    EMBER_TRY(starts, b.attrInts("starts"));
-    EMBER_TRY(ends, b.attrInts("ends"));
-    if (b.hasAttr("axes")) {
-      EMBER_TRY(axes, b.attrInts("axes"));
-    }
-  } else {
-    EMBER_TRY(starts, b.constInts(1, "starts"));
-    EMBER_TRY(ends, b.constInts(2, "ends"));
-    if (b.hasInput(3)) {
-      EMBER_TRY(axes, b.constInts(3, "axes"));
-    }
-    if (b.hasInput(4)) {
-      EMBER_TRY(steps, b.constInts(4, "steps"));
-    }
-  }
-  if (axes.empty() && !(b.hasInput(3) || b.hasAttr("axes")))
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    return makeError("starts, ends, axes and steps have different lengths");
+  EMBER_TRY(SliceSpec spec, readSliceSpec(b));
+  const auto& [starts, ends, axes, steps] = spec;
 
   std::vector<int64_t> fullStarts(size_t(rank), 0), fullEnds(in), fullSteps(size_t(rank), 1);
   std::vector<bool> seen(size_t(rank), false);
@@ -466,31 +555,11 @@ Error importSlice(NodeBuilder& b) {
     EMBER_TRY(int64_t axis, normalizeAxis(axes[i], rank));
     if (seen[size_t(axis)]) return makeError("axis ", axis, " is sliced twice");
     seen[size_t(axis)] = true;
-    int64_t step = steps[i];
-    if (step == 0) return makeError("step is zero");
-    const int64_t dim = in[size_t(axis)];
-    // A step longer than the axis takes at most one element: only its sign matters.
-    const int64_t longest = std::max<int64_t>(dim, 1);
-    step = std::clamp<int64_t>(step, -longest, longest);
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    int64_t extent = 0;
-    if (dim == 0) {
-      start = end = 0;
-    } else if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      extent = end > start ? 1 + (end - start - 1) / step : 0;
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      extent = start > end ? 1 + (start - end - 1) / -step : 0;
-    }
-    if (extent == 0) end = start;
-    fullStarts[size_t(axis)] = start;
-    fullEnds[size_t(axis)] = end;
-    fullSteps[size_t(axis)] = step;
+    if (steps[i] == 0) return makeError("step is zero");
+    const AxisSlice slice = clampedSlice(in[size_t(axis)], starts[i], ends[i], steps[i]);
+    fullStarts[size_t(axis)] = slice.start;
+    fullEnds[size_t(axis)] = slice.end;
+    fullSteps[size_t(axis)] = slice.step;
   }
   EMBER_TRY(Value out, b.emit(OpKind::Slice, {x},
                               Attributes{{"starts", fullStarts}, {"ends", fullEnds}, {"steps", fullSteps}}));

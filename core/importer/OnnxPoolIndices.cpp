@@ -16,6 +16,54 @@ Value i64Constant(NodeBuilder& b, Dims dims, const std::vector<int64_t>& values)
   return b.constant(std::move(t));
 }
 
+/// The input plane, its padding and the pooled plane.
+struct PlaneGeometry {
+  int64_t h, w, top, left, paddedWidth, oh, ow;
+};
+
+/// Per output position and window element: its offset in the padded plane,
+/// and its flat index in the input's plane (row- or column-major).
+struct WindowTables {
+  std::vector<int64_t> gather, inputIndex;
+};
+
+WindowTables windowTables(const Window& win, const PlaneGeometry& g, bool columnMajor) {
+  const int64_t kh = win.kernel[0], kw = win.kernel[1];
+  WindowTables t;
+  t.gather.reserve(size_t(g.oh * g.ow * kh * kw));
+  t.inputIndex.reserve(size_t(g.oh * g.ow * kh * kw));
+  for (int64_t y = 0; y < g.oh; ++y)
+    for (int64_t x0 = 0; x0 < g.ow; ++x0)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t py = y * win.strides[0] + i * win.dilations[0];
+          const int64_t px = x0 * win.strides[1] + j * win.dilations[1];
+          t.gather.push_back(py * g.paddedWidth + px);
+          const int64_t iy = py - g.top, ix = px - g.left;
+          t.inputIndex.push_back(columnMajor ? ix * g.h + iy : iy * g.w + ix);
+        }
+  return t;
+}
+
+/// The input's flat index [n, c, oh, ow] of each window's best element,
+/// `best` [n, c, oh * ow] indexing the window's `windowSize` elements.
+Expected<Value> flatInputIndex(NodeBuilder& b, const Value& best, const std::vector<int64_t>& inputIndex,
+                               const PlaneGeometry& g, int64_t windowSize) {
+  const int64_t n = best.dims()[0], c = best.dims()[1], positions = g.oh * g.ow;
+  std::vector<int64_t> rowStart(static_cast<size_t>(positions));
+  for (int64_t r = 0; r < positions; ++r) rowStart[size_t(r)] = r * windowSize;
+  EMBER_TRY(Value entry,
+            b.emit(OpKind::Add, {best, i64Constant(b, {positions}, rowStart)}, {}, "indices/entry"));
+  EMBER_TRY(Value inPlane,
+            b.emit(OpKind::Gather, {i64Constant(b, {positions * windowSize}, inputIndex), entry},
+                   Attributes{{"axis", int64_t(0)}}, "indices/in_plane"));
+  std::vector<int64_t> planeStart(size_t(n * c));
+  for (int64_t p = 0; p < n * c; ++p) planeStart[size_t(p)] = p * g.h * g.w;
+  EMBER_TRY(Value flat,
+            b.emit(OpKind::Add, {inPlane, i64Constant(b, {n, c, 1}, planeStart)}, {}, "indices/flat"));
+  return b.reshape(flat, {n, c, g.oh, g.ow}, "indices");
+}
+
 }  // namespace
 
 Expected<Value> maxPoolIndices(NodeBuilder& b, const Value& x, const Window& win, const Dims& pooled) {
@@ -43,22 +91,9 @@ Expected<Value> maxPoolIndices(NodeBuilder& b, const Value& x, const Window& win
                               {"value", -std::numeric_limits<double>::infinity()}},
                    "indices/pad"));
   EMBER_TRY(Value planes, b.reshape(padded, {n, c, hp * wp}, "indices/planes"));
-  // Per output position and window element: its offset in the padded plane,
-  // and its flat index in the input's plane (row- or column-major).
-  std::vector<int64_t> gather, inputIndex;
-  gather.reserve(size_t(entries));
-  inputIndex.reserve(size_t(entries));
-  for (int64_t y = 0; y < oh; ++y)
-    for (int64_t x0 = 0; x0 < ow; ++x0)
-      for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j) {
-          const int64_t py = y * win.strides[0] + i * win.dilations[0];
-          const int64_t px = x0 * win.strides[1] + j * win.dilations[1];
-          gather.push_back(py * wp + px);
-          const int64_t iy = py - top, ix = px - left;
-          inputIndex.push_back(storageOrder ? ix * h + iy : iy * w + ix);
-        }
-  EMBER_TRY(Value windows, b.emit(OpKind::Gather, {planes, i64Constant(b, {entries}, gather)},
+  const PlaneGeometry geometry{h, w, top, left, wp, oh, ow};
+  const WindowTables tables = windowTables(win, geometry, storageOrder != 0);
+  EMBER_TRY(Value windows, b.emit(OpKind::Gather, {planes, i64Constant(b, {entries}, tables.gather)},
                                   Attributes{{"axis", int64_t(2)}}, "indices/windows"));
   EMBER_TRY(windows, b.reshape(windows, {n, c, oh * ow, k}, "indices/window_rows"));
   EMBER_TRY(
@@ -66,17 +101,7 @@ Expected<Value> maxPoolIndices(NodeBuilder& b, const Value& x, const Window& win
       b.emit(OpKind::ArgMax, {windows},
              Attributes{{"axis", int64_t(3)}, {"keepdims", int64_t(0)}, {"select_last_index", int64_t(0)}},
              "indices/argmax"));
-  std::vector<int64_t> rowStart(size_t(oh * ow));
-  for (int64_t r = 0; r < oh * ow; ++r) rowStart[size_t(r)] = r * k;
-  EMBER_TRY(Value entry,
-            b.emit(OpKind::Add, {best, i64Constant(b, {oh * ow}, rowStart)}, {}, "indices/entry"));
-  EMBER_TRY(Value inPlane, b.emit(OpKind::Gather, {i64Constant(b, {entries}, inputIndex), entry},
-                                  Attributes{{"axis", int64_t(0)}}, "indices/in_plane"));
-  std::vector<int64_t> planeStart(size_t(n * c));
-  for (int64_t p = 0; p < n * c; ++p) planeStart[size_t(p)] = p * h * w;
-  EMBER_TRY(Value flat,
-            b.emit(OpKind::Add, {inPlane, i64Constant(b, {n, c, 1}, planeStart)}, {}, "indices/flat"));
-  return b.reshape(flat, {n, c, oh, ow}, "indices");
+  return flatInputIndex(b, best, tables.inputIndex, geometry, k);
 }
 
 }  // namespace ember::onnx_import

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "OnnxImporter.h"
@@ -16,6 +17,11 @@ struct Window {
   std::vector<int64_t> kernel, strides, dilations;
   std::vector<int64_t> pads;  ///< ONNX order: all begins, then all ends
 };
+
+/// Sets the pads of `w` by auto_pad for a forward conv or pool over the
+/// input's `spatial` dims: SAME_UPPER/SAME_LOWER give ceil(input / stride)
+/// outputs, VALID no padding, NOTSET keeps the pads; an error names another.
+Error applyAutoPad(const std::string& autoPad, const Dims& spatial, Window& w);
 
 /// [0, 2, ..., rank-1, 1]: ONNX's N C spatial... -> Ember's N spatial... C.
 std::vector<int64_t> channelsLastPerm(size_t rank);

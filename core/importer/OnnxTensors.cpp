@@ -136,32 +136,13 @@ Expected<Type> typeFromOnnx(int32_t dataType, Dims dims) {
   }
 }
 
-Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& source) {
-  Dims dims;
-  for (int64_t d : proto.dims()) {
-    if (d < 0) return makeError("negative dimension ", d);
-    dims.push_back(d);
-  }
-  if (Error e = checkDims(dims, source.maxElements)) return e;
-  EMBER_TRY(Type type, typeFromOnnx(proto.data_type(), dims));
-  if (Error e = checkTensorBytes(type, source.maxTensorBytes)) return e;
-  if (proto.has_segment()) return makeError("segmented tensors are unsupported");
+namespace {
+
+/// A tensor of `type` from the typed data fields of `proto` (float_data,
+/// int64_data, double_data or int32_data), each checked to hold its elements.
+Expected<Tensor> typedDataTensor(const TensorProto& proto, const Type& type) {
   const int64_t n = type.numElements();
   const int32_t dataType = proto.data_type();
-
-  // Sizes are checked against the data actually present before the tensor is
-  // allocated: a few bytes claiming a huge shape must not allocate it.
-  if (proto.data_location() == TensorProto::EXTERNAL) return readExternal(proto, source, type);
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
-    const uint64_t expected = uint64_t(n) * onnxElemSize(dataType);
-    if (raw.size() != expected)
-      return makeError("raw_data has ", raw.size(), " bytes but the shape ", dimsStr(dims), " needs ",
-                       expected);
-    Tensor out(type);
-    copyRaw(raw.data(), dataType, out);
-    return out;
-  }
   switch (dataType) {
     case TensorProto::FLOAT:
       EMBER_RETURN_IF_ERROR(checkCount(proto.float_data(), n, "float_data"));
@@ -213,6 +194,37 @@ Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& s
       return makeError("unsupported element type ", onnxTypeName(dataType));
   }
   return out;
+}
+
+}  // namespace
+
+Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& source) {
+  Dims dims;
+  for (int64_t d : proto.dims()) {
+    if (d < 0) return makeError("negative dimension ", d);
+    dims.push_back(d);
+  }
+  if (Error e = checkDims(dims, source.maxElements)) return e;
+  EMBER_TRY(Type type, typeFromOnnx(proto.data_type(), dims));
+  if (Error e = checkTensorBytes(type, source.maxTensorBytes)) return e;
+  if (proto.has_segment()) return makeError("segmented tensors are unsupported");
+  const int64_t n = type.numElements();
+  const int32_t dataType = proto.data_type();
+
+  // Sizes are checked against the data actually present before the tensor is
+  // allocated: a few bytes claiming a huge shape must not allocate it.
+  if (proto.data_location() == TensorProto::EXTERNAL) return readExternal(proto, source, type);
+  if (proto.has_raw_data()) {
+    const std::string& raw = proto.raw_data();
+    const uint64_t expected = uint64_t(n) * onnxElemSize(dataType);
+    if (raw.size() != expected)
+      return makeError("raw_data has ", raw.size(), " bytes but the shape ", dimsStr(dims), " needs ",
+                       expected);
+    Tensor out(type);
+    copyRaw(raw.data(), dataType, out);
+    return out;
+  }
+  return typedDataTensor(proto, type);
 }
 
 }  // namespace ember::onnx_import
