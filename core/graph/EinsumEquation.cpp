@@ -40,6 +40,62 @@ Expected<Term> splitTerm(const std::string& term, const std::string& equation) {
   return t;
 }
 
+/// Letters for the `rank` dims of "...": the last capitals no label of the
+/// equation uses, in order.
+Expected<std::string> labelsForEllipsis(const std::string& text, size_t rank, const std::string& equation) {
+  std::string used;
+  for (char c : text)
+    if (std::isalpha(uint8_t(c))) used += c;
+  std::string labels;
+  for (char c = 'Z'; c >= 'A' && labels.size() < rank; --c)
+    if (used.find(c) == std::string::npos) labels += c;
+  std::reverse(labels.begin(), labels.end());
+  if (labels.size() < rank)
+    return makeError("Einsum: equation '", equation, "' leaves too few letters for '...'");
+  return labels;
+}
+
+/// The implicit output: the broadcast dims, then the labels used exactly
+/// once, in alphabetical order.
+std::string implicitOutput(const std::string& lhs, const std::string& ellipsisLabels) {
+  std::string once;
+  for (char c = 'A'; c <= 'z'; ++c) {
+    if (!std::isalpha(uint8_t(c)) || ellipsisLabels.find(c) != std::string::npos) continue;
+    if (std::count(lhs.begin(), lhs.end(), c) == 1) once += c;
+  }
+  return ellipsisLabels + once;
+}
+
+/// Records the extent of each label of input i; a label repeated within
+/// the input (a diagonal) or with two extents is an error.
+Error addOperandLabels(const std::string& equation, size_t i, const std::string& labels, const Dims& dims,
+                       Equation& eq) {
+  for (size_t d = 0; d < labels.size(); ++d) {
+    const char label = labels[d];
+    if (labels.find(label) != d)
+      return makeError("Einsum: equation '", equation, "' repeats label '", label, "' in input ", i,
+                       " (a diagonal), which is not supported");
+    int64_t& size = eq.sizes[size_t(uint8_t(label))];
+    if (size >= 0 && size != dims[d])
+      return makeError("Einsum: label '", label, "' of equation '", equation, "' has extents ", size, " and ",
+                       dims[d], " (broadcasting a label is not supported)");
+    size = dims[d];
+  }
+  return Error::success();
+}
+
+/// An explicit output names each label once, and only labels of the inputs.
+Error checkOutputLabels(const std::string& equation, const Equation& eq) {
+  for (size_t d = 0; d < eq.output.size(); ++d) {
+    const char label = eq.output[d];
+    if (eq.output.find(label) != d)
+      return makeError("Einsum: equation '", equation, "' repeats output label '", label, "'");
+    if (eq.size(label) < 0)
+      return makeError("Einsum: output label '", label, "' of equation '", equation, "' appears in no input");
+  }
+  return Error::success();
+}
+
 }  // namespace
 
 Expected<Equation> parse(const std::string& equation, const std::vector<Dims>& dims) {
@@ -54,11 +110,6 @@ Expected<Equation> parse(const std::string& equation, const std::vector<Dims>& d
     return makeError("Einsum: equation '", equation, "' has ", terms.size(),
                      " operand terms but the node has ", dims.size(), " inputs");
 
-  // Labels the equation uses, so that "..." gets letters of its own.
-  std::string used;
-  for (char c : text)
-    if (std::isalpha(uint8_t(c))) used += c;
-
   std::vector<Term> parsed;
   size_t ellipsisRank = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -70,51 +121,23 @@ Expected<Equation> parse(const std::string& equation, const std::vector<Dims>& d
     if (t.hasEllipsis) ellipsisRank = std::max(ellipsisRank, dims[i].size() - named);
     parsed.push_back(std::move(t));
   }
-  std::string ellipsisLabels;
-  for (char c = 'Z'; c >= 'A' && ellipsisLabels.size() < ellipsisRank; --c)
-    if (used.find(c) == std::string::npos) ellipsisLabels += c;
-  std::reverse(ellipsisLabels.begin(), ellipsisLabels.end());
-  if (ellipsisLabels.size() < ellipsisRank)
-    return makeError("Einsum: equation '", equation, "' leaves too few letters for '...'");
+  EMBER_ASSIGN_OR_RETURN(const std::string ellipsisLabels, labelsForEllipsis(text, ellipsisRank, equation));
 
   Equation eq;
   for (size_t i = 0; i < parsed.size(); ++i) {
     const Term& t = parsed[i];
     const size_t broadcastDims = dims[i].size() - t.before.size() - t.after.size();
     std::string labels = t.before + ellipsisLabels.substr(ellipsisRank - broadcastDims) + t.after;
-    for (size_t d = 0; d < labels.size(); ++d) {
-      const char label = labels[d];
-      if (labels.find(label) != d)
-        return makeError("Einsum: equation '", equation, "' repeats label '", label, "' in input ", i,
-                         " (a diagonal), which is not supported");
-      int64_t& size = eq.sizes[size_t(uint8_t(label))];
-      if (size >= 0 && size != dims[i][d])
-        return makeError("Einsum: label '", label, "' of equation '", equation, "' has extents ", size,
-                         " and ", dims[i][d], " (broadcasting a label is not supported)");
-      size = dims[i][d];
-    }
+    EMBER_RETURN_IF_ERROR(addOperandLabels(equation, i, labels, dims[i], eq));
     eq.operands.push_back(std::move(labels));
   }
 
   if (explicitOutput) {
     EMBER_ASSIGN_OR_RETURN(Term out, splitTerm(text.substr(arrow + 2), equation));
     eq.output = out.before + (out.hasEllipsis ? ellipsisLabels : "") + out.after;
-    for (size_t d = 0; d < eq.output.size(); ++d) {
-      const char label = eq.output[d];
-      if (eq.output.find(label) != d)
-        return makeError("Einsum: equation '", equation, "' repeats output label '", label, "'");
-      if (eq.size(label) < 0)
-        return makeError("Einsum: output label '", label, "' of equation '", equation,
-                         "' appears in no input");
-    }
+    EMBER_RETURN_IF_ERROR(checkOutputLabels(equation, eq));
   } else {
-    // Implicit output: the broadcast dims, then the labels used exactly once, in alphabetical order.
-    std::string once;
-    for (char c = 'A'; c <= 'z'; ++c) {
-      if (!std::isalpha(uint8_t(c)) || ellipsisLabels.find(c) != std::string::npos) continue;
-      if (std::count(lhs.begin(), lhs.end(), c) == 1) once += c;
-    }
-    eq.output = ellipsisLabels + once;
+    eq.output = implicitOutput(lhs, ellipsisLabels);
   }
   return eq;
 }

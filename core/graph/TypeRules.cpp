@@ -472,8 +472,9 @@ static Result inferDet(Types in, const Attributes&) {
   return single(in[0].withDims(Dims(d.begin(), d.end() - 2)));
 }
 
-static Result inferConv(Types in, const Attributes& attrs) {
-  constexpr OpKind op = OpKind::Conv;
+/// Conv's and ConvTranspose's operands: float input, filter and bias of
+/// one kind; input and filter of rank 4.
+static Error expectConvOperands(OpKind op, Types in) {
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
   const Type &input = in[0], &filter = in[1], &bias = in[2];
   EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleFloatKinds));
@@ -481,6 +482,13 @@ static Result inferConv(Types in, const Attributes& attrs) {
   EMBER_RETURN_IF_ERROR(expectSameKind(op, input, bias, "input", "bias"));
   EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
   EMBER_RETURN_IF_ERROR(expectRank(op, "filter", filter, 4));
+  return Error::success();
+}
+
+static Result inferConv(Types in, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Conv;
+  EMBER_RETURN_IF_ERROR(expectConvOperands(op, in));
+  const Type &input = in[0], &filter = in[1], &bias = in[2];
   AttrReader reader(op, attrs);
   EMBER_ASSIGN_OR_RETURN(ConvParams p, readConvParams(op, reader));
   int64_t channels = input.dims[3], outChannels = filter.dims[0], perGroup = filter.dims[3];
@@ -498,15 +506,29 @@ static Result inferConv(Types in, const Attributes& attrs) {
   return single(input.withDims({input.dims[0], oh, ow, outChannels}));
 }
 
+/// ConvTranspose's output extent along spatial axis i (0: height, 1: width).
+static Expected<int64_t> transposedExtent(const Type& input, const Type& filter, const ConvParams& p,
+                                          const std::vector<int64_t>& outputPadding, int i) {
+  if (outputPadding[i] >= std::max(p.strides[i], p.dilations[i]))
+    return makeError("ConvTranspose: output_padding ", outputPadding[i],
+                     " must be smaller than the stride or dilation");
+  // Sizes are below 2^40 (checkDims); with these limits no product overflows.
+  if (p.strides[i] > (int64_t(1) << 20) || p.dilations[i] > (int64_t(1) << 20) ||
+      p.pads[i] > (int64_t(1) << 40) || p.pads[i + 2] > (int64_t(1) << 40))
+    return makeError("ConvTranspose: window attributes are too large");
+  int64_t size = input.dims[1 + i], kernel = filter.dims[1 + i];
+  int64_t extent = (size - 1) * p.strides[i] - p.pads[i] - p.pads[i + 2] + p.dilations[i] * (kernel - 1) + 1 +
+                   outputPadding[i];
+  if (size == 0 || extent <= 0)
+    return makeError("ConvTranspose: output ", i == 0 ? "height" : "width", " would be ", extent, " for ",
+                     input.str());
+  return extent;
+}
+
 static Result inferConvTranspose(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::ConvTranspose;
-  EMBER_RETURN_IF_ERROR(expectOperands(op, in, 3));
+  EMBER_RETURN_IF_ERROR(expectConvOperands(op, in));
   const Type &input = in[0], &filter = in[1], &bias = in[2];
-  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, kRuleFloatKinds));
-  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, filter, "input", "filter"));
-  EMBER_RETURN_IF_ERROR(expectSameKind(op, input, bias, "input", "bias"));
-  EMBER_RETURN_IF_ERROR(expectRank(op, "input", input, 4));
-  EMBER_RETURN_IF_ERROR(expectRank(op, "filter", filter, 4));
   AttrReader reader(op, attrs);
   std::vector<int64_t> outputPadding = reader.ints("output_padding");
   EMBER_ASSIGN_OR_RETURN(ConvParams p, readConvParams(op, reader));
@@ -522,23 +544,25 @@ static Result inferConvTranspose(Types in, const Attributes& attrs) {
     return makeError("ConvTranspose: bias must be [", outChannels, "], got ", bias.str());
   Dims out = {input.dims[0], 0, 0, outChannels};
   for (int i = 0; i < 2; ++i) {
-    if (outputPadding[i] >= std::max(p.strides[i], p.dilations[i]))
-      return makeError("ConvTranspose: output_padding ", outputPadding[i],
-                       " must be smaller than the stride or dilation");
-    // Sizes are below 2^40 (checkDims); with these limits no product overflows.
-    if (p.strides[i] > (int64_t(1) << 20) || p.dilations[i] > (int64_t(1) << 20) ||
-        p.pads[i] > (int64_t(1) << 40) || p.pads[i + 2] > (int64_t(1) << 40))
-      return makeError("ConvTranspose: window attributes are too large");
-    int64_t size = input.dims[1 + i], kernel = filter.dims[1 + i];
-    int64_t extent = (size - 1) * p.strides[i] - p.pads[i] - p.pads[i + 2] + p.dilations[i] * (kernel - 1) +
-                     1 + outputPadding[i];
-    if (size == 0 || extent <= 0)
-      return makeError("ConvTranspose: output ", i == 0 ? "height" : "width", " would be ", extent, " for ",
-                       input.str());
-    out[1 + i] = extent;
+    EMBER_ASSIGN_OR_RETURN(out[1 + i], transposedExtent(input, filter, p, outputPadding, i));
   }
   EMBER_RETURN_IF_ERROR(checkResultDims(op, out));
   return single(input.withDims(std::move(out)));
+}
+
+/// A 2-D pool window: two kernel, stride and dilation values, four pads.
+static Error expectPoolWindow(OpKind op, const std::vector<int64_t>& kernel,
+                              const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                              const std::vector<int64_t>& dilations) {
+  EMBER_RETURN_IF_ERROR(expectSize(op, "kernel", kernel, 2));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "strides", strides, 2));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "pads", pads, 4));
+  EMBER_RETURN_IF_ERROR(expectSize(op, "dilations", dilations, 2));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "kernel", kernel, 1));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "strides", strides, 1));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "pads", pads, 0));
+  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "dilations", dilations, 1));
+  return Error::success();
 }
 
 /// MaxPool and AvgPool share everything but dilations and count_include_pad.
@@ -556,14 +580,7 @@ static Result poolRule(OpKind op, Types in, const Attributes& attrs, KindSet all
     EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "count_include_pad", reader.integer("count_include_pad")));
   EMBER_RETURN_IF_ERROR(reader.error());
   EMBER_RETURN_IF_ERROR(expectBoolFlag(op, "ceil_mode", ceilMode));
-  EMBER_RETURN_IF_ERROR(expectSize(op, "kernel", kernel, 2));
-  EMBER_RETURN_IF_ERROR(expectSize(op, "strides", strides, 2));
-  EMBER_RETURN_IF_ERROR(expectSize(op, "pads", pads, 4));
-  EMBER_RETURN_IF_ERROR(expectSize(op, "dilations", dilations, 2));
-  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "kernel", kernel, 1));
-  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "strides", strides, 1));
-  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "pads", pads, 0));
-  EMBER_RETURN_IF_ERROR(expectAllAtLeast(op, "dilations", dilations, 1));
+  EMBER_RETURN_IF_ERROR(expectPoolWindow(op, kernel, strides, pads, dilations));
   EMBER_ASSIGN_OR_RETURN(int64_t oh, windowExtent(op, "height", input.dims[1], kernel[0], strides[0], pads[0],
                                                   pads[2], dilations[0], ceilMode != 0));
   EMBER_ASSIGN_OR_RETURN(int64_t ow, windowExtent(op, "width", input.dims[2], kernel[1], strides[1], pads[1],
@@ -896,6 +913,40 @@ static Result inferScatterND(Types in, const Attributes& attrs) {
   return single(data);
 }
 
+/// tf_crop_and_resize: an f32 input and a finite roi of two values per axis.
+static Error expectCropRoi(const Type& input, const Attributes& attrs) {
+  constexpr OpKind op = OpKind::Resize;
+  EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, bit(ElemKind::F32)));
+  AttrReader roiReader(op, attrs);
+  std::optional<std::vector<double>> roi = roiReader.optionalFloats("roi");
+  EMBER_RETURN_IF_ERROR(roiReader.error());
+  if (!roi || roi->size() != 2 * input.rank())
+    return makeError("Resize: tf_crop_and_resize needs 'roi' with ", 2 * input.rank(), " values");
+  for (double v : *roi)
+    if (!std::isfinite(v)) return makeError("Resize: roi values must be finite");
+  return Error::success();
+}
+
+/// Resize's sizes (one per axis, an empty axis stays empty) and optional
+/// scales (one positive value per axis).
+static Error expectResizeShape(const Type& input, const std::vector<int64_t>& sizes,
+                               const std::optional<std::vector<double>>& scales) {
+  constexpr OpKind op = OpKind::Resize;
+  EMBER_RETURN_IF_ERROR(expectSize(op, "sizes", sizes, input.rank()));
+  EMBER_RETURN_IF_ERROR(checkResultDims(op, sizes));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] > 0 && input.dims[i] == 0)
+      return makeError("Resize: cannot resize the empty axis ", i, " of ", input.str(), " to ", sizes[i]);
+  if (scales) {
+    if (scales->size() != input.rank())
+      return makeError("Resize: attribute 'scales' must have ", input.rank(), " values, got ",
+                       scales->size());
+    for (double s : *scales)
+      if (!(s > 0) || !std::isfinite(s)) return makeError("Resize: scales must be positive, got ", s);
+  }
+  return Error::success();
+}
+
 static Result inferResize(Types in, const Attributes& attrs) {
   constexpr OpKind op = OpKind::Resize;
   EMBER_RETURN_IF_ERROR(expectOperands(op, in, 1));
@@ -916,30 +967,10 @@ static Result inferResize(Types in, const Attributes& attrs) {
   }
   if (!parseResizeCoordinateTransformationMode(transform))
     return makeError("Resize: unsupported coordinate_transformation_mode '", transform, "'");
-  if (transform == "tf_crop_and_resize") {
-    EMBER_RETURN_IF_ERROR(expectKind(op, "input", input, bit(ElemKind::F32)));
-    AttrReader roiReader(op, attrs);
-    std::optional<std::vector<double>> roi = roiReader.optionalFloats("roi");
-    EMBER_RETURN_IF_ERROR(roiReader.error());
-    if (!roi || roi->size() != 2 * input.rank())
-      return makeError("Resize: tf_crop_and_resize needs 'roi' with ", 2 * input.rank(), " values");
-    for (double v : *roi)
-      if (!std::isfinite(v)) return makeError("Resize: roi values must be finite");
-  }
+  if (transform == "tf_crop_and_resize") EMBER_RETURN_IF_ERROR(expectCropRoi(input, attrs));
   if (!parseResizeNearestMode(nearestMode))
     return makeError("Resize: unknown nearest_mode '", nearestMode, "'");
-  EMBER_RETURN_IF_ERROR(expectSize(op, "sizes", sizes, input.rank()));
-  EMBER_RETURN_IF_ERROR(checkResultDims(op, sizes));
-  for (size_t i = 0; i < sizes.size(); ++i)
-    if (sizes[i] > 0 && input.dims[i] == 0)
-      return makeError("Resize: cannot resize the empty axis ", i, " of ", input.str(), " to ", sizes[i]);
-  if (scales) {
-    if (scales->size() != input.rank())
-      return makeError("Resize: attribute 'scales' must have ", input.rank(), " values, got ",
-                       scales->size());
-    for (double s : *scales)
-      if (!(s > 0) || !std::isfinite(s)) return makeError("Resize: scales must be positive, got ", s);
-  }
+  EMBER_RETURN_IF_ERROR(expectResizeShape(input, sizes, scales));
   return single(input.withDims(sizes));
 }
 
@@ -1142,7 +1173,7 @@ Expected<Type> quantizedResult(OpKind op, const Attributes& attrs, KindSet allow
                      kindName, "'");
   if (!(scale > 0) || !std::isfinite(float(scale)) || float(scale) <= 0)
     return makeError(opName(op), ": attribute 'scale' must be finite and > 0, got ", scale);
-  int64_t lo = *kind == ElemKind::Int8Q ? -128 : *kind == ElemKind::UInt8Q ? 0 : 0;
+  int64_t lo = *kind == ElemKind::Int8Q ? -128 : 0;
   int64_t hi = *kind == ElemKind::Int8Q ? 127 : *kind == ElemKind::UInt8Q ? 255 : 0;
   if (offset < lo || offset > hi)
     return makeError(opName(op), ": attribute 'offset' ", offset, " is outside [", lo, ", ", hi, "] of ",

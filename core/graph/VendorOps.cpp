@@ -98,6 +98,7 @@ std::vector<const VendorOpDef*> VendorOpRegistry::ofBackend(std::string_view bac
 
 std::vector<const VendorOpDef*> VendorOpRegistry::all() const {
   std::vector<const VendorOpDef*> defs;
+  defs.reserve(entries_.size());
   for (const auto& entry : entries_) defs.push_back(&entry->def);
   return defs;
 }

@@ -74,6 +74,47 @@ Error nonZero(Inputs in, Outputs out) {
   return Error::success();
 }
 
+/// The input of Unique as [outer, n, inner]: slice j is x[:, j, :].
+struct UniqueSlices {
+  const ConstTensorRef& x;
+  int64_t n, outer, inner;
+
+  double element(int64_t slice, int64_t k) const {  // k in [0, outer * inner)
+    return elementAt(x, ((k / inner) * n + slice) * inner + k % inner);
+  }
+  /// Lexicographic: <0, 0, >0.
+  int compare(int64_t a, int64_t b) const {
+    for (int64_t k = 0; k < outer * inner; ++k) {
+      double va = element(a, k), vb = element(b, k);
+      if (va < vb) return -1;
+      if (va > vb) return 1;
+    }
+    return 0;
+  }
+};
+
+/// Slices grouped by value: the group of each slice, and each group's first
+/// (lowest) slice in value order.
+struct SliceGroups {
+  std::vector<int64_t> groupOf, groupFirst;
+};
+
+SliceGroups groupEqualSlices(const UniqueSlices& slices) {
+  std::vector<int64_t> order(static_cast<size_t>(slices.n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return slices.compare(a, b) < 0; });
+  SliceGroups g;
+  g.groupOf.resize(static_cast<size_t>(slices.n));
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || slices.compare(order[i - 1], order[i]) != 0) g.groupFirst.push_back(order[i]);
+    g.groupOf[size_t(order[i])] = int64_t(g.groupFirst.size()) - 1;
+  }
+  // groupFirst is in value order; its entries are the lowest index of each
+  // group because the sort is stable.
+  return g;
+}
+
 Error unique(const Attributes& attrs, Inputs in, Outputs out) {
   const ConstTensorRef& x = in[0];
   for (const TensorRef& t : out) zeroFill(t);
@@ -82,46 +123,24 @@ Error unique(const Attributes& attrs, Inputs in, Outputs out) {
   const UniqueAttrs a = UniqueAttrs::from(attrs);
   const int64_t axis = a.axis;
   const bool sorted = a.sorted != 0;
-  // View the input as [outer, n, inner]; slice j is x[:, j, :].
   const bool flat = axis == int64_t(rank);
-  const int64_t n = flat ? x.numElements() : dims[size_t(axis)];
-  const int64_t outer = flat ? 1 : product(dims, 0, size_t(axis));
-  const int64_t inner = flat ? 1 : product(dims, size_t(axis) + 1);
-  auto element = [&](int64_t slice, int64_t k) {  // k in [0, outer * inner)
-    return elementAt(x, ((k / inner) * n + slice) * inner + k % inner);
-  };
-  auto compare = [&](int64_t a, int64_t b) {  // lexicographic: <0, 0, >0
-    for (int64_t k = 0; k < outer * inner; ++k) {
-      double va = element(a, k), vb = element(b, k);
-      if (va < vb) return -1;
-      if (va > vb) return 1;
-    }
-    return 0;
-  };
+  const UniqueSlices slices{x, flat ? x.numElements() : dims[size_t(axis)],
+                            flat ? 1 : product(dims, 0, size_t(axis)),
+                            flat ? 1 : product(dims, size_t(axis) + 1)};
+  const int64_t n = slices.n, outer = slices.outer, inner = slices.inner;
   // First occurrences in input order, then (sorted) ordered by value.
-  std::vector<int64_t> inverse(static_cast<size_t>(n)), counts;
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return compare(a, b) < 0; });
-  std::vector<int64_t> groupOf(static_cast<size_t>(n));
-  std::vector<int64_t> groupFirst;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || compare(order[i - 1], order[i]) != 0) groupFirst.push_back(order[i]);
-    groupOf[size_t(order[i])] = int64_t(groupFirst.size()) - 1;
-  }
-  // groupFirst is in value order; its entries are the lowest index of each
-  // group because the sort is stable.
-  std::vector<int64_t> groups(groupFirst.size());
+  const SliceGroups g = groupEqualSlices(slices);
+  std::vector<int64_t> groups(g.groupFirst.size());
   std::iota(groups.begin(), groups.end(), 0);
   if (!sorted)
     std::sort(groups.begin(), groups.end(),
-              [&](int64_t a, int64_t b) { return groupFirst[size_t(a)] < groupFirst[size_t(b)]; });
+              [&](int64_t a, int64_t b) { return g.groupFirst[size_t(a)] < g.groupFirst[size_t(b)]; });
   std::vector<int64_t> rankOfGroup(groups.size());
   for (size_t r = 0; r < groups.size(); ++r) rankOfGroup[size_t(groups[r])] = int64_t(r);
   const int64_t unique = int64_t(groups.size());
-  counts.assign(size_t(unique), 0);
+  std::vector<int64_t> inverse(static_cast<size_t>(n)), counts(size_t(unique), 0);
   for (int64_t i = 0; i < n; ++i) {
-    inverse[size_t(i)] = rankOfGroup[size_t(groupOf[size_t(i)])];
+    inverse[size_t(i)] = rankOfGroup[size_t(g.groupOf[size_t(i)])];
     ++counts[size_t(inverse[size_t(i)])];
   }
   // Values: slice groupFirst[groups[r]] goes to position r.
@@ -129,7 +148,7 @@ Error unique(const Attributes& attrs, Inputs in, Outputs out) {
   const auto* src = static_cast<const char*>(x.data);
   auto* dst = static_cast<char*>(out[0].data);
   for (int64_t r = 0; r < unique; ++r) {
-    const int64_t from = groupFirst[size_t(groups[size_t(r)])];
+    const int64_t from = g.groupFirst[size_t(groups[size_t(r)])];
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(dst + ((o * n + r) * inner) * int64_t(size), src + ((o * n + from) * inner) * int64_t(size),
                   size_t(inner) * size);

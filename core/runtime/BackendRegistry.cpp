@@ -70,7 +70,9 @@ Expected<std::unique_ptr<Backend>> BackendRegistry::create(const std::string& na
 
 std::vector<BackendRegistry::Entry> BackendRegistry::list() const {
   std::vector<Entry> out;
-  for (const Registered& r : plugins_) out.push_back({r.plugin->name, r.plugin->summary ? r.plugin->summary : "", r.origin});
+  out.reserve(plugins_.size());
+  for (const Registered& r : plugins_)
+    out.push_back({r.plugin->name, r.plugin->summary ? r.plugin->summary : "", r.origin});
   return out;
 }
 

@@ -111,87 +111,31 @@ Error ensureOnHost(Value& value, const std::string& name) {
   return Error::success();
 }
 
-}  // namespace
-
-Error PartitionedFunction::run(const std::string& id, ExecutionContext& context) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!loadedIds_.count(id)) return makeError("device: function '", id, "' is not loaded");
-  }
-  RunStatistics stats;
-  stats.partitions = stages_.size();
-  std::map<std::string, Value> values;
-  for (const auto& [name, tensor] : context.inputs()) values[name].host = &tensor;
-  std::vector<ExecutionContext> contexts(stages_.size());
-  std::vector<std::unique_ptr<RunHandle>> pending(stages_.size());
-  std::vector<std::optional<size_t>> lastOnDevice(devices_.size());
-
-  // Waits for stage s and publishes its outputs.
-  auto finish = [&](size_t s) -> Error {
-    if (!pending[s]) return Error::success();
-    Error e = pending[s]->wait();
-    pending[s].reset();
-    if (e) return e.withContext(stages_[s].label);
-    for (const std::string& name : stages_[s].outputs) {
-      Value& value = values[name];
-      value.intermediate = true;
-      value.device = stages_[s].device;
-      value.onDevice = contexts[s].deviceOutput(name);
-      value.host = contexts[s].output(name);
-      if (!value.host && !value.onDevice)
-        return makeError(stages_[s].label, ": produced no tensor '", name, "'");
-    }
+/// Hands `value` to a stage on `device`: as the device's own tensor when it
+/// is there and the device keeps tensors, otherwise from the host (counting
+/// an intermediate's first host copy).
+Error setStageInput(const std::string& name, Value& value, size_t device, bool deviceKeepsTensors,
+                    ExecutionContext& stageContext, RunStatistics& stats) {
+  if (value.onDevice && value.device == device && deviceKeepsTensors) {
+    stageContext.setDeviceInput(name, value.onDevice);
+    ++stats.deviceHandoffs;
     return Error::success();
-  };
-  auto waitAll = [&](Error error) {
-    for (size_t s = 0; s < stages_.size(); ++s)
-      if (pending[s]) {
-        Error e = pending[s]->wait();
-        if (e && !error) error = e.withContext(stages_[s].label);
-      }
-    return error;
-  };
-
-  for (size_t s = 0; s < stages_.size(); ++s) {
-    const Stage& stage = stages_[s];
-    // Its producers, and the previous run on its device, must have finished.
-    for (const std::string& name : stage.inputs) {
-      auto producer = producer_.find(name);
-      if (producer != producer_.end() && producer->second < s)
-        if (Error e = finish(producer->second)) return waitAll(e);
-    }
-    if (lastOnDevice[stage.device])
-      if (Error e = finish(*lastOnDevice[stage.device])) return waitAll(e);
-
-    ExecutionContext& stageContext = contexts[s];
-    for (const std::string& name : stage.inputs) {
-      auto it = values.find(name);
-      if (it == values.end())
-        return waitAll(makeError(stage.label, ": tensor '", name, "' was not produced"));
-      Value& value = it->second;
-      if (value.onDevice && value.device == stage.device && devices_[stage.device].device->keepsTensors()) {
-        stageContext.setDeviceInput(name, value.onDevice);
-        ++stats.deviceHandoffs;
-        continue;
-      }
-      if (Error e = ensureOnHost(value, name)) return waitAll(e.withContext(stage.label));
-      if (value.intermediate && !value.countedOnHost) {
-        value.countedOnHost = true;
-        ++stats.hostTransfers;
-        stats.hostTransferBytes += value.host->sizeInBytes();
-      }
-      stageContext.setInput(name, *value.host);
-    }
-    for (const std::string& name : keepOnDevice_[s]) stageContext.keepOnDevice(name);
-    pending[s] = devices_[stage.device].device->runAsync(stageId(id, s), stageContext);
-    if (!pending[s]) return waitAll(makeError(devices_[stage.device].label, ": runAsync returned no handle"));
-    lastOnDevice[stage.device] = s;
   }
-  for (size_t s = 0; s < stages_.size(); ++s)
-    if (Error e = finish(s)) return waitAll(e);
+  EMBER_RETURN_IF_ERROR(ensureOnHost(value, name));
+  if (value.intermediate && !value.countedOnHost) {
+    value.countedOnHost = true;
+    ++stats.hostTransfers;
+    stats.hostTransferBytes += value.host->sizeInBytes();
+  }
+  stageContext.setInput(name, *value.host);
+  return Error::success();
+}
 
-  // Outputs no partition computes: a model input passed through, or a constant.
-  for (const StorageOutput& out : storageOutputs_) {
+/// The model outputs into `context`, those no partition computes (a model
+/// input passed through, or a constant) included.
+Error setModelOutputs(std::map<std::string, Value>& values, const std::vector<StorageOutput>& storageOutputs,
+                      const std::vector<std::string>& modelOutputs, ExecutionContext& context) {
+  for (const StorageOutput& out : storageOutputs) {
     if (out.constant) {
       values[out.name].host = &*out.constant;
       continue;
@@ -201,14 +145,123 @@ Error PartitionedFunction::run(const std::string& id, ExecutionContext& context)
       return makeError("model output '", out.name, "': no model input '", out.inputName, "'");
     values[out.name].host = it->second.host;
   }
-  for (const std::string& name : modelOutputs_) {
+  for (const std::string& name : modelOutputs) {
     auto it = values.find(name);
     if (it == values.end()) return makeError("no partition produced model output '", name, "'");
     EMBER_RETURN_IF_ERROR(ensureOnHost(it->second, name));
     context.setOutput(name, *it->second.host);
   }
+  return Error::success();
+}
+
+/// One run of the stages: each starts, through Device::runAsync, once its
+/// producers and the previous run on its device have finished.
+struct StageRun {
+  using Stage = PartitionedFunction::Stage;
+  using DeviceSlot = PartitionedFunction::DeviceSlot;
+
+  StageRun(const std::vector<Stage>& stages, const std::vector<DeviceSlot>& devices,
+           const std::map<std::string, size_t>& producer,
+           const std::vector<std::set<std::string>>& keepOnDevice, const ExecutionContext& context)
+      : stages(stages),
+        devices(devices),
+        producer(producer),
+        keepOnDevice(keepOnDevice),
+        contexts(stages.size()),
+        pending(stages.size()),
+        lastOnDevice(devices.size()) {
+    stats.partitions = stages.size();
+    for (const auto& [name, tensor] : context.inputs()) values[name].host = &tensor;
+  }
+
+  /// Starts every stage (`ids`: its id on its device) and waits for all.
+  Error runAll(const std::vector<std::string>& ids) {
+    for (size_t s = 0; s < stages.size(); ++s)
+      if (Error e = start(s, ids[s])) return waitAll(e);
+    for (size_t s = 0; s < stages.size(); ++s)
+      if (Error e = finish(s)) return waitAll(e);
+    return Error::success();
+  }
+
+  /// Waits for stage s and publishes its outputs.
+  Error finish(size_t s) {
+    if (!pending[s]) return Error::success();
+    Error e = pending[s]->wait();
+    pending[s].reset();
+    if (e) return e.withContext(stages[s].label);
+    for (const std::string& name : stages[s].outputs) {
+      Value& value = values[name];
+      value.intermediate = true;
+      value.device = stages[s].device;
+      value.onDevice = contexts[s].deviceOutput(name);
+      value.host = contexts[s].output(name);
+      if (!value.host && !value.onDevice)
+        return makeError(stages[s].label, ": produced no tensor '", name, "'");
+    }
+    return Error::success();
+  }
+
+  /// Waits for every stage still running; the first error wins.
+  Error waitAll(Error error) {
+    for (size_t s = 0; s < stages.size(); ++s)
+      if (pending[s]) {
+        Error e = pending[s]->wait();
+        if (e && !error) error = e.withContext(stages[s].label);
+      }
+    return error;
+  }
+
+  /// Stage s's inputs (its producers, and the previous run on its device,
+  /// finished first), then its run.
+  Error start(size_t s, const std::string& id) {
+    const Stage& stage = stages[s];
+    for (const std::string& name : stage.inputs) {
+      auto it = producer.find(name);
+      if (it != producer.end() && it->second < s) EMBER_RETURN_IF_ERROR(finish(it->second));
+    }
+    if (lastOnDevice[stage.device]) EMBER_RETURN_IF_ERROR(finish(*lastOnDevice[stage.device]));
+    ExecutionContext& stageContext = contexts[s];
+    const DeviceSlot& slot = devices[stage.device];
+    for (const std::string& name : stage.inputs) {
+      auto it = values.find(name);
+      if (it == values.end()) return makeError(stage.label, ": tensor '", name, "' was not produced");
+      if (Error e =
+              setStageInput(name, it->second, stage.device, slot.device->keepsTensors(), stageContext, stats))
+        return e.withContext(stage.label);
+    }
+    for (const std::string& name : keepOnDevice[s]) stageContext.keepOnDevice(name);
+    pending[s] = slot.device->runAsync(id, stageContext);
+    if (!pending[s]) return makeError(slot.label, ": runAsync returned no handle");
+    lastOnDevice[stage.device] = s;
+    return Error::success();
+  }
+
+  const std::vector<Stage>& stages;
+  const std::vector<DeviceSlot>& devices;
+  const std::map<std::string, size_t>& producer;
+  const std::vector<std::set<std::string>>& keepOnDevice;
+  RunStatistics stats;
+  std::map<std::string, Value> values;
+  std::vector<ExecutionContext> contexts;
+  std::vector<std::unique_ptr<RunHandle>> pending;
+  std::vector<std::optional<size_t>> lastOnDevice;
+};
+
+}  // namespace
+
+Error PartitionedFunction::run(const std::string& id, ExecutionContext& context) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!loadedIds_.count(id)) return makeError("device: function '", id, "' is not loaded");
+  }
+  std::vector<std::string> ids;
+  ids.reserve(stages_.size());
+  for (size_t s = 0; s < stages_.size(); ++s) ids.push_back(stageId(id, s));
+  StageRun stageRun{stages_, devices_, producer_, keepOnDevice_, context};
+  EMBER_RETURN_IF_ERROR(stageRun.runAll(ids));
+  EMBER_RETURN_IF_ERROR(setModelOutputs(stageRun.values, storageOutputs_, modelOutputs_, context));
   std::lock_guard<std::mutex> lock(mutex_);
-  lastRun_ = stats;
+  lastRun_ = stageRun.stats;
   return Error::success();
 }
 

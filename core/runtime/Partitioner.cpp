@@ -116,17 +116,11 @@ void placeViews(const Function& function, const std::unordered_set<const Node*>&
   }
 }
 
-}  // namespace
-
-Expected<PartitionPlan> partitionFunction(const Function& function,
-                                          const std::vector<const Backend*>& backends) {
-  assert(!backends.empty());
-  PartitionPlan plan;
-  std::unordered_map<const Node*, size_t> placement;
-  const std::vector<Node*> order = function.topologicalOrder();
-  // Views attached to compute go with it; a view between model inputs,
-  // constants and outputs only is placed by supports() like any node.
-  const std::unordered_set<const Node*> attached = attachedViews(function);
+/// Places every compute node on the first backend that supports it (a node
+/// off backend 0 is reported as a fallback); views attached to compute wait.
+Error placeNodes(const std::vector<Node*>& order, const std::unordered_set<const Node*>& attached,
+                 const std::vector<const Backend*>& backends,
+                 std::unordered_map<const Node*, size_t>& placement, PartitionPlan& plan) {
   for (Node* node : order) {
     if (node->info().category == OpCategory::Storage || attached.count(node)) continue;
     NodeInfo info = NodeInfo::of(*node);
@@ -146,6 +140,63 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
                                         std::string(node->info().name) + " on (" + inputTypesOf(*node) +
                                         ")"});
   }
+  return Error::success();
+}
+
+/// Partition p as a function of its own: its nodes, a Placeholder per value
+/// it reads from elsewhere, an output per value a later partition reads (under
+/// its value key) and the model outputs it computes.
+Expected<std::unique_ptr<Function>> buildPartition(const Function& function, size_t p,
+                                                   const std::vector<Node*>& nodes,
+                                                   const std::unordered_map<const Node*, size_t>& partitionOf,
+                                                   std::unordered_map<const Node*, std::vector<Use>>& uses) {
+  auto sub = std::make_unique<Function>(function.name() + "." + std::to_string(p));
+  std::map<std::pair<const Node*, unsigned>, NodeValue> mapped;
+  auto lookup = [&](NodeValue v) -> NodeValue {
+    auto key = std::make_pair(static_cast<const Node*>(v.node), v.resNo);
+    auto it = mapped.find(key);
+    if (it != mapped.end()) return it->second;
+    Node* made = v.node->isConstant() ? sub->createConstant(v.node->name(), v.node->payload())
+                                      : sub->createPlaceholder(valueKey(v), v.type());
+    return mapped[key] = NodeValue(made, made->isConstant() ? v.resNo : 0);
+  };
+  for (Node* node : nodes) {
+    std::vector<NodeValue> inputs;
+    inputs.reserve(node->numInputs());
+    for (const NodeValue& v : node->inputs()) inputs.push_back(lookup(v));
+    Expected<Node*> made = sub->create(node->kind(), node->name(), std::move(inputs), node->attrs());
+    if (!made) return made.error().withContext("partitioning");
+    for (unsigned r = 0; r < node->numResults(); ++r) mapped[{node, r}] = NodeValue(*made, r);
+  }
+  // Results read by a later partition leave under their value key.
+  std::set<std::string> exported;
+  for (Node* node : nodes) {
+    for (const Use& use : uses[node]) {
+      auto other = partitionOf.find(use.user);
+      if (other == partitionOf.end() || other->second == p) continue;
+      NodeValue v = use.user->input(use.operand);
+      if (exported.insert(valueKey(v)).second) sub->addOutput(valueKey(v), mapped.at({v.node, v.resNo}));
+    }
+  }
+  for (const auto& [name, value] : function.outputs())
+    if (partitionOf.count(value.node) && partitionOf.at(value.node) == p && !exported.count(name))
+      sub->addOutput(name, mapped.at({value.node, value.resNo}));
+  EMBER_RETURN_IF_ERROR(sub->verify().withContext("partition " + std::to_string(p)));
+  return sub;
+}
+
+}  // namespace
+
+Expected<PartitionPlan> partitionFunction(const Function& function,
+                                          const std::vector<const Backend*>& backends) {
+  assert(!backends.empty());
+  PartitionPlan plan;
+  std::unordered_map<const Node*, size_t> placement;
+  const std::vector<Node*> order = function.topologicalOrder();
+  // Views attached to compute go with it; a view between model inputs,
+  // constants and outputs only is placed by supports() like any node.
+  const std::unordered_set<const Node*> attached = attachedViews(function);
+  EMBER_RETURN_IF_ERROR(placeNodes(order, attached, backends, placement, plan));
   placeViews(function, attached, order, placement);
   for (const auto& [name, value] : function.outputs()) {
     if (placement.count(value.node)) continue;
@@ -160,39 +211,9 @@ Expected<PartitionPlan> partitionFunction(const Function& function,
   for (size_t p = 0; p < groups.size(); ++p)
     for (Node* node : groups[p].second) partitionOf[node] = p;
   auto uses = function.computeUses();
-
   for (size_t p = 0; p < groups.size(); ++p) {
-    auto sub = std::make_unique<Function>(function.name() + "." + std::to_string(p));
-    std::map<std::pair<const Node*, unsigned>, NodeValue> mapped;
-    auto lookup = [&](NodeValue v) -> NodeValue {
-      auto key = std::make_pair(static_cast<const Node*>(v.node), v.resNo);
-      auto it = mapped.find(key);
-      if (it != mapped.end()) return it->second;
-      Node* made = v.node->isConstant() ? sub->createConstant(v.node->name(), v.node->payload())
-                                        : sub->createPlaceholder(valueKey(v), v.type());
-      return mapped[key] = NodeValue(made, made->isConstant() ? v.resNo : 0);
-    };
-    for (Node* node : groups[p].second) {
-      std::vector<NodeValue> inputs;
-      for (const NodeValue& v : node->inputs()) inputs.push_back(lookup(v));
-      Expected<Node*> made = sub->create(node->kind(), node->name(), std::move(inputs), node->attrs());
-      if (!made) return made.error().withContext("partitioning");
-      for (unsigned r = 0; r < node->numResults(); ++r) mapped[{node, r}] = NodeValue(*made, r);
-    }
-    // Results read by a later partition leave under their value key.
-    std::set<std::string> exported;
-    for (Node* node : groups[p].second) {
-      for (const Use& use : uses[node]) {
-        auto other = partitionOf.find(use.user);
-        if (other == partitionOf.end() || other->second == p) continue;
-        NodeValue v = use.user->input(use.operand);
-        if (exported.insert(valueKey(v)).second) sub->addOutput(valueKey(v), mapped.at({v.node, v.resNo}));
-      }
-    }
-    for (const auto& [name, value] : function.outputs())
-      if (partitionOf.count(value.node) && partitionOf.at(value.node) == p && !exported.count(name))
-        sub->addOutput(name, mapped.at({value.node, value.resNo}));
-    EMBER_RETURN_IF_ERROR(sub->verify().withContext("partition " + std::to_string(p)));
+    EMBER_ASSIGN_OR_RETURN(std::unique_ptr<Function> sub,
+                           buildPartition(function, p, groups[p].second, partitionOf, uses));
     plan.partitions.push_back({groups[p].first, std::move(sub)});
   }
   return plan;

@@ -280,6 +280,7 @@ Error compilePartitioned(Function& function, CompiledModel& model, const Compile
     stages.push_back(std::move(stage));
   }
   std::vector<std::string> outputs;
+  outputs.reserve(model.outputs.size());
   for (const auto& [name, type] : model.outputs) outputs.push_back(name);
   auto partitioned = std::make_shared<PartitionedFunction>(
       std::move(stages), devices.take(), std::move(outputs), std::move(plan->storageOutputs));
@@ -327,7 +328,7 @@ Expected<std::map<std::string, Tensor>> compileAndRun(Function& function, const 
   auto model = compileFunction(function, backend.take(), options);
   if (!model) return model.error();
   ExecutionContext context;
-  for (auto& [name, tensor] : inputs) context.setInput(name, std::move(tensor));
+  for (auto& entry : inputs) context.setInput(entry.first, std::move(entry.second));
   EMBER_RETURN_IF_ERROR(checkInputs(*model, context));
   EMBER_RETURN_IF_ERROR(model->function->execute(context));
   return std::move(context.outputs());

@@ -8,24 +8,18 @@ namespace ember {
 
 size_t elemSize(ElemKind kind) {
   switch (kind) {
-    case ElemKind::F32:
-      return 4;
+    case ElemKind::Int8Q:
+    case ElemKind::UInt8Q:
+    case ElemKind::Bool:
+      return 1;
     case ElemKind::F16:
-      return 2;
     case ElemKind::BF16:
       return 2;
-    case ElemKind::Int8Q:
-      return 1;
-    case ElemKind::UInt8Q:
-      return 1;
+    case ElemKind::F32:
     case ElemKind::Int32Q:
-      return 4;
     case ElemKind::I32:
       return 4;
     case ElemKind::I64:
-      return 8;
-    case ElemKind::Bool:
-      return 1;
     case ElemKind::F64:
       return 8;
   }

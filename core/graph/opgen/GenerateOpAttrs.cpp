@@ -101,7 +101,10 @@ void writeOp(std::ostream& os, const RawOp& op) {
     std::string type = a.kind == "enum" ? op.name + camelCase(a.name, true) : cppType(a.kind);
     std::string init = a.kind == "int" || a.kind == "float" ? "{}" : "";
     if (a.kind == "enum") init = "{}";
-    if (a.optional) type = "std::optional<" + type + ">", init = "";
+    if (a.optional) {
+      type.insert(0, "std::optional<").push_back('>');
+      init.clear();
+    }
     os << "  " << type << " " << camelCase(a.name, false) << init << ";\n";
   }
   os << "\n  static " << structName << " from(const Attributes& attrs) {\n    " << structName << " result;\n";
@@ -112,7 +115,8 @@ void writeOp(std::ostream& os, const RawOp& op) {
     // The type rule has checked the value, so an unknown one cannot reach here.
     if (a.kind == "enum") {
       const std::string& enumName = enumByValues.at(a.enumValues);
-      value = "parse" + enumName + "(" + read + ").value_or(" + enumName + "{})";
+      value = "parse";
+      value.append(enumName).append("(").append(read).append(").value_or(").append(enumName).append("{})");
     }
     if (a.optional)
       os << "    if (attrs.has(\"" << a.name << "\")) " << member << " = " << value << ";\n";
