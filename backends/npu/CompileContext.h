@@ -17,7 +17,7 @@
 
 namespace ember::npu_backend {
 
-/// What a lowering reports about its layer (LayerReport's compile-time fields).
+/// What a lowering reports about its layer (its report's compile-time fields and columns).
 struct LayerInfo {
   std::string shape, tiles;
   uint64_t estimatedCycles = 0;

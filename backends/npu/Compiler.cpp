@@ -280,8 +280,8 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     LayerReport layer;
     layer.name = ctx.program().layers().back();
     layer.op = std::string(opName(inst.kind));
-    layer.shape = info->shape;
-    layer.tiles = info->tiles;
+    layer.values[kShapeColumn] = info->shape;
+    layer.values[kTilesColumn] = info->tiles;
     layer.estimatedCycles = info->estimatedCycles;
     result.layers.push_back(std::move(layer));
   }

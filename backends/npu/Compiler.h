@@ -12,9 +12,13 @@
 
 namespace ember::npu_backend {
 
+/// The report columns the compiler fills for each layer (NpuDevice.cpp declares them).
+inline constexpr const char* kShapeColumn = "shape";  ///< what was computed, e.g. "1x56x56x64 <- 3x3x64 s1"
+inline constexpr const char* kTilesColumn = "tiles";  ///< the tiling chosen, e.g. "m=196 k=16 n=16, order=nk"
+
 struct CompiledProgram {
   npu::Bundle bundle;
-  std::vector<LayerReport> layers;  ///< compile-time fields, one per bundle layer
+  std::vector<LayerReport> layers;  ///< compile-time fields and columns, one per bundle layer
   uint64_t sramPeakBytes = 0;
   /// The IR's output dims by name: a bundle symbol has rank >= 1, so a scalar
   /// output is stored as [1] and restored from here.

@@ -23,8 +23,7 @@ class NpuFunction final : public CompiledFunction {
         config_(std::move(config)),
         outputDims_(std::move(program.outputDims)) {
     report_.layers = std::move(program.layers);
-    report_.peakMacsPerCycle = uint64_t(config_.rows * config_.cols);
-    report_.sramPeakBytes = program.sramPeakBytes;
+    declareReport(program.sramPeakBytes);
   }
 
   Error execute(ExecutionContext& context) override {
@@ -68,28 +67,61 @@ class NpuFunction final : public CompiledFunction {
   }
 
  private:
+  /// The NPU's counters and columns (the keys of docs/cli.md, "--report-json"),
+  /// zero until a run; the compiler fills the shape and tiles of each layer.
+  void declareReport(uint64_t compiledSramPeakBytes) {
+    report_.device = "npu";
+    report_.peakMacsPerCycle = uint64_t(config_.rows * config_.cols);
+    report_.setCounter("dram_read_bytes", uint64_t(0), "B");
+    report_.setCounter("dram_write_bytes", uint64_t(0), "B");
+    report_.setCounter("sram_peak_bytes", compiledSramPeakBytes, "B", /*peak=*/true);
+    report_.setCounter("energy_pj", 0.0, "pJ");
+    report_.summary = {
+        "DRAM:         read {dram_read_bytes} B, written {dram_write_bytes} B; "
+        "SRAM peak {sram_peak_bytes} B; energy {energy_pj/1e6} uJ"};
+    report_.columns = {
+        {kShapeColumn, "shape", "", ReportKind::Text, /*measured=*/false, 0},
+        {kTilesColumn, "tiles", "", ReportKind::Text, /*measured=*/false, 0},
+        {"mac_utilization", "util", "", ReportKind::Fraction, /*measured=*/true, 7},
+        {"dram_bytes", "DRAM B", "B", ReportKind::Count, /*measured=*/true, 11},
+        {"stall_cycles", "stall (max)", "cycles", ReportKind::Breakdown, /*measured=*/true, 22},
+    };
+    for (LayerReport& layer : report_.layers) clearMeasured(layer);
+  }
+
+  /// A layer's measured fields and columns, zero (before a run, or when the
+  /// run's statistics have no layer of its name).
+  static void clearMeasured(LayerReport& layer) {
+    layer.cycles = layer.macs = 0;
+    layer.values["mac_utilization"] = 0.0;
+    layer.values["dram_bytes"] = uint64_t(0);
+    layer.values["stall_cycles"] = std::map<std::string, uint64_t>();
+  }
+
   void updateReport(const npu::SimStats& s, double hostSeconds) {
+    report_.measured = true;
     report_.cycles = s.cycles;
     report_.macs = s.macs;
-    report_.dramReadBytes = s.dramReadBytes;
-    report_.dramWriteBytes = s.dramWriteBytes;
-    report_.sramPeakBytes = std::max(report_.sramPeakBytes, s.scratchpadPeakBytes);
-    report_.energyPj = s.energyPj;
+    report_.setCounter("dram_read_bytes", s.dramReadBytes);
+    report_.setCounter("dram_write_bytes", s.dramWriteBytes);
+    const ReportCounter* sramPeak = report_.counter("sram_peak_bytes");
+    report_.setCounter("sram_peak_bytes",
+                       std::max(std::get<uint64_t>(sramPeak->value), s.scratchpadPeakBytes));
+    report_.setCounter("energy_pj", s.energyPj);
     report_.deviceSeconds = double(s.cycles) / (s.clockGhz * 1e9);
     report_.hostSeconds = hostSeconds;
     for (LayerReport& layer : report_.layers) {
-      layer.cycles = layer.macs = layer.dramBytes = 0;
-      layer.macUtilization = 0;
-      layer.stallCycles.clear();
+      clearMeasured(layer);
       for (const npu::LayerStats& ls : s.layers) {
         if (ls.name != layer.name) continue;
         layer.cycles = ls.cycles;
         layer.macs = ls.macs;
-        layer.dramBytes = ls.dramBytes;
-        layer.macUtilization = ls.macUtilization;
+        layer.values["mac_utilization"] = ls.macUtilization;
+        layer.values["dram_bytes"] = ls.dramBytes;
+        auto& stalls = std::get<std::map<std::string, uint64_t>>(layer.values["stall_cycles"]);
         for (size_t r = 0; r < npu::kNumStallReasons; ++r)
           if (ls.stallCycles[r])
-            layer.stallCycles[std::string(npu::stallReasonName(npu::StallReason(r)))] = ls.stallCycles[r];
+            stalls[std::string(npu::stallReasonName(npu::StallReason(r)))] = ls.stallCycles[r];
       }
     }
   }

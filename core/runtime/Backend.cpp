@@ -75,19 +75,6 @@ Error Device::unload(const std::string& id) {
   return Error::success();
 }
 
-void DeviceReport::merge(const DeviceReport& other) {
-  cycles += other.cycles;
-  macs += other.macs;
-  peakMacsPerCycle = std::max(peakMacsPerCycle, other.peakMacsPerCycle);
-  dramReadBytes += other.dramReadBytes;
-  dramWriteBytes += other.dramWriteBytes;
-  sramPeakBytes = std::max(sramPeakBytes, other.sramPeakBytes);
-  energyPj += other.energyPj;
-  deviceSeconds += other.deviceSeconds;
-  hostSeconds += other.hostSeconds;
-  layers.insert(layers.end(), other.layers.begin(), other.layers.end());
-}
-
 Error CompiledFunction::writeArtifact(const std::string&) const {
   return makeError("this backend writes no compiled artefact");
 }

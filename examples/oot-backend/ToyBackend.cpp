@@ -38,6 +38,13 @@ struct Step {
   bool fast = false;
 };
 
+/// Which kernel runs a step: the toy's own ("toy", "fused") or Ember's ("reference").
+std::string kernelOf(const Step& step) {
+  if (step.inst->kind == OpKind::VendorOp) return "fused";
+  if (step.inst->kind == OpKind::Copy) return "copy";
+  return step.fast ? "toy" : "reference";
+}
+
 class ToyFunction final : public CompiledFunction {
  public:
   explicit ToyFunction(const IRFunction& ir)
@@ -59,6 +66,7 @@ class ToyFunction final : public CompiledFunction {
       step.fast = hasFastKernel(inst.kind, step.inTypes, step.outTypes);
       steps_.push_back(std::move(step));
     }
+    declareReport();
   }
 
   Error execute(ExecutionContext& context) override {
@@ -71,6 +79,7 @@ class ToyFunction final : public CompiledFunction {
                          t->type().str());
       std::memcpy(io_.base() + value.offset, t->data(), value.type.sizeInBytes());
     }
+    uint64_t fastInstructions = 0;
     for (const Step& step : steps_) {
       const Instruction& inst = *step.inst;
       if (inst.kind == OpKind::Copy) {
@@ -91,6 +100,7 @@ class ToyFunction final : public CompiledFunction {
         runConvBiasRelu(inst.attrs, ins, outs[0]);  // compile() accepted only toy.ConvBiasRelu
       } else if (step.fast) {
         runFastKernel(inst.kind, inst.attrs, ins, outs);
+        ++fastInstructions;
       } else if (Error e = runKernel(inst.kind, inst.attrs, ins, outs)) {
         return e.withContext("toy: instruction '" + inst.name + "' (" + std::string(opName(inst.kind)) + ")");
       }
@@ -101,10 +111,30 @@ class ToyFunction final : public CompiledFunction {
       std::memcpy(out.data(), io_.base() + value.offset, value.type.sizeInBytes());
       context.setOutput(value.name, std::move(out));
     }
+    report_.measured = true;
+    report_.setCounter("fast_instructions", fastInstructions);
     return Error::success();
   }
 
+  const DeviceReport* deviceReport() const override { return &report_; }
+
  private:
+  /// The toy's report: one counter (instructions its own kernels ran) and one
+  /// column (which kernel runs each instruction, decided at compile). The
+  /// tools print and write them like any backend's (ember/DeviceReport.h).
+  void declareReport() {
+    report_.device = "toy";
+    report_.setCounter("fast_instructions", uint64_t(0), "instructions");
+    report_.columns = {{"kernel", "kernel", "", ReportKind::Text, /*measured=*/false, 0}};
+    for (const Step& step : steps_) {
+      LayerReport layer;
+      layer.name = step.inst->name;
+      layer.op = std::string(opName(step.inst->kind));
+      layer.values["kernel"] = kernelOf(step);
+      report_.layers.push_back(std::move(layer));
+    }
+  }
+
   /// The host address of a value: its region's base plus its planned offset
   /// (views resolve to the value they window, plus their byte offset).
   std::byte* address(ValueId id) {
@@ -124,6 +154,7 @@ class ToyFunction final : public CompiledFunction {
   IRFunction ir_;  // a copy: the compiled function outlives the compiler's IR
   Region constants_, io_, activations_;
   std::vector<Step> steps_;
+  DeviceReport report_;
 };
 
 bool isQuantizedType(const Type& t) { return isQuantized(t.kind); }

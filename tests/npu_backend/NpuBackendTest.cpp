@@ -180,7 +180,8 @@ TEST(NpuConv, TilingTechniques) {
     RunResult npu;
     expectBitExact(convBuilder(e.shape), "", {}, &npu);
     ASSERT_EQ(npu.report.layers.size(), 1u);
-    EXPECT_NE(npu.report.layers[0].tiles.find(e.tiles), std::string::npos) << npu.report.layers[0].tiles;
+    EXPECT_NE(npu.report.layers[0].text("tiles").find(e.tiles), std::string::npos)
+        << npu.report.layers[0].text("tiles");
     if (std::string(e.shape.name) == "strided_1x1") {  // gathered: a dense 7x7 conv, every MAC useful
       EXPECT_EQ(npu.report.layers[0].macs, uint64_t(7 * 7 * 128 * 64));
     }
@@ -255,8 +256,8 @@ TEST(NpuPool, AvgGlobalChannelBlocks) {
   expectBitExact(poolBuilder(OpKind::QuantizedAvgPool, {2, 40, 40, 48}, 40, 1, {0, 0, 0, 0}, false, false),
                  "", {}, &npu);
   ASSERT_EQ(npu.report.layers.size(), 1u);
-  EXPECT_NE(npu.report.layers[0].tiles.find("pixels stationary"), std::string::npos);
-  EXPECT_NE(npu.report.layers[0].tiles.find("32-channel blocks"), std::string::npos);
+  EXPECT_NE(npu.report.layers[0].text("tiles").find("pixels stationary"), std::string::npos);
+  EXPECT_NE(npu.report.layers[0].text("tiles").find("32-channel blocks"), std::string::npos);
 }
 
 TEST(NpuPool, AvgPaddedExcludePad) {
@@ -445,8 +446,8 @@ TEST(NpuResidualFusion, ConvPlusAddBitExact) {
         EXPECT_EQ(npu.report.layers[1].op, "QuantizedAdd");
       } else {
         ASSERT_EQ(npu.report.layers.size(), 1u);
-        EXPECT_NE(npu.report.layers[0].shape.find("+ residual add"), std::string::npos)
-            << npu.report.layers[0].shape;
+        EXPECT_NE(npu.report.layers[0].text("shape").find("+ residual add"), std::string::npos)
+            << npu.report.layers[0].text("shape");
       }
     }
   }
@@ -475,7 +476,7 @@ TEST(NpuNetwork, DeterministicCyclesAndReport) {
   EXPECT_EQ(a.report.layers[0].name, "conv1");
   EXPECT_GT(a.report.layers[0].cycles, 0u);
   EXPECT_GT(a.report.layers[0].estimatedCycles, 0u);
-  EXPECT_FALSE(a.report.layers[0].tiles.empty());
+  EXPECT_FALSE(a.report.layers[0].text("tiles").empty());
   // conv1 MACs: 16x16 outputs x 16 channels x 27 taps (the npu also counts the junk columns it computes).
   EXPECT_GE(a.report.layers[0].macs, uint64_t(16 * 16 * 16 * 27));
 }
@@ -702,10 +703,10 @@ TEST(NpuBatchRows, PointwiseConvsStreamEveryImage) {
       RunResult on;
       expectBitExact(convChain(batch), configWith(cfg, "batch_rows", true), {}, &on);
       ASSERT_EQ(on.report.layers.size(), 3u);
-      EXPECT_EQ(on.report.layers[1].shape.rfind("1x" + std::to_string(14 * batch) + "x14x128", 0), 0u)
-          << on.report.layers[1].shape;
-      EXPECT_EQ(on.report.layers[0].shape.rfind(std::to_string(batch) + "x14x14x64", 0), 0u)
-          << on.report.layers[0].shape;
+      EXPECT_EQ(on.report.layers[1].text("shape").rfind("1x" + std::to_string(14 * batch) + "x14x128", 0), 0u)
+          << on.report.layers[1].text("shape");
+      EXPECT_EQ(on.report.layers[0].text("shape").rfind(std::to_string(batch) + "x14x14x64", 0), 0u)
+          << on.report.layers[0].text("shape");
     }
   // A strided 1x1 (gathered by DMA) over a batch, fused with its residual add.
   expectBitExact(residualBuilder({"batch4_strided", 16, 16, 32, 64, 1, 2, true, true, false, 4}),
@@ -732,8 +733,8 @@ TEST(NpuDenseStem, StrideTwoConvOnPixelBlocks) {
       expectBitExact(convBuilder(p.conv), configWith(cfg, "dense_stem", true), {}, &npu);
       ASSERT_EQ(npu.report.layers.size(), 1u);
       const bool blocks = std::string(cfg).find("16x16") != std::string::npos ? p.blocksOn16 : p.blocksOn64;
-      EXPECT_EQ(npu.report.layers[0].shape.find("2x2 blocks") != std::string::npos, blocks)
-          << npu.report.layers[0].shape;
+      EXPECT_EQ(npu.report.layers[0].text("shape").find("2x2 blocks") != std::string::npos, blocks)
+          << npu.report.layers[0].text("shape");
     }
 }
 

@@ -12,6 +12,7 @@
 #   sdk_test.sh fallback-app    PREFIX SOURCE_DIR WORK_DIR MODEL
 #   sdk_test.sh installed-extras PREFIX BUILD_DIR SAME.npy OTHER.npy
 #   sdk_test.sh guide           GUIDE.md SOURCE_ROOT   (verbatim blocks match the example)
+#   sdk_test.sh toy-report      EMBER PLUGIN_DIR MODEL INPUT WORK_DIR   (the toy's own counter and column)
 set -euo pipefail
 
 step=$1
@@ -54,10 +55,28 @@ case "$step" in
       { echo "sdk_test: 'toy' not found through EMBER_BACKEND_PATH" >&2; exit 1; }
     out="$work/run-output"
     rm -rf "$out"
-    "$ember" run "$model" --backend toy --backend-path "$work" --input "$input" --output-dir "$out"
+    "$ember" run "$model" --backend toy --backend-path "$work" --input "$input" --output-dir "$out" |
+      tee "$work/run-output.txt"
+    # The toy's device report (its own counter and column) printed by the installed tool.
+    grep -Eq '^fast_instructions: +[0-9]+ instructions$' "$work/run-output.txt" ||
+      { echo "sdk_test: the toy's counter is not in the report" >&2; exit 1; }
     outputs=("$out"/*.npy)
     [ ${#outputs[@]} -eq 1 ] || { echo "sdk_test: expected one output in $out" >&2; exit 1; }
     "$allclose" "$expected" "${outputs[0]}" 1e-4 1e-5
+    ;;
+  toy-report)
+    ember=$1 plugins=$2 model=$3 input=$4 work=$5
+    mkdir -p "$work"
+    "$ember" run "$model" --backend toy --backend-path "$plugins" --input "$input" \
+      --report-json "$work/report.json" | tee "$work/report.txt"
+    expect() {  # FILE REGEX WHAT
+      grep -Eq "$2" "$1" || { echo "sdk_test: toy-report: $3 missing from $1" >&2; exit 1; }
+    }
+    expect "$work/report.txt" '^fast_instructions: +[1-9][0-9]* instructions$' "the counter"
+    expect "$work/report.txt" '^layer +op +kernel$' "the column's header"
+    expect "$work/report.txt" ' (toy|fused|reference)$' "a layer's kernel"
+    expect "$work/report.json" '"fast_instructions": [1-9]' "the counter's key"
+    expect "$work/report.json" '"kernel": "(toy|fused|reference|copy)"' "the column's key"
     ;;
   conform-example)
     prefix=$1 work=$2 onnx=${3:-}

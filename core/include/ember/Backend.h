@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/DeviceReport.h"
 #include "ember/Error.h"
 #include "ember/Graph.h"
 #include "ember/IR.h"
@@ -79,38 +80,6 @@ class ExecutionContext {
   std::set<std::string> keptOnDevice_;
 };
 
-/// One layer of an accelerator's report (docs/cli.md, the NPU keys of
-/// --report-json). A layer is one instruction of the IR, or a fused group.
-struct LayerReport {
-  std::string name;                              ///< the graph node (the IR instruction's name)
-  std::string op;                                ///< its op kind, e.g. "QuantizedConv"
-  std::string shape;                             ///< what was computed, e.g. "1x56x56x64 <- 3x3x64 s1"
-  std::string tiles;                             ///< the tiling chosen, e.g. "m=196 k=16 n=16, order=nk"
-  uint64_t estimatedCycles = 0;                  ///< the compiler's estimate (timing formulas)
-  uint64_t cycles = 0, macs = 0, dramBytes = 0;  ///< measured by the last run
-  double macUtilization = 0;
-  std::map<std::string, uint64_t> stallCycles;  ///< reason -> cycles
-};
-
-/// What an accelerator measured during the last execute() (zero before it
-/// ran; the compile-time fields are filled at compile).
-struct DeviceReport {
-  uint64_t cycles = 0, macs = 0;
-  uint64_t peakMacsPerCycle = 0;  ///< PEs: utilisation = macs / (cycles * PEs)
-  uint64_t dramReadBytes = 0, dramWriteBytes = 0;
-  uint64_t sramPeakBytes = 0;
-  double energyPj = 0;
-  double deviceSeconds = 0;  ///< cycles at the device clock
-  double hostSeconds = 0;    ///< host time the simulation took
-  std::vector<LayerReport> layers;
-
-  double macUtilization() const {
-    return cycles && peakMacsPerCycle ? double(macs) / (double(cycles) * double(peakMacsPerCycle)) : 0.0;
-  }
-  /// Adds another partition's figures (sequential execution: cycles add).
-  void merge(const DeviceReport& other);
-};
-
 /// A compiled function, ready to run. Backend-specific.
 class CompiledFunction {
  public:
@@ -118,8 +87,8 @@ class CompiledFunction {
   /// Reads the context's inputs (checked against the function's input types)
   /// and writes all outputs.
   virtual Error execute(ExecutionContext& context) = 0;
-  /// An accelerator's figures (NPU cycles, per-layer table), or null for a
-  /// host backend. Updated by each execute().
+  /// The device's report (ember/DeviceReport.h: cycles, counters and a
+  /// per-layer table), or null for none. Updated by each execute().
   virtual const DeviceReport* deviceReport() const { return nullptr; }
   /// Writes the compiled artefact (`ember compile -o`; the NPU's bundle).
   /// Default: an error saying the backend has none.

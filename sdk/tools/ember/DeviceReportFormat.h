@@ -1,5 +1,6 @@
-// An accelerator's report (DeviceReport) as text (the per-layer table) and as
-// the NPU keys of --report-json (docs/cli.md).
+// A device's report (DeviceReport) as text (totals and the per-layer table)
+// and as the device keys of --report-json (docs/cli.md), whatever counters and
+// columns the backend declared.
 #pragma once
 
 #include <ostream>
@@ -9,11 +10,13 @@
 
 namespace ember::cli {
 
-/// Totals, then one line per layer: op, shape, tiles, cycles, utilisation,
-/// DRAM bytes and the dominant stall.
+/// Totals (cycles, MACs, the backend's summary lines and its other counters,
+/// once a run measured them), then one line per layer: name, op, cycles, the
+/// measured columns in their widths, then the compile-time columns.
 void printDeviceReport(std::ostream& os, const DeviceReport& device);
-/// cycles, macs, mac_utilization, dram_read_bytes, dram_write_bytes,
-/// energy_pj, sram_peak_bytes, device_seconds, host_seconds and layers[].
+/// cycles, macs, peak_macs_per_cycle, mac_utilization, the counters,
+/// device_seconds, latency_us, host_seconds and layers[] (name, op, the
+/// compile-time columns, estimated_cycles, cycles, macs, the measured columns).
 void writeDeviceReport(JsonWriter& json, const DeviceReport& device);
 
 }  // namespace ember::cli

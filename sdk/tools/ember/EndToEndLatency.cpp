@@ -40,8 +40,10 @@ double instructionMacs(const IRFunction& ir, const Instruction& instr) {
   const Type& out = ir.value(instr.operands[0].value).type;
   const Type& lhs = ir.value(instr.operands[1].value).type;
   const Type& rhs = ir.value(instr.operands[2].value).type;
-  if (op.find("Conv") != std::string_view::npos && rhs.rank() >= 1 && rhs.dims[0] > 0)
-    return double(out.numElements()) * double(rhs.numElements() / rhs.dims[0]);
+  if (op.find("Conv") != std::string_view::npos && rhs.rank() >= 1 && rhs.dims[0] > 0) {
+    const int64_t reduction = rhs.numElements() / rhs.dims[0];  // exact: the filter of one output channel
+    return double(out.numElements()) * double(reduction);
+  }
   if ((op.find("MatMul") != std::string_view::npos || op == "Gemm") && lhs.rank() >= 1)
     return double(out.numElements()) * double(lhs.dims.back());
   return 0;
@@ -78,6 +80,7 @@ EndToEndLatency modelledEndToEndLatency(const DeviceReport& device, const RunSta
 EndToEndLatency endToEndLatency(const DeviceReport& device, const RunStatistics* stats,
                                 double hostSecondsMedian, const HostLinkOptions& link) {
   EndToEndLatency latency;
+  if (!device.device.empty()) latency.device = device.device;
   latency.deviceUs = device.deviceSeconds * 1e6;
   if (!stats || stats->partitions <= 1) return latency;
   latency.partitions = stats->partitions;
@@ -100,9 +103,9 @@ std::string microseconds(double us) {
 
 void printEndToEndLatency(std::ostream& os, const EndToEndLatency& latency) {
   if (latency.partitions <= 1) return;
-  os << "\nend-to-end:   " << microseconds(latency.totalUs()) << " = npu " << microseconds(latency.deviceUs)
-     << " + host partitions " << microseconds(latency.hostPartitionsUs) << " + transfers "
-     << microseconds(latency.transfersUs) << "\n";
+  os << "\nend-to-end:   " << microseconds(latency.totalUs()) << " = " << latency.device << " "
+     << microseconds(latency.deviceUs) << " + host partitions " << microseconds(latency.hostPartitionsUs)
+     << " + transfers " << microseconds(latency.transfersUs) << "\n";
   os << "  [host partitions]  " << microseconds(latency.hostPartitionsUs)
      << (latency.hostModelled ? "  modelled (--host-model)\n"
                               : "  measured: run wall time - simulator wall time (median)\n");

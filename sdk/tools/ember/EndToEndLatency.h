@@ -47,8 +47,9 @@ double modelledHostSeconds(const CompiledModel& model, const std::string& target
                            const HostModelOptions& host);
 
 struct EndToEndLatency {
-  double deviceUs = 0;          ///< the accelerator's simulated time (latency_us)
-  double hostPartitionsUs = 0;  ///< the host partitions' time, measured or modelled
+  std::string device = "device";  ///< the accelerator's name in the text (DeviceReport::device)
+  double deviceUs = 0;            ///< the accelerator's simulated time (latency_us)
+  double hostPartitionsUs = 0;    ///< the host partitions' time, measured or modelled
   bool hostModelled = false;
   double transfersUs = 0;  ///< host-link time of the tensors that crossed
   uint64_t transfers = 0, transferBytes = 0;
