@@ -11,40 +11,6 @@
 namespace ember::codesign::test {
 namespace {
 
-std::vector<std::vector<std::string>> readCsv(const fs::path& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(readFile(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::string cell;
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      char c = line[i];
-      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        cells.push_back(cell);
-        cell.clear();
-      } else {
-        cell += c;
-      }
-    }
-    cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
-
-size_t column(const std::vector<std::string>& header, const std::string& name) {
-  auto it = std::find(header.begin(), header.end(), name);
-  EXPECT_NE(it, header.end()) << "no column " << name;
-  return size_t(it - header.begin());
-}
-
 /// Two NPU programs x 2 scratchpad sizes x 2 DRAM bandwidths; the 64 KiB
 /// scratchpad cannot hold the programs' buffers, so those points fail.
 const char* kProgramSpec = R"(name: programs

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 
 #include "HtmlReport.h"
 #include "Json.h"
@@ -188,6 +190,142 @@ TEST_F(CodesignSpec, SpecErrorsAreClear) {
   EXPECT_TRUE(load("models:\n  - ${nope}/m.onnx\n", {{"nope", dir_.string()}}));
   EXPECT_FALSE(load("models: []\n"));
   EXPECT_FALSE(load("models: [m.onnx, m.onnx]\n"));
+}
+
+TEST_F(CodesignSpec, MultichipAxesSetTheSystemSplitAndBatch) {
+  Expected<SweepSpec> spec = load(R"(
+models: [m.onnx]
+system:
+  chips: 2
+  interconnect: {topology: ring, bandwidth_gb_per_s: 32, latency_ns: 500}
+batch: 3
+axes:
+  matrix_engine.rows: [16, 32]
+  system.chips: [1, 4]
+  system.interconnect.bandwidth_gb_per_s: [0.5, 8]
+  split: [pipeline, data]
+)");
+  ASSERT_TRUE(spec) << spec.error().message();
+  ASSERT_TRUE(spec->isMultichip());
+  Expected<std::vector<SweepPoint>> points = expandSweep(*spec);
+  ASSERT_TRUE(points) << points.error().message();
+  ASSERT_EQ(points->size(), 16u);
+  const SweepPoint& last = points->back();
+  ASSERT_TRUE(last.system);
+  EXPECT_EQ(last.system->chips, 4);
+  EXPECT_EQ(last.system->split, "data");
+  EXPECT_EQ(last.system->batch, 3);
+  EXPECT_EQ(last.system->linkBandwidthGBps, 8);
+  EXPECT_EQ(last.config.rows, 32);
+  // Every chip reads the point's config.yaml; the spec's other system keys stay.
+  EXPECT_NE(last.system->yaml.find("count: 4"), std::string::npos) << last.system->yaml;
+  EXPECT_NE(last.system->yaml.find("config: config.yaml"), std::string::npos) << last.system->yaml;
+  EXPECT_NE(last.system->yaml.find("latency_ns: 500"), std::string::npos) << last.system->yaml;
+  EXPECT_EQ(last.label,
+            "matrix_engine.rows=32, system.chips=4, system.interconnect.bandwidth_gb_per_s=8, split=data");
+  // The NPU config is named after the NPU axes only, so that one chip and four share it.
+  EXPECT_EQ(last.configYaml, (*points)[8].configYaml);
+  EXPECT_EQ((*points)[8].system->chips, 1);
+  EXPECT_NE(last.configYaml.find("name: npu-16x16 [matrix_engine.rows=32]"), std::string::npos);
+  std::set<std::string> ids;
+  for (const SweepPoint& p : *points) ids.insert(p.id);
+  EXPECT_EQ(ids.size(), points->size());
+  EXPECT_EQ((*points)[0].system->split, "pipeline");
+}
+
+TEST_F(CodesignSpec, MultichipErrorsNameTheKey) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"models: [m.onnx]\naxes:\n  system.chips: [1, 2]\n",
+       "axis 'system.chips': key 'system.chips' needs a"},
+      {"models: [m.onnx]\nsplit: data\n", "spec.yaml:2: key 'split' needs a multi-chip system"},
+      {"models: [m.onnx]\nsystem: {chips: 2}\naxes:\n  system.link.bandwidth: [1]\n",
+       "unknown system key 'system.link.bandwidth'"},
+      {"models: [m.onnx]\nsystem: {chips: 2}\nsplit: tensor\n", "'split' is pipeline or data, not 'tensor'"},
+      {"models: [m.onnx]\nsystem: {chips: 2}\nbatch: 0\n", "'batch' is an integer from 1"},
+      {"models: [m.onnx]\nsystem: {chips: {count: 2, config: x.yaml}}\n",
+       "chips: 'config': every chip takes"},
+      {"models: [m.onnx]\nbackend: reference\nsystem: {chips: 2}\n", "key 'backend': a multi-chip sweep"},
+      {"models: [p.s]\nsystem: {chips: 2}\n", "model 'p': a multi-chip sweep splits ONNX models"},
+      {"models: [m.onnx]\nsystem: {chips: 2}\nbase_system: s.yaml\n", "give 'system:' or 'base_system:'"}};
+  for (const auto& [text, expected] : cases) {
+    Expected<SweepSpec> spec = load(text);
+    ASSERT_FALSE(spec) << text;
+    EXPECT_NE(spec.error().message().find(expected), std::string::npos) << spec.error().message();
+    EXPECT_NE(spec.error().message().find("spec.yaml"), std::string::npos) << spec.error().message();
+  }
+  // Values are checked when the points are expanded, naming the axis and the key.
+  for (const auto& [axis, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"system.chips: [0]", "axis 'system.chips' = system.chips=0: 'system.chips' is an integer"},
+           {"split: [pipelined]", "axis 'split' = split=pipelined: 'split' is pipeline or data"},
+           {"batch: [x]", "axis 'batch' = batch=x: 'batch' is an integer"}}) {
+    Expected<SweepSpec> spec = load("models: [m.onnx]\nsystem: {chips: 2}\naxes:\n  " + axis + "\n");
+    ASSERT_TRUE(spec) << spec.error().message();
+    Expected<std::vector<SweepPoint>> points = expandSweep(*spec);
+    ASSERT_FALSE(points) << axis;
+    EXPECT_NE(points.error().message().find(expected), std::string::npos) << points.error().message();
+  }
+  // A base system that lists its chips keeps them (each takes the point's config), but has no chip count.
+  writeFile(dir_ / "s.yaml",
+            "chips:\n  - {name: a, config: npu.yaml}\n  - {name: b, config: npu.yaml}\n"
+            "interconnect: {bandwidth_gb_per_s: 4}\n");
+  Expected<SweepSpec> listed = load("models: [m.onnx]\nbase_system: s.yaml\n");
+  ASSERT_TRUE(listed) << listed.error().message();
+  Expected<std::vector<SweepPoint>> listedPoints = expandSweep(*listed);
+  ASSERT_TRUE(listedPoints);
+  EXPECT_EQ(listedPoints->front().system->chips, 2);
+  EXPECT_EQ(count(listedPoints->front().system->yaml, "config: config.yaml"), 2u);
+  Expected<SweepSpec> counted = load("models: [m.onnx]\nbase_system: s.yaml\naxes:\n  system.chips: [4]\n");
+  ASSERT_TRUE(counted);
+  Expected<std::vector<SweepPoint>> countedPoints = expandSweep(*counted);
+  ASSERT_FALSE(countedPoints);
+  EXPECT_NE(countedPoints.error().message().find("s.yaml lists its chips"), std::string::npos)
+      << countedPoints.error().message();
+}
+
+TEST(CodesignMetrics, ReadsMultichipReports) {
+  Expected<Json> report = parseJson(R"({"backend": "npu", "num_chips": 2, "latency_us": 12.5,
+      "makespan_us": 40, "throughput_images_per_s": 100000, "steady_throughput_images_per_s": 125000,
+      "host_seconds": 1.5,
+      "chips": [{"name": "npu0", "utilization": 0.8, "mac_utilization": 0.2},
+                {"name": "npu1", "utilization": 0.4, "mac_utilization": 0.1}],
+      "links": [{"name": "npu0-npu1", "bytes": 4096, "utilization": 0.25}]})",
+                                    "mc.json");
+  ASSERT_TRUE(report);
+  Expected<MultichipStats> stats = parseMultichipStats(*report, "mc.json");
+  ASSERT_TRUE(stats) << stats.error().message();
+  EXPECT_EQ(stats->chipUtilizationMax, 0.8);
+  EXPECT_NEAR(*stats->chipUtilizationMean, 0.6, 1e-12);
+  EXPECT_NEAR(*stats->chipMacUtilizationMean, 0.15, 1e-12);
+  EXPECT_EQ(stats->linkUtilizationMax, 0.25);
+  EXPECT_EQ(stats->linkBytes, 4096);
+  npu::NpuConfig config;
+  std::map<std::string, std::optional<double>> values;
+  for (const auto& [name, value] : multichipMetricValues(*stats, config, 4)) values[name] = value;
+  EXPECT_EQ(values["latency_us"], 12.5);
+  EXPECT_EQ(values["throughput_images_per_s"], 100000);
+  EXPECT_EQ(values["batch"], 4);
+  EXPECT_EQ(values["area_mm2"], areaProxy(config).mm2);
+  EXPECT_FALSE(values["cycles"]);
+  // One chip has no links: their columns are empty, not zero.
+  Expected<Json> one =
+      parseJson(R"({"latency_us": 1, "throughput_images_per_s": 2, "chips": [], "links": []})", "one.json");
+  EXPECT_FALSE(parseMultichipStats(*one, "one.json")->linkUtilizationMax);
+  Expected<Json> run = parseJson(R"({"backend": "npu", "cycles": 5})", "run.json");
+  Expected<MultichipStats> notMultichip = parseMultichipStats(*run, "run.json");
+  ASSERT_FALSE(notMultichip);
+  EXPECT_NE(notMultichip.error().message().find("run.json: not an `ember multichip` report"),
+            std::string::npos);
+}
+
+TEST(CodesignPlots, SeriesJoinEachSeriesInXOrder) {
+  std::vector<SeriesDot> dots = {
+      {"2 chips", 8, 300, "a"}, {"2 chips", 0.5, 100, "b"}, {"1 chip", 8, 150, "c"}};
+  std::string svg = seriesSvg("t", {"link bandwidth (GB/s)", 0, 1, true}, {"images/s", 0, 1}, dots);
+  EXPECT_EQ(count(svg, "<polyline"), 1u);     // the one-dot series has no line
+  EXPECT_EQ(count(svg, "<circle"), 3u + 2u);  // dots + legend marks
+  EXPECT_NE(svg.find("<title>b: link bandwidth (GB/s) 0.5, images/s 100</title>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">2 chips<"), std::string::npos);
+  EXPECT_NE(seriesSvg("e", {"x", 0, 1}, {"y", 0, 1}, {}).find("no point to draw"), std::string::npos);
 }
 
 TEST(CodesignPlots, RooflinePlacesEachLayerUnderTheRoofs) {

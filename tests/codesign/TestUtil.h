@@ -1,14 +1,17 @@
 // Helpers of the co-design end-to-end tests: run the ember tool, temp dirs, files.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace ember::codesign::test {
 
@@ -51,5 +54,41 @@ inline std::string readFile(const fs::path& path) {
 }
 
 inline void writeFile(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+/// The rows of a CSV file (RFC 4180 quoting), header first.
+inline std::vector<std::vector<std::string>> readCsv(const fs::path& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(readFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      char c = line[i];
+      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.push_back(cell);
+        cell.clear();
+      } else {
+        cell += c;
+      }
+    }
+    cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+/// The index of a header cell (a test failure when absent).
+inline size_t column(const std::vector<std::string>& header, const std::string& name) {
+  auto it = std::find(header.begin(), header.end(), name);
+  EXPECT_NE(it, header.end()) << "no column " << name;
+  return size_t(it - header.begin());
+}
 
 }  // namespace ember::codesign::test

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -23,7 +24,9 @@
 #include "codesign/Slurm.h"
 #include "codesign/Svg.h"
 #include "codesign/SweepSpec.h"
+#include "ember/FileIO.h"
 #include "ember/Npy.h"
+#include "ember/multichip/SystemConfig.h"
 
 namespace ember::cli {
 namespace {
@@ -44,7 +47,7 @@ struct SweepArgs {
 
 /// Paths of one point's files under DIR/points/<id>/.
 struct PointFiles {
-  std::string dir, config, stats, log, json, report;
+  std::string dir, config, stats, log, json, report, system;
 };
 
 PointFiles pointFiles(const std::string& outDir, const SweepPoint& point) {
@@ -54,7 +57,8 @@ PointFiles pointFiles(const std::string& outDir, const SweepPoint& point) {
           dir + "/stats.json",
           dir + "/log.txt",
           dir + "/point.json",
-          dir + "/report.html"};
+          dir + "/report.html",
+          dir + "/system.yaml"};
 }
 
 std::string profilePath(const std::string& outDir, const SweepModel& model) {
@@ -146,6 +150,18 @@ ChildJob pointJob(const SweepSpec& spec, const SweepPoint& point, const PointFil
   job.logPath = files.log;
   job.timeoutSeconds = spec.timeoutSeconds;
   std::string seed = std::to_string(spec.seed);
+  if (point.system) {
+    // A multi-chip point: its system.yaml's chips each read the point's config.yaml.
+    job.argv = {selfExecutable(),    "multichip",  model.path,
+                "--system",          files.system, "--split",
+                point.system->split, "--batch",    std::to_string(point.system->batch),
+                "--random-inputs",   "--seed",     seed,
+                "--report-json",     files.stats,  "--quiet"};
+    if (needsProfile(spec, model))
+      job.argv.insert(job.argv.end(), {"--quantize", profilePath(outDir, model)});
+    for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
+    return job;
+  }
   if (model.isProgram()) {
     job.argv = {selfExecutable(), "sim", model.path, "--config",  files.config, "--random-inputs",
                 "--seed",         seed,  "--stats",  files.stats, "--quiet"};
@@ -173,7 +189,50 @@ Json pointJson(const SweepSpec& spec, const SweepPoint& point) {
   for (size_t a = 0; a < spec.axes.size(); ++a)
     axes.set(spec.axes[a].name, spec.axes[a].values[point.axisValues[a]].label);
   json.set("axes", std::move(axes));
+  if (point.system) {
+    Json system = Json::object();
+    system.set("file", "system.yaml");
+    system.set("chips", point.system->chips);
+    system.set("split", point.system->split);
+    system.set("batch", point.system->batch);
+    system.set("link_bandwidth_gb_per_s",
+               point.system->linkBandwidthGBps ? Json(*point.system->linkBandwidthGBps) : Json());
+    json.set("system", std::move(system));
+  }
   return json;
+}
+
+using MetricValues = std::vector<std::pair<std::string, std::optional<double>>>;
+
+/// The metrics of a point's stats.json (all null but the config's when `error`
+/// is set or becomes set); a one-chip run's statistics go to `stats`.
+MetricValues readMetrics(const SweepPoint& point, const PointFiles& files, std::string& error,
+                         RunStats& stats) {
+  MultichipStats multichip;
+  if (error.empty()) {
+    Expected<Json> report = readJsonFile(files.stats);
+    if (!report) {
+      error = report.error().message();
+    } else if (point.system) {
+      Expected<MultichipStats> parsed = parseMultichipStats(*report, files.stats);
+      if (parsed)
+        multichip = parsed.take();
+      else
+        error = parsed.error().message();
+    } else {
+      Expected<RunStats> parsed = parseRunStats(*report, files.stats);
+      if (parsed)
+        stats = parsed.take();
+      else
+        error = parsed.error().message();
+    }
+  }
+  if (!error.empty()) {
+    stats = RunStats{};
+    multichip = MultichipStats{};
+  }
+  if (point.system) return multichipMetricValues(multichip, point.config, double(point.system->batch));
+  return metricValues(stats, point.config);
 }
 
 /// Records a finished point: point.json (status ok or failed with the error)
@@ -192,22 +251,13 @@ Error finishPoint(const SweepSpec& spec, const SweepPoint& point, const PointFil
   }
   std::error_code ec;
   if (!error.empty()) fs::remove(files.stats, ec);  // a stopped child may have left half a file
-  if (error.empty()) {
-    Expected<Json> report = readJsonFile(files.stats);
-    Expected<RunStats> parsed =
-        report ? parseRunStats(*report, files.stats) : Expected<RunStats>(report.error());
-    if (parsed)
-      stats = parsed.take();
-    else
-      error = parsed.error().message();
-  }
+  // A failed point keeps its config's area proxy; everything measured is null.
+  const MetricValues values = readMetrics(point, files, error, stats);
   json.set("status", error.empty() ? "ok" : "failed");
   json.set("error", error);
   json.set("wall_seconds", outcome.seconds);
   Json metrics = Json::object();
-  // A failed point keeps its config's area proxy; everything measured is null.
-  for (const auto& [name, value] : metricValues(error.empty() ? stats : RunStats{}, point.config))
-    metrics.set(name, value ? Json(*value) : Json());
+  for (const auto& [name, value] : values) metrics.set(name, value ? Json(*value) : Json());
   json.set("metrics", std::move(metrics));
   json.set("log", "log.txt");
   if (error.empty() && stats.hasNpuStats()) {
@@ -322,7 +372,9 @@ struct Row {
   bool ok = false;
   std::string status, error;              ///< point.json's, or the Slurm task's when it ended badly
   const SlurmTaskState* slurm = nullptr;  ///< the point's latest Slurm array task
+  std::optional<double> speedup;          ///< multi-chip: throughput over the same point's on one chip
   std::optional<double> metric(const std::string& name) const {
+    if (name == kSpeedupColumn) return speedup;
     const Json* m = json.find("metrics");
     return m ? m->numberAt(name) : std::nullopt;
   }
@@ -352,6 +404,26 @@ std::string csvNumber(std::optional<double> v) {
   return buf;
 }
 
+/// Each multi-chip row's throughput over that of the sweep's one-chip point of
+/// the same model, NPU config and batch, when that point ran ok.
+void addSpeedups(std::vector<Row>& rows) {
+  for (Row& row : rows) {
+    const PointSystem* system = row.point->system ? &*row.point->system : nullptr;
+    const std::optional<double> throughput = row.metric("throughput_images_per_s");
+    if (!system || !row.ok || !throughput) continue;
+    for (const Row& one : rows) {
+      const PointSystem* oneSystem = one.point->system ? &*one.point->system : nullptr;
+      const std::optional<double> oneThroughput = one.metric("throughput_images_per_s");
+      if (one.ok && oneSystem && oneSystem->chips == 1 && oneSystem->batch == system->batch &&
+          one.point->model == row.point->model && one.point->configYaml == row.point->configYaml &&
+          oneThroughput && *oneThroughput > 0) {
+        row.speedup = *throughput / *oneThroughput;
+        break;
+      }
+    }
+  }
+}
+
 /// Every point's row: its point.json (when there is one) and its Slurm state.
 std::vector<Row> loadRows(const std::vector<SweepPoint>& points, const std::string& outDir,
                           const std::map<size_t, SlurmTaskState>& slurm) {
@@ -373,6 +445,7 @@ std::vector<Row> loadRows(const std::vector<SweepPoint>& points, const std::stri
     }
     rows.push_back(std::move(row));
   }
+  addSpeedups(rows);
   return rows;
 }
 
@@ -501,6 +574,32 @@ Error addFastestConfigPlots(const SweepSpec& spec, const std::vector<Row>& rows,
   return Error::success();
 }
 
+/// "max / mean" of two percentages.
+std::string maxMeanPercent(const Row& r, const std::string& max, const std::string& mean) {
+  if (!r.metric(max)) return "";
+  return cell(scaled(r.metric(max), 100)) + "% / " + cell(scaled(r.metric(mean), 100)) + "%";
+}
+
+/// A multi-chip row of the page's table of all points.
+std::vector<std::string> multichipTableRow(const SweepSpec& spec, const Row& r) {
+  const SweepPoint& p = *r.point;
+  return {p.id,
+          spec.models[p.model].name,
+          p.label,
+          r.status,
+          std::to_string(p.system->chips),
+          p.system->split,
+          std::to_string(p.system->batch),
+          cell(r.metric("latency_us")),
+          cell(r.metric("throughput_images_per_s")),
+          cell(r.metric("steady_throughput_images_per_s")),
+          r.speedup ? cell(*r.speedup) + "×" : "",
+          maxMeanPercent(r, "chip_utilization_max", "chip_utilization_mean"),
+          maxMeanPercent(r, "link_utilization_max", "link_utilization_mean"),
+          cell(r.metric("area_mm2")),
+          r.error};
+}
+
 /// results.csv and the page's table of all points.
 Error writeAllPoints(const SweepSpec& spec, const std::vector<Row>& rows, const std::vector<bool>& onFront,
                      const std::string& outDir, Page& page) {
@@ -509,10 +608,29 @@ Error writeAllPoints(const SweepSpec& spec, const std::vector<Row>& rows, const 
   all.header = {"point",       "model",     "config",      "status",       "cycles",
                 "latency µs",  "MAC util.", "DRAM read B", "DRAM write B", "energy µJ",
                 "SRAM peak B", "area mm²",  "Pareto",      "error"};
+  if (spec.isMultichip())
+    all.header = {"point",
+                  "model",
+                  "config",
+                  "status",
+                  "chips",
+                  "split",
+                  "batch",
+                  "latency µs",
+                  "images/s",
+                  "steady images/s",
+                  "speed-up",
+                  "chip busy max / mean",
+                  "link util. max / mean",
+                  "area mm² per chip",
+                  "error"};
   std::string csv = "index,id,model,config";
   for (const Axis& a : spec.axes) csv += "," + csvField(a.name);
   csv += ",status,error";
   for (const std::string& c : metricColumns()) csv += "," + c;
+  if (spec.isMultichip()) csv += ",split";
+  for (const std::string& c : spec.isMultichip() ? multichipMetricColumns() : std::vector<std::string>{})
+    csv += "," + c;
   csv += ",wall_seconds,pareto,slurm_job,slurm_state\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -525,14 +643,21 @@ Error writeAllPoints(const SweepSpec& spec, const std::vector<Row>& rows, const 
       csv += "," + csvField(spec.axes[a].values[p.axisValues[a]].label);
     csv += "," + status + "," + csvField(error);
     for (const std::string& c : metricColumns()) csv += "," + csvNumber(r.metric(c));
+    if (p.system) csv += "," + p.system->split;
+    for (const std::string& c : p.system ? multichipMetricColumns() : std::vector<std::string>{})
+      csv += "," + csvNumber(r.metric(c));
     csv += "," + csvNumber(r.json.numberAt("wall_seconds")) + "," + (onFront[i] ? "1" : "0") + "," +
            (r.slurm ? r.slurm->job() + "," + r.slurm->state : ",") + "\n";
-    all.rows.push_back({p.id, spec.models[p.model].name, p.label, status, cell(r.metric("cycles")),
-                        cell(r.metric("latency_us")),
-                        r.metric("mac_utilization") ? cell(*r.metric("mac_utilization") * 100) + "%" : "",
-                        cell(r.metric("dram_read_bytes")), cell(r.metric("dram_write_bytes")),
-                        cell(scaled(r.metric("energy_pj"), 1e-6)), cell(r.metric("sram_peak_bytes")),
-                        cell(r.metric("area_mm2")), onFront[i] ? "yes" : "", error});
+    if (p.system) {
+      all.rows.push_back(multichipTableRow(spec, r));
+    } else {
+      all.rows.push_back({p.id, spec.models[p.model].name, p.label, status, cell(r.metric("cycles")),
+                          cell(r.metric("latency_us")),
+                          r.metric("mac_utilization") ? cell(*r.metric("mac_utilization") * 100) + "%" : "",
+                          cell(r.metric("dram_read_bytes")), cell(r.metric("dram_write_bytes")),
+                          cell(scaled(r.metric("energy_pj"), 1e-6)), cell(r.metric("sram_peak_bytes")),
+                          cell(r.metric("area_mm2")), onFront[i] ? "yes" : "", error});
+    }
     all.highlight.push_back(onFront[i]);
     all.links.push_back(r.json.find("report") ? "points/" + p.id + "/report.html"
                                               : "points/" + p.id + "/log.txt");
@@ -541,8 +666,121 @@ Error writeAllPoints(const SweepSpec& spec, const std::vector<Row>& rows, const 
   return writeTextFileAtomic(outDir + "/results.csv", csv);
 }
 
+/// Whether a value of `axis` sets `key`.
+bool axisSets(const Axis& axis, const std::string& key) {
+  return std::any_of(axis.values.begin(), axis.values.end(), [&](const AxisValue& v) {
+    return std::any_of(v.settings.begin(), v.settings.end(), [&](const auto& s) { return s.first == key; });
+  });
+}
+
+/// "system.interconnect.latency_ns=500" -> "latency_ns=500", for a plot's legend.
+std::string shortLabel(const std::string& label) {
+  const size_t equals = label.find('=');
+  if (equals == std::string::npos || label.find(", ") != std::string::npos) return label;
+  const size_t dot = label.rfind('.', equals);
+  return dot == std::string::npos ? label : label.substr(dot + 1);
+}
+
+/// One model's ok multi-chip points as dots of throughput against `x`, one
+/// series per combination of the axes that do not set `xKey`.
+std::vector<SeriesDot> throughputDots(const SweepSpec& spec, const std::vector<Row>& rows, size_t model,
+                                      const std::string& xKey,
+                                      const std::function<std::optional<double>(const PointSystem&)>& xOf) {
+  std::vector<SeriesDot> dots;
+  for (const Row& r : rows) {
+    const std::optional<double> throughput = r.metric("throughput_images_per_s");
+    const std::optional<double> x = r.point->system ? xOf(*r.point->system) : std::nullopt;
+    if (r.point->model != model || !r.ok || !throughput || !x) continue;
+    std::string series;
+    for (size_t a = 0; a < spec.axes.size(); ++a)
+      if (!axisSets(spec.axes[a], xKey))
+        series +=
+            (series.empty() ? "" : ", ") + shortLabel(spec.axes[a].values[r.point->axisValues[a]].label);
+    dots.push_back({series.empty() ? "throughput" : series, *x, *throughput, r.point->label});
+  }
+  return dots;
+}
+
+/// Per model, throughput against link bandwidth and against the chip count,
+/// each when an axis varies it.
+Error addMultichipPlots(const SweepSpec& spec, const std::vector<Row>& rows, const std::string& outDir,
+                        Page& page) {
+  const bool variesBandwidth = std::any_of(spec.axes.begin(), spec.axes.end(), [](const Axis& a) {
+    return axisSets(a, "system.interconnect.bandwidth_gb_per_s");
+  });
+  const bool variesChips = std::any_of(spec.axes.begin(), spec.axes.end(),
+                                       [](const Axis& a) { return axisSets(a, "system.chips"); });
+  const AxisSpec throughputAxis{"images/s", 0, 1};
+  for (size_t m = 0; m < spec.models.size(); ++m) {
+    const std::string& model = spec.models[m].name;
+    if (variesBandwidth) {
+      std::vector<SeriesDot> dots = throughputDots(spec, rows, m, "system.interconnect.bandwidth_gb_per_s",
+                                                   [](const PointSystem& s) { return s.linkBandwidthGBps; });
+      std::string svg = seriesSvg("Throughput vs link bandwidth: " + model,
+                                  {"link bandwidth (GB/s per direction)", 0, 1, true}, throughputAxis, dots);
+      EMBER_RETURN_IF_ERROR(writeTextFileAtomic(
+          outDir + "/plots/throughput_vs_link_bandwidth_" + sanitizeFileName(model) + ".svg", svg));
+      page.figures.push_back({svg, "Throughput of " + model +
+                                       " over the batch against every link's bandwidth, one line per value "
+                                       "of the other axes: where a line flattens, the chips bound the run; "
+                                       "where it climbs, a link does."});
+    }
+    if (variesChips) {
+      std::vector<SeriesDot> dots = throughputDots(spec, rows, m, "system.chips", [](const PointSystem& s) {
+        return std::optional<double>(double(s.chips));
+      });
+      std::string svg =
+          seriesSvg("Throughput vs chips: " + model, {"chips", 0, 1, false, true}, throughputAxis, dots);
+      EMBER_RETURN_IF_ERROR(writeTextFileAtomic(
+          outDir + "/plots/throughput_vs_chips_" + sanitizeFileName(model) + ".svg", svg));
+      page.figures.push_back({svg, "Throughput of " + model +
+                                       " over the batch against the number of chips, one line per value of "
+                                       "the other axes."});
+    }
+  }
+  return Error::success();
+}
+
+/// A multi-chip sweep's plots, and each model's highest-throughput point (the
+/// table and the summary lines).
+Expected<std::vector<std::string>> addMultichipResults(const SweepSpec& spec, const std::vector<Row>& rows,
+                                                       const std::string& outDir, Page& page) {
+  page.paragraphs.push_back(
+      "Multi-chip: each point runs `ember multichip` on its points/<id>/system.yaml, every chip the point's "
+      "NPU config (docs/multichip.md). Latency is the first micro-batch's, end to end; throughput is over "
+      "the "
+      "batch; speed-up is over the sweep's 1-chip point of the same model, NPU config and batch; the area "
+      "proxy is per chip.");
+  EMBER_RETURN_IF_ERROR(addMultichipPlots(spec, rows, outDir, page));
+  Table best;
+  best.heading = "Highest throughput (per model)";
+  best.header = {"model", "config", "images/s", "speed-up", "latency µs", "link util. max"};
+  std::vector<std::string> summary;
+  for (size_t m = 0; m < spec.models.size(); ++m) {
+    const Row* top = nullptr;
+    for (const Row& r : rows)
+      if (r.point->model == m && r.ok && r.metric("throughput_images_per_s") &&
+          (!top || *r.metric("throughput_images_per_s") > *top->metric("throughput_images_per_s")))
+        top = &r;
+    if (!top) {
+      summary.push_back("highest throughput " + spec.models[m].name + ": no point ran");
+      continue;
+    }
+    best.rows.push_back({spec.models[m].name, top->point->label, cell(top->metric("throughput_images_per_s")),
+                         top->speedup ? cell(*top->speedup) + "×" : "", cell(top->metric("latency_us")),
+                         cell(scaled(top->metric("link_utilization_max"), 100))});
+    best.links.push_back("points/" + top->point->id + "/log.txt");
+    summary.push_back("highest throughput " + spec.models[m].name + ": " + top->point->label + " (" +
+                      cell(top->metric("throughput_images_per_s")) + " images/s, " +
+                      cell(top->metric("latency_us")) + " µs)");
+  }
+  page.tables.push_back(std::move(best));
+  return summary;
+}
+
 /// results.csv, the plots and report.html from every point's JSON. Returns
-/// the Pareto-front summary lines.
+/// the summary lines: each model's Pareto front (highest throughput in a
+/// multi-chip sweep).
 Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                                                const std::string& outDir,
                                                const std::map<size_t, SlurmTaskState>& slurm) {
@@ -550,12 +788,19 @@ Expected<std::vector<std::string>> writeReport(const SweepSpec& spec, const std:
   Page page;
   page.title = "Ember co-design sweep: " + spec.name;
   addOverview(page, spec, points, rows);
-  EMBER_ASSIGN_OR_RETURN(Fronts fronts, addFronts(spec, rows, outDir, page));
-  EMBER_RETURN_IF_ERROR(addFastestConfigPlots(spec, rows, outDir, page));
-  page.tables.push_back(std::move(fronts.table));
-  EMBER_RETURN_IF_ERROR(writeAllPoints(spec, rows, fronts.onFront, outDir, page));
+  std::vector<std::string> summary;
+  if (spec.isMultichip()) {
+    EMBER_ASSIGN_OR_RETURN(summary, addMultichipResults(spec, rows, outDir, page));
+    EMBER_RETURN_IF_ERROR(writeAllPoints(spec, rows, std::vector<bool>(rows.size(), false), outDir, page));
+  } else {
+    EMBER_ASSIGN_OR_RETURN(Fronts fronts, addFronts(spec, rows, outDir, page));
+    EMBER_RETURN_IF_ERROR(addFastestConfigPlots(spec, rows, outDir, page));
+    page.tables.push_back(std::move(fronts.table));
+    EMBER_RETURN_IF_ERROR(writeAllPoints(spec, rows, fronts.onFront, outDir, page));
+    for (const std::string& line : fronts.summary) summary.push_back("pareto front " + line);
+  }
   EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/report.html", renderPage(page)));
-  return fronts.summary;
+  return summary;
 }
 
 void addSlurmOptions(OptionParser& parser, SweepArgs& args) {
@@ -598,10 +843,24 @@ Expected<SweepSpec> loadSpec(const SweepArgs& args, const std::map<std::string, 
     spec.backend = args.backend;
     if (!spec.quantizeGiven) spec.quantize = spec.backend == "npu";
   }
+  if (spec.isMultichip() && spec.backend != "npu")
+    return makeError(args.spec, ": --backend ", spec.backend,
+                     ": a multi-chip sweep runs `ember multichip` on NPUs (backend npu)");
   for (const SweepModel& m : spec.models)
     if (!fs::exists(m.path))
       return makeError(args.spec, ": model '", m.name, "': ", m.path, ": no such file");
   return spec;
+}
+
+/// A multi-chip point's system.yaml beside its config.yaml, checked by the
+/// multichip reader before anything runs.
+Error writeSystem(const SweepSpec& spec, const SweepPoint& point, const PointFiles& files) {
+  EMBER_RETURN_IF_ERROR(writeTextFileAtomic(files.system, point.system->yaml));
+  Expected<multichip::SystemConfig> system = multichip::loadSystemConfig(files.system);
+  if (!system)
+    return makeError(spec.path, ": ", spec.system->origin == spec.path ? "system" : spec.system->origin,
+                     " with ", point.label, ": ", system.error().message());
+  return Error::success();
 }
 
 /// DIR/plots, each point's folder with its config.yaml, and DIR/points.tsv.
@@ -615,6 +874,7 @@ Error writePointFolders(const SweepArgs& args, const SweepSpec& spec, const std:
     fs::create_directories(files.dir, ec);
     if (ec) return makeError(files.dir, ": cannot create: ", ec.message());
     EMBER_RETURN_IF_ERROR(writeTextFileAtomic(files.config, p.configYaml));
+    if (p.system) EMBER_RETURN_IF_ERROR(writeSystem(spec, p, files));
     index += std::to_string(p.index) + "\t" + p.id + "\t" + spec.models[p.model].name + "\t" + p.label + "\n";
   }
   return writeTextFileAtomic(args.outDir + "/points.tsv", index);
@@ -716,7 +976,7 @@ int reportSweep(const SweepArgs& args, const SweepSpec& spec, const std::vector<
     if (!pointFinishedOk(pointFiles(args.outDir, p))) ++failedTotal;
   std::cout << "wrote " << args.outDir << "/results.csv and " << args.outDir << "/report.html ("
             << points.size() - failedTotal << " ok, " << failedTotal << " failed or not run)\n";
-  for (const std::string& line : *summary) std::cout << "pareto front " << line << "\n";
+  for (const std::string& line : *summary) std::cout << line << "\n";
   return failedTotal ? kExitFailure : kExitSuccess;
 }
 

@@ -1,6 +1,8 @@
 #include "Metrics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace ember::codesign {
 namespace {
@@ -126,6 +128,91 @@ std::vector<std::pair<std::string, std::optional<double>>> metricValues(const Ru
           {"host_seconds", stats.hostSeconds},
           {"fallback_nodes", stats.fallbackNodes},
           {"end_to_end_latency_us", stats.endToEndLatencyUs}};
+}
+
+namespace {
+
+/// The largest and the mean of `key` over the objects of the array `array`.
+std::pair<std::optional<double>, std::optional<double>> maxAndMean(const Json& report, std::string_view array,
+                                                                   std::string_view key) {
+  const Json* items = report.find(array);
+  if (!items || !items->isArray()) return {};
+  double largest = 0, sum = 0;
+  size_t count = 0;
+  for (const Json& item : items->items()) {
+    std::optional<double> value = item.numberAt(key);
+    if (!value) continue;
+    largest = count ? std::max(largest, *value) : *value;
+    sum += *value;
+    ++count;
+  }
+  if (!count) return {};
+  return {largest, sum / double(count)};
+}
+
+}  // namespace
+
+Expected<MultichipStats> parseMultichipStats(const Json& report, const std::string& origin) {
+  if (!report.isObject()) return makeError(origin, ": expected a JSON object (an `ember multichip` report)");
+  MultichipStats stats;
+  stats.numChips = report.numberAt("num_chips");
+  stats.latencyUs = report.numberAt("latency_us");
+  stats.makespanUs = report.numberAt("makespan_us");
+  stats.throughput = report.numberAt("throughput_images_per_s");
+  stats.steadyThroughput = report.numberAt("steady_throughput_images_per_s");
+  stats.hostSeconds = report.numberAt("host_seconds");
+  if (!stats.throughput || !stats.latencyUs)
+    return makeError(origin, ": not an `ember multichip` report (no throughput_images_per_s or latency_us)");
+  std::tie(stats.chipUtilizationMax, stats.chipUtilizationMean) = maxAndMean(report, "chips", "utilization");
+  std::tie(stats.chipMacUtilizationMax, stats.chipMacUtilizationMean) =
+      maxAndMean(report, "chips", "mac_utilization");
+  std::tie(stats.linkUtilizationMax, stats.linkUtilizationMean) = maxAndMean(report, "links", "utilization");
+  if (const Json* links = report.find("links"); links && links->isArray() && !links->items().empty()) {
+    double bytes = 0;
+    for (const Json& link : links->items()) bytes += link.numberAt("bytes").value_or(0);
+    stats.linkBytes = bytes;
+  }
+  return stats;
+}
+
+const std::vector<std::string>& multichipMetricColumns() {
+  static const std::vector<std::string> kColumns = {"num_chips",
+                                                    "batch",
+                                                    "throughput_images_per_s",
+                                                    "steady_throughput_images_per_s",
+                                                    "makespan_us",
+                                                    kSpeedupColumn,
+                                                    "chip_utilization_max",
+                                                    "chip_utilization_mean",
+                                                    "chip_mac_utilization_max",
+                                                    "chip_mac_utilization_mean",
+                                                    "link_utilization_max",
+                                                    "link_utilization_mean",
+                                                    "link_bytes"};
+  return kColumns;
+}
+
+std::vector<std::pair<std::string, std::optional<double>>> multichipMetricValues(const MultichipStats& stats,
+                                                                                 const npu::NpuConfig& config,
+                                                                                 double batch) {
+  std::vector<std::pair<std::string, std::optional<double>>> values = metricValues(RunStats{}, config);
+  for (auto& [name, value] : values) {
+    if (name == "latency_us") value = stats.latencyUs;
+    if (name == "host_seconds") value = stats.hostSeconds;
+  }
+  values.insert(values.end(), {{"num_chips", stats.numChips},
+                               {"batch", batch},
+                               {"throughput_images_per_s", stats.throughput},
+                               {"steady_throughput_images_per_s", stats.steadyThroughput},
+                               {"makespan_us", stats.makespanUs},
+                               {"chip_utilization_max", stats.chipUtilizationMax},
+                               {"chip_utilization_mean", stats.chipUtilizationMean},
+                               {"chip_mac_utilization_max", stats.chipMacUtilizationMax},
+                               {"chip_mac_utilization_mean", stats.chipMacUtilizationMean},
+                               {"link_utilization_max", stats.linkUtilizationMax},
+                               {"link_utilization_mean", stats.linkUtilizationMean},
+                               {"link_bytes", stats.linkBytes}});
+  return values;
 }
 
 std::string csvField(const std::string& text) {

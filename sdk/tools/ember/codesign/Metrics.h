@@ -64,6 +64,29 @@ const std::vector<std::string>& metricColumns();
 std::vector<std::pair<std::string, std::optional<double>>> metricValues(const RunStats& stats,
                                                                         const npu::NpuConfig& config);
 
+/// What one `ember multichip --report-json` measured (docs/multichip.md).
+struct MultichipStats {
+  std::optional<double> numChips, latencyUs, makespanUs, throughput, steadyThroughput;
+  std::optional<double> chipUtilizationMax, chipUtilizationMean, chipMacUtilizationMax,
+      chipMacUtilizationMean;
+  std::optional<double> linkUtilizationMax, linkUtilizationMean, linkBytes;  ///< none without links
+  std::optional<double> hostSeconds;
+};
+
+/// Reads an `ember multichip` report; `origin` names the file in errors.
+Expected<MultichipStats> parseMultichipStats(const Json& report, const std::string& origin);
+
+/// The extra columns of a multi-chip sweep's results.csv, after metricColumns(),
+/// and the one derived from other points (the speed-up over the same point on one chip).
+const std::vector<std::string>& multichipMetricColumns();
+inline constexpr const char* kSpeedupColumn = "speedup_vs_1_chip";
+
+/// A multi-chip point's metric columns: metricColumns() (latency_us the
+/// system's; the area columns per chip) then multichipMetricColumns() but the speed-up.
+std::vector<std::pair<std::string, std::optional<double>>> multichipMetricValues(const MultichipStats& stats,
+                                                                                 const npu::NpuConfig& config,
+                                                                                 double batch);
+
 /// Quotes a CSV field when it needs it (RFC 4180).
 std::string csvField(const std::string& text);
 

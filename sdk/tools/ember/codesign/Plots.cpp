@@ -237,4 +237,53 @@ std::string utilizationSvg(const std::string& title, const std::vector<Utilizati
   return chart.finish();
 }
 
+std::string seriesSvg(const std::string& title, AxisSpec xAxis, AxisSpec yAxis,
+                      const std::vector<SeriesDot>& dots) {
+  std::vector<std::string> series;
+  xAxis.lo = yAxis.lo = 1e300;
+  xAxis.hi = yAxis.hi = 0;
+  for (const SeriesDot& d : dots) {
+    xAxis.lo = std::min(xAxis.lo, d.x);
+    xAxis.hi = std::max(xAxis.hi, d.x);
+    yAxis.lo = std::min(yAxis.lo, d.y);
+    yAxis.hi = std::max(yAxis.hi, d.y);
+    if (std::find(series.begin(), series.end(), d.series) == series.end()) series.push_back(d.series);
+  }
+  if (dots.empty()) xAxis.lo = xAxis.hi = yAxis.lo = yAxis.hi = 1;
+  if (!yAxis.log) yAxis.lo = 0;
+  // As many legend rows as the series' labels need, the plot keeping its height.
+  constexpr double kWidth = 640, kLegendWidth = kWidth - 78 - 20;
+  int rows = 1;
+  double used = 0;
+  for (const std::string& name : series) {
+    const double width = Chart::legendEntryWidth(name);
+    if (used > 0 && used + width - 20 > kLegendWidth) {
+      ++rows;
+      used = 0;
+    }
+    used += width;
+  }
+  Chart chart(title, xAxis, yAxis, kWidth, 420 + 15 * (rows - 1), rows);
+  SvgCanvas& c = chart.canvas();
+  for (size_t s = 0; s < series.size(); ++s) {
+    const std::string& colour = palette()[s % palette().size()];
+    std::vector<const SeriesDot*> members;
+    for (const SeriesDot& d : dots)
+      if (d.series == series[s]) members.push_back(&d);
+    std::stable_sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->x < b->x; });
+    std::vector<std::pair<double, double>> line;
+    line.reserve(members.size());
+    for (const SeriesDot* d : members) line.emplace_back(chart.x(d->x), chart.y(d->y));
+    c.polyline(line, colour, 2);
+    for (const SeriesDot* d : members)
+      c.circle(chart.x(d->x), chart.y(d->y), 5, colour,
+               d->label + ": " + xAxis.label + " " + shortNumber(d->x) + ", " + yAxis.label + " " +
+                   shortNumber(d->y),
+               "#ffffff");
+    chart.legend(series[s], colour);
+  }
+  if (dots.empty()) chart.note("no point to draw");
+  return chart.finish();
+}
+
 }  // namespace ember::codesign

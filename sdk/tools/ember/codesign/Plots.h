@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "Metrics.h"
+#include "Svg.h"
 
 namespace ember::codesign {
 
@@ -43,5 +44,16 @@ struct UtilizationDot {
 /// MAC utilisation against PEs (log2 axis), one colour per model, each joined
 /// through its best point per array size.
 std::string utilizationSvg(const std::string& title, const std::vector<UtilizationDot>& dots);
+
+struct SeriesDot {
+  std::string series;
+  double x = 0, y = 0;
+  std::string label;  ///< the dot's tooltip, before its values
+};
+/// y against x, one colour per series, each series joined in x order (e.g.
+/// throughput against link bandwidth, one line per chip count and split). The
+/// axes' ranges come from the dots; a linear y axis starts at 0.
+std::string seriesSvg(const std::string& title, AxisSpec xAxis, AxisSpec yAxis,
+                      const std::vector<SeriesDot>& dots);
 
 }  // namespace ember::codesign

@@ -135,11 +135,15 @@ std::string SvgCanvas::str() const {
          body_ + "</svg>\n";
 }
 
-Chart::Chart(std::string title, AxisSpec xAxis, AxisSpec yAxis, double width, double height)
-    : title_(std::move(title)), xAxis_(std::move(xAxis)), yAxis_(std::move(yAxis)), canvas_(width, height) {
+Chart::Chart(std::string title, AxisSpec xAxis, AxisSpec yAxis, double width, double height, int legendRows)
+    : title_(std::move(title)),
+      xAxis_(std::move(xAxis)),
+      yAxis_(std::move(yAxis)),
+      canvas_(width, height),
+      legendRows_(std::max(1, legendRows)) {
   left_ = 78;
   right_ = width - 20;
-  top_ = 50;  // the title, then one row of legend entries
+  top_ = 50 + 15 * (legendRows_ - 1);  // the title, then the rows of legend entries
   bottom_ = height - 52;
   for (AxisSpec* axis : {&xAxis_, &yAxis_}) {
     if (axis->log || axis->log2) {
@@ -237,14 +241,18 @@ std::string Chart::finish() {
   c.text(18, (top_ + bottom_) / 2, yAxis_.label, 12, "middle", "#222", -90);
   // Legend: one row between the title and the plot, so that it hides no data.
   double lx = left_;
-  const double ly = 40;
+  double ly = 40;
   for (const auto& [label, colour, isLine] : legend_) {
+    if (legendRows_ > 1 && lx > left_ && lx + legendEntryWidth(label) - 20 > right_) {
+      lx = left_;
+      ly += 15;
+    }
     if (isLine)
       c.line(lx, ly - 4, lx + 16, ly - 4, colour, 2.5);
     else
       c.circle(lx + 8, ly - 4, 5, colour);
     c.text(lx + 22, ly, label, 11, "start", "#222");
-    lx += 40 + 6.2 * double(label.size());
+    lx += legendEntryWidth(label);
   }
   return c.str();
 }

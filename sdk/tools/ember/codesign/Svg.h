@@ -60,7 +60,12 @@ struct AxisSpec {
 /// series through x()/y() on canvas().
 class Chart {
  public:
-  Chart(std::string title, AxisSpec xAxis, AxisSpec yAxis, double width = 640, double height = 420);
+  /// `legendRows` rows of legend entries between the title and the plot
+  /// (entries wrap onto the next row when there is more than one).
+  Chart(std::string title, AxisSpec xAxis, AxisSpec yAxis, double width = 640, double height = 420,
+        int legendRows = 1);
+  /// The width of a legend entry, to plan the rows.
+  static double legendEntryWidth(const std::string& label) { return 40 + 6.2 * double(label.size()); }
 
   double x(double value) const;
   double y(double value) const;
@@ -89,6 +94,7 @@ class Chart {
   AxisSpec xAxis_, yAxis_;
   SvgCanvas canvas_;
   double left_, right_, top_, bottom_;
+  int legendRows_ = 1;
   std::vector<std::tuple<std::string, std::string, bool>> legend_;
 };
 

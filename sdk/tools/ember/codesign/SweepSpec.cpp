@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "Json.h"
@@ -61,6 +64,64 @@ void setDotted(YAML::Node root, const std::string& key, const std::string& value
   root[key.substr(0, dot)] = child;
 }
 
+/// Each point's system.yaml names the point's NPU config beside it.
+constexpr const char* kPointConfigFile = "config.yaml";
+
+/// What an axis key sets: the point's NPU config, its system, or an `ember multichip` option.
+enum class KeyKind { Npu, System, Split, Batch };
+
+KeyKind keyKind(const std::string& key) {
+  if (key == "split") return KeyKind::Split;
+  if (key == "batch") return KeyKind::Batch;
+  return key.starts_with("system.") ? KeyKind::System : KeyKind::Npu;
+}
+
+/// The system keys (docs/multichip.md) an axis may set, after "system.".
+bool isSystemKey(const std::string& key) {
+  static const char* const kKeys[] = {"name",
+                                      "chips",
+                                      "interconnect.topology",
+                                      "interconnect.bandwidth_gb_per_s",
+                                      "interconnect.latency_ns",
+                                      "dram.kind",
+                                      "dram.size_mib",
+                                      "dram.bandwidth_gb_per_s"};
+  return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
+}
+
+/// An axis key that is not an NPU config key must belong to a multi-chip sweep.
+Error checkAxisKey(const std::string& key, const YAML::Node& node, const std::string& origin,
+                   const SweepSpec& spec, const std::string& axis) {
+  const KeyKind kind = keyKind(key);
+  if (kind == KeyKind::Npu) return Error::success();
+  if (!spec.isMultichip())
+    return makeError(where(origin, node), ": axis '", axis, "': key '", key,
+                     "' needs a multi-chip system ('system:' or 'base_system:', docs/codesign.md)");
+  if (kind == KeyKind::System && !isSystemKey(key.substr(7)))
+    return makeError(where(origin, node), ": axis '", axis, "': unknown system key '", key,
+                     "' (system.chips, system.interconnect.topology, system.interconnect.bandwidth_gb_per_s, "
+                     "system.interconnect.latency_ns, system.dram.kind, system.dram.size_mib, "
+                     "system.dram.bandwidth_gb_per_s, system.name)");
+  return Error::success();
+}
+
+Error checkSplit(const std::string& split, const std::string& context) {
+  if (split == "pipeline" || split == "data") return Error::success();
+  return makeError(context, ": 'split' is pipeline or data, not '", split, "'");
+}
+
+Expected<int64_t> parseCount(const std::string& text, const std::string& context, const std::string& key,
+                             int64_t max) {
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < 1 || value > max)
+    return makeError(context, ": '", key, "' is an integer from 1 to ", max, ", not '", text, "'");
+  return int64_t(value);
+}
+
+constexpr int64_t kMaxBatch = 1 << 20;
+constexpr int64_t kMaxChips = 1024;
+
 Error parseAxes(const YAML::Node& node, const std::string& origin, SweepSpec& spec) {
   if (!node.IsMap())
     return makeError(where(origin, node), ": key 'axes': expected a map of axis name to values");
@@ -75,6 +136,7 @@ Error parseAxes(const YAML::Node& node, const std::string& origin, SweepSpec& sp
       AxisValue value;
       if (v.IsScalar()) {
         // A config key swept over scalar values.
+        EMBER_RETURN_IF_ERROR(checkAxisKey(axis.name, v, origin, spec, axis.name));
         value.settings.emplace_back(axis.name, v.Scalar());
         value.label = axis.name + "=" + v.Scalar();
       } else if (v.IsMap()) {
@@ -86,6 +148,7 @@ Error parseAxes(const YAML::Node& node, const std::string& origin, SweepSpec& sp
             continue;
           }
           EMBER_ASSIGN_OR_RETURN(std::string text, scalar(setting.second, origin, key));
+          EMBER_RETURN_IF_ERROR(checkAxisKey(key, setting.first, origin, spec, axis.name));
           value.settings.emplace_back(key, text);
         }
         if (value.label.empty())
@@ -163,7 +226,8 @@ Error readVariables(const YAML::Node& root, const std::map<std::string, std::str
 
 Error checkTopLevelKeys(const YAML::Node& root, const std::string& path) {
   static const char* const kKeys[] = {
-      "name", "variables", "backend", "base_config", "quantize", "timeout_seconds", "seed", "models", "axes"};
+      "name", "variables", "backend",     "base_config", "quantize", "timeout_seconds", "seed", "models",
+      "axes", "system",    "base_system", "split",       "batch"};
   for (const auto& entry : root) {
     std::string key = entry.first.Scalar();
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
@@ -202,6 +266,99 @@ Error readBaseConfig(const YAML::Node& root, const SpecContext& context, SweepSp
   spec.baseConfigText = baseText.take();
   Expected<npu::NpuConfig> parsed = npu::parseConfig(spec.baseConfigText, spec.baseConfigPath);
   if (!parsed) return parsed.error().withContext(path + ": base_config");
+  return Error::success();
+}
+
+/// Points every chip of a system at the point's config.yaml (`chips: N` becomes
+/// {count: N}); an inline system may not give its chips configs of their own.
+Error setChipConfigs(YAML::Node system, const std::string& origin, bool inlineSystem) {
+  const YAML::Node given = system["chips"];
+  YAML::Node chips(YAML::NodeType::Map);
+  if (!given) {
+    chips["count"] = 1;
+  } else if (given.IsScalar()) {
+    chips["count"] = given.Scalar();
+  } else if (given.IsMap() || given.IsSequence()) {
+    chips = given;
+  } else {
+    return makeError(where(origin, given), ": system: 'chips' is a count, {count: N} or a list of chips");
+  }
+  std::vector<YAML::Node> each;
+  if (chips.IsMap()) each.push_back(chips);
+  for (size_t i = 0; chips.IsSequence() && i < chips.size(); ++i) {
+    if (!chips[i].IsMap()) return makeError(where(origin, chips[i]), ": system: a chip is a map {name: ...}");
+    each.push_back(chips[i]);
+  }
+  for (YAML::Node chip : each) {
+    const YAML::Node config = static_cast<const YAML::Node&>(chip)["config"];
+    if (inlineSystem && config)
+      return makeError(where(origin, config),
+                       ": system: chips: 'config': every chip takes the point's NPU config (base_config and "
+                       "the axes)");
+    chip["config"] = kPointConfigFile;
+  }
+  system["chips"] = chips;
+  return Error::success();
+}
+
+/// `split:` and `batch:`, the `ember multichip` options of every point unless an axis sets them.
+Error readRunOptions(const YAML::Node& root, const std::string& path, SweepSystem& system) {
+  if (const YAML::Node split = root["split"]) {
+    EMBER_ASSIGN_OR_RETURN(system.split, scalar(split, path, "split"));
+    EMBER_RETURN_IF_ERROR(checkSplit(system.split, where(path, split)));
+  }
+  if (const YAML::Node batch = root["batch"]) {
+    EMBER_ASSIGN_OR_RETURN(std::string text, scalar(batch, path, "batch"));
+    EMBER_ASSIGN_OR_RETURN(system.batch, parseCount(text, where(path, batch), "batch", kMaxBatch));
+  }
+  return Error::success();
+}
+
+/// system: (inline) or base_system: (a file), with every chip taking the point's NPU config.
+Error readSystem(const YAML::Node& root, const SpecContext& context, SweepSpec& spec) {
+  const std::string& path = context.path;
+  const YAML::Node inlineSystem = root["system"], baseSystem = root["base_system"];
+  if (!inlineSystem && !baseSystem) {
+    for (const char* key : {"split", "batch"})
+      if (root[key])
+        return makeError(where(path, root[key]), ": key '", key,
+                         "' needs a multi-chip system ('system:' or 'base_system:')");
+    return Error::success();
+  }
+  if (inlineSystem && baseSystem)
+    return makeError(where(path, baseSystem), ": give 'system:' or 'base_system:', not both");
+  SweepSystem system;
+  YAML::Node node;
+  if (inlineSystem) {
+    system.origin = path;
+    node = YAML::Clone(inlineSystem);
+  } else {
+    EMBER_ASSIGN_OR_RETURN(system.origin, context.pathAt(baseSystem, "base_system"));
+    Expected<std::string> text = readTextFile(system.origin);
+    if (!text) return text.error().withContext(path + ": base_system");
+    try {
+      node = YAML::Load(*text);
+    } catch (const YAML::Exception& e) {
+      return makeError(system.origin, ":", e.mark.line + 1, ": ", e.msg);
+    }
+  }
+  if (!node.IsMap())
+    return makeError(where(path, inlineSystem ? inlineSystem : baseSystem), ": key '",
+                     inlineSystem ? "system" : "base_system",
+                     "': expected a multi-chip system (docs/multichip.md)");
+  EMBER_RETURN_IF_ERROR(setChipConfigs(node, system.origin, bool(inlineSystem)));
+  EMBER_RETURN_IF_ERROR(readRunOptions(root, path, system));
+  if (spec.backend != "npu")
+    return makeError(path, ": key 'backend': a multi-chip sweep runs `ember multichip` on NPUs, not '",
+                     spec.backend, "'");
+  for (const SweepModel& model : spec.models)
+    if (model.isProgram())
+      return makeError(path, ": model '", model.name,
+                       "': a multi-chip sweep splits ONNX models, not NPU programs");
+  YAML::Emitter emitter;
+  emitter << node;
+  system.yaml = std::string(emitter.c_str()) + "\n";
+  spec.system = std::move(system);
   return Error::success();
 }
 
@@ -279,77 +436,192 @@ Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::strin
   EMBER_RETURN_IF_ERROR(readSettings(root, path, spec));
   EMBER_RETURN_IF_ERROR(readBaseConfig(root, context, spec));
   EMBER_RETURN_IF_ERROR(readModels(root, context, spec));
+  EMBER_RETURN_IF_ERROR(readSystem(root, context, spec));
   if (const YAML::Node axes = root["axes"]) EMBER_RETURN_IF_ERROR(parseAxes(axes, path, spec));
   return spec;
 }
 
 }  // namespace
 
-Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
+namespace {
+
+/// What one combination of axis values sets: the NPU config, the system and
+/// the `ember multichip` options.
+struct Combination {
+  YAML::Node config;
+  YAML::Node system;  ///< null outside a multi-chip sweep
+  std::string split;
+  int64_t batch = 1;
+  std::string label;     ///< every axis value
+  std::string npuLabel;  ///< the values that set NPU config keys (the config's name)
+};
+
+/// Sets `system.<key>` in a point's system; `system.chips` is the chip count.
+Error setSystemKey(const SweepSpec& spec, const std::string& key, const std::string& text,
+                   const std::string& context, YAML::Node system) {
+  if (key != "system.chips") {
+    setDotted(system, key.substr(7), text);
+    return Error::success();
+  }
+  if (system["chips"].IsSequence())
+    return makeError(context, ": key 'system.chips' sets a chip count, but ", spec.system->origin,
+                     " lists its chips");
+  Expected<int64_t> count = parseCount(text, context, key, kMaxChips);
+  if (!count) return count.error();
+  system["chips"]["count"] = text;
+  return Error::success();
+}
+
+/// Writes one axis value's settings into the combination.
+Error applyAxisValue(const SweepSpec& spec, const Axis& axis, const AxisValue& value, Combination& c) {
+  const std::string context = spec.path + ": axis '" + axis.name + "' = " + value.label;
+  bool setsNpu = value.settings.empty();
+  for (const auto& [key, text] : value.settings) {
+    switch (keyKind(key)) {
+      case KeyKind::Npu:
+        setDotted(c.config, key, text);
+        setsNpu = true;
+        break;
+      case KeyKind::Split:
+        EMBER_RETURN_IF_ERROR(checkSplit(text, context));
+        c.split = text;
+        break;
+      case KeyKind::Batch: {
+        EMBER_ASSIGN_OR_RETURN(c.batch, parseCount(text, context, key, kMaxBatch));
+        break;
+      }
+      case KeyKind::System:
+        EMBER_RETURN_IF_ERROR(setSystemKey(spec, key, text, context, c.system));
+        break;
+    }
+  }
+  c.label += (c.label.empty() ? "" : ", ") + value.label;
+  if (setsNpu) c.npuLabel += (c.npuLabel.empty() ? "" : ", ") + value.label;
+  return Error::success();
+}
+
+/// The point's system: its YAML, chip count and link bandwidth as the axes left them.
+PointSystem pointSystem(const Combination& c) {
+  PointSystem system;
+  YAML::Emitter emitter;
+  emitter << c.system;
+  system.yaml = std::string(emitter.c_str()) + "\n";
+  system.split = c.split;
+  system.batch = c.batch;
+  // A const node's missing key is an invalid node: test it before asking its type.
+  const YAML::Node chips = c.system["chips"];
+  if (chips && chips.IsSequence())
+    system.chips = int64_t(chips.size());
+  else if (chips && chips.IsMap() && chips["count"])
+    system.chips = chips["count"].as<int64_t>(1);
+  const YAML::Node interconnect = c.system["interconnect"];
+  double bandwidth = 0;
+  if (interconnect && interconnect.IsMap() && interconnect["bandwidth_gb_per_s"] &&
+      YAML::convert<double>::decode(interconnect["bandwidth_gb_per_s"], bandwidth))
+    system.linkBandwidthGBps = bandwidth;
+  return system;
+}
+
+/// <model>-<10 hex digits of the hash of the model, backend, config and system>.
+std::string pointId(const SweepSpec& spec, const SweepModel& model, const std::string& yaml,
+                    const std::optional<PointSystem>& system) {
+  std::string hashed =
+      model.name + "\n" + spec.backend + "\n" + (spec.quantize ? "int8\n" : "float\n") + yaml;
+  if (system)
+    hashed += "system\n" + system->yaml + system->split + "\n" + std::to_string(system->batch) + "\n";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(hashed)));
+  std::string safe;
+  for (char ch : model.name) safe += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' ? ch : '_';
+  return safe + "-" + std::string(hex, 10);
+}
+
+Expected<YAML::Node> loadBase(const std::string& text, const std::string& origin) {
   YAML::Node base;
   try {
-    base = spec.baseConfigText.empty() ? YAML::Node(YAML::NodeType::Map) : YAML::Load(spec.baseConfigText);
+    base = text.empty() ? YAML::Node(YAML::NodeType::Map) : YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return makeError(spec.baseConfigPath, ":", e.mark.line + 1, ": ", e.msg);
+    return makeError(origin, ":", e.mark.line + 1, ": ", e.msg);
   }
   if (!base.IsMap()) base = YAML::Node(YAML::NodeType::Map);
-  const std::string baseName = base["name"] && base["name"].IsScalar() ? base["name"].Scalar() : "npu-16x16";
+  return base;
+}
 
-  // Stop multiplying past the limit: 64 axes of two values wrapped size_t to 0.
+/// How many axis combinations, or an error past the limit (64 axes of two values wrapped size_t to 0).
+Expected<size_t> countCombinations(const SweepSpec& spec) {
   constexpr size_t kMaxPoints = 100000;
   size_t combinations = 1;
-  for (const Axis& axis : spec.axes)
-    if ((combinations *= axis.values.size()) > kMaxPoints) break;
+  for (const Axis& axis : spec.axes) {
+    combinations *= axis.values.size();
+    if (combinations > kMaxPoints) break;
+  }
   if (combinations > kMaxPoints || combinations * spec.models.size() > kMaxPoints)
     return makeError(spec.path, ": the sweep has more than ", kMaxPoints, " points (",
                      combinations > kMaxPoints ? std::string("its axes alone")
                                                : std::to_string(combinations * spec.models.size()),
                      ")");
+  return combinations;
+}
+
+/// The combination's NPU config as YAML (in `yaml`), checked by the config reader.
+Expected<npu::NpuConfig> checkedConfig(const SweepSpec& spec, const std::vector<size_t>& choice,
+                                       const Combination& c, std::string& yaml) {
+  YAML::Emitter emitter;
+  emitter << c.config;
+  yaml = std::string(emitter.c_str()) + "\n";
+  Expected<npu::NpuConfig> parsed = npu::parseConfig(yaml, "config");
+  if (parsed) return parsed;
+  std::string axes;
+  for (size_t a = 0; a < spec.axes.size(); ++a)
+    axes += (axes.empty() ? "" : ", ") + std::string("axis '") + spec.axes[a].name +
+            "' = " + spec.axes[a].values[choice[a]].label;
+  return makeError(spec.path, ": ", axes, ": ", parsed.error().message());
+}
+
+}  // namespace
+
+Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
+  EMBER_ASSIGN_OR_RETURN(YAML::Node base, loadBase(spec.baseConfigText, spec.baseConfigPath));
+  YAML::Node baseSystem;
+  if (spec.system) {
+    EMBER_ASSIGN_OR_RETURN(baseSystem, loadBase(spec.system->yaml, spec.system->origin));
+  }
+  const std::string baseName = base["name"] && base["name"].IsScalar() ? base["name"].Scalar() : "npu-16x16";
+  EMBER_ASSIGN_OR_RETURN(const size_t combinations, countCombinations(spec));
 
   std::vector<SweepPoint> points;
   std::vector<size_t> choice(spec.axes.size(), 0);
-  for (size_t c = 0; c < combinations; ++c) {
+  for (size_t n = 0; n < combinations; ++n) {
     // Mixed-radix counter; the last axis varies fastest.
-    size_t rest = c;
+    size_t rest = n;
     for (size_t a = spec.axes.size(); a-- > 0;) {
       choice[a] = rest % spec.axes[a].values.size();
       rest /= spec.axes[a].values.size();
     }
-    YAML::Node config = YAML::Clone(base);
-    std::string label, context;
-    for (size_t a = 0; a < spec.axes.size(); ++a) {
-      const AxisValue& value = spec.axes[a].values[choice[a]];
-      label += (label.empty() ? "" : ", ") + value.label;
-      for (const auto& [key, text] : value.settings) setDotted(config, key, text);
+    Combination c;
+    c.config = YAML::Clone(base);
+    if (spec.system) {
+      c.system = YAML::Clone(baseSystem);
+      c.split = spec.system->split;
+      c.batch = spec.system->batch;
     }
-    config["name"] = label.empty() ? baseName : baseName + " [" + label + "]";
-    YAML::Emitter emitter;
-    emitter << config;
-    std::string yaml = std::string(emitter.c_str()) + "\n";
-    Expected<npu::NpuConfig> parsed = npu::parseConfig(yaml, "config");
-    if (!parsed) {
-      std::string axes;
-      for (size_t a = 0; a < spec.axes.size(); ++a)
-        axes += (axes.empty() ? "" : ", ") + std::string("axis '") + spec.axes[a].name +
-                "' = " + spec.axes[a].values[choice[a]].label;
-      return makeError(spec.path, ": ", axes, ": ", parsed.error().message());
-    }
+    for (size_t a = 0; a < spec.axes.size(); ++a)
+      EMBER_RETURN_IF_ERROR(applyAxisValue(spec, spec.axes[a], spec.axes[a].values[choice[a]], c));
+    c.config["name"] = c.npuLabel.empty() ? baseName : baseName + " [" + c.npuLabel + "]";
+    std::string yaml;
+    EMBER_ASSIGN_OR_RETURN(npu::NpuConfig config, checkedConfig(spec, choice, c, yaml));
+    std::optional<PointSystem> system;
+    if (spec.system) system = pointSystem(c);
     for (size_t m = 0; m < spec.models.size(); ++m) {
       SweepPoint point;
       point.index = points.size();
       point.model = m;
       point.axisValues = choice;
-      point.label = label.empty() ? baseName : label;
+      point.label = c.label.empty() ? baseName : c.label;
       point.configYaml = yaml;
-      point.config = *parsed;
-      const SweepModel& model = spec.models[m];
-      char hex[17];
-      std::snprintf(hex, sizeof hex, "%016llx",
-                    static_cast<unsigned long long>(fnv1a(model.name + "\n" + spec.backend + "\n" +
-                                                          (spec.quantize ? "int8\n" : "float\n") + yaml)));
-      std::string safe;
-      for (char ch : model.name) safe += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' ? ch : '_';
-      point.id = safe + "-" + std::string(hex, 10);
+      point.config = config;
+      point.system = system;
+      point.id = pointId(spec, spec.models[m], yaml, system);
       points.push_back(std::move(point));
     }
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,16 @@ struct Axis {
   std::vector<AxisValue> values;
 };
 
+/// A multi-chip sweep (docs/codesign.md): the spec's `system:` block or
+/// `base_system:` file, whose chips all take each point's NPU config, and the
+/// `ember multichip` options of every point unless an axis sets them.
+struct SweepSystem {
+  std::string origin;  ///< the spec, or the base_system file
+  std::string yaml;    ///< the system with its chips' configs set to the point's config.yaml
+  std::string split = "pipeline";
+  int64_t batch = 1;
+};
+
 struct SweepSpec {
   std::string path;  ///< the spec file
   std::string name;
@@ -47,6 +58,17 @@ struct SweepSpec {
   int64_t seed = 0;
   std::vector<SweepModel> models;
   std::vector<Axis> axes;
+  std::optional<SweepSystem> system;  ///< set: every point runs `ember multichip`
+  bool isMultichip() const { return system.has_value(); }
+};
+
+/// What `ember multichip` runs a point of a multi-chip sweep on.
+struct PointSystem {
+  std::string yaml;  ///< the point's system.yaml (its chips read config.yaml beside it)
+  std::string split;
+  int64_t batch = 1;
+  int64_t chips = 1;
+  std::optional<double> linkBandwidthGBps;  ///< the interconnect's, when it gives one
 };
 
 struct SweepPoint {
@@ -57,6 +79,7 @@ struct SweepPoint {
   std::string label;               ///< "16x16, scratchpad.size_kib=256, ..."
   std::string configYaml;          ///< the effective config (base + overrides)
   npu::NpuConfig config;
+  std::optional<PointSystem> system;  ///< set in a multi-chip sweep
 };
 
 /// Reads a spec. `variables` (from --var NAME=VALUE) override the spec's
@@ -71,7 +94,9 @@ Expected<SweepSpec> parseSweepSpec(const std::string& text, const std::string& p
 
 /// Every config combination (the first axis varies slowest) times every model.
 /// Each point's config is validated with npu::parseConfig: a bad axis key or
-/// value is an error naming the axis and the key.
+/// value is an error naming the axis and the key. In a multi-chip sweep the
+/// keys `system.<key>`, `split` and `batch` set the point's system and run
+/// (the system itself is checked by the multichip reader, in `ember sweep`).
 Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec);
 
 /// 64-bit FNV-1a, for point ids.
