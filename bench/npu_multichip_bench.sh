@@ -2,11 +2,13 @@
 # A model split over several npu-16x16 chips (docs/multichip.md): ResNet-50
 # int8, batch 8 (8 micro-batches of one image), on 1, 2 and 4 chips of a ring
 # (32 GB/s, 500 ns per link), pipelined and data parallel, with `ember
-# multichip`. Prints throughput and its speed-up over one chip, the first
-# image's latency, chip and link utilisation; then, for the 4-chip pipeline,
-# the same run retimed over link bandwidths from 0.05 to 64 GB/s, showing
-# where the pipeline becomes link-bound. Cycle figures are deterministic;
-# host seconds depend on the machine's load.
+# multichip`, the chips and links co-simulated in one SystemC elaboration.
+# Prints throughput and its speed-up over one chip, the first image's
+# latency, chip and link utilisation, and how far the event schedule of the
+# same stage cycles is from the co-simulation; then the 4-chip pipeline
+# co-simulated again at link bandwidths from 0.05 to 32 GB/s, showing where
+# it becomes link-bound. Cycle figures are deterministic; host seconds
+# depend on the machine's load.
 #
 # Usage: bench/npu_multichip_bench.sh BUILD_DIR [MODEL] [BATCH]
 #   MODEL: resnet50 (default) or resnet18 (the test model at 224x224, when the
@@ -52,7 +54,7 @@ for n in 1 2 4; do
   } >"$out/ring$n.yaml"
 done
 
-sweep=0.05,0.1,0.125,0.15,0.2,0.25,0.5,1,4,16,64
+sweep=0.05,0.1,0.125,0.15,0.2,0.25,1,4,32
 run() {  # chips split [extra options]
   local n=$1 split=$2
   shift 2
@@ -82,8 +84,8 @@ def load(name):
         return json.load(f)
 base = load("1-data")
 print(f"{net} int8, batch {batch}, npu-16x16 chips on a 32 GB/s 500 ns ring (outputs identical on every split)")
-print("| chips | split | images/s | speed-up | steady images/s | latency (first image) | chip busy (min-max) | busiest link | link bytes | host s |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| chips | split | images/s | speed-up | steady images/s | latency (first image) | chip busy (min-max) | busiest link | link bytes | schedule vs co-sim (latency, images/s) | host s |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for name in ["1-data", "2-pipeline", "2-data", "4-pipeline", "4-data"]:
     r = load(name)
     chips, split = name.split("-")
@@ -91,19 +93,23 @@ for name in ["1-data", "2-pipeline", "2-data", "4-pipeline", "4-data"]:
     links = [l["utilization"] for l in r["links"]]
     link_bytes = sum(l["bytes"] for l in r["links"])
     split_name = "one chip" if chips == "1" else split
+    assert r["co_simulated"], f"{name}: not co-simulated"
+    est = r["schedule_estimate"]
     print(f"| {chips} | {split_name} | {r['throughput_images_per_s']:.1f} | "
           f"{r['throughput_images_per_s'] / base['throughput_images_per_s']:.2f}x | "
           f"{r['steady_throughput_images_per_s']:.1f} | {r['latency_us'] / 1e3:.2f} ms | "
           f"{100 * min(busy):.0f}-{100 * max(busy):.0f}% | {100 * max(links or [0]):.1f}% | {link_bytes} | "
+          f"{est['latency_difference_percent']:+.2f}%, {est['throughput_difference_percent']:+.2f}% | "
           f"{r['host_seconds']:.1f} |")
 p = load("4-pipeline")
 print()
 print("4-chip pipeline stages:")
 for s in p["stages"]:
     print(f"  {s['name']} on {s['chip']}: {s['nodes']} nodes {s['first_node']} .. {s['last_node']}, "
-          f"{s['cycles_per_micro_batch']:.0f} cycles per image (estimate {s['estimated_cycles']})")
+          f"{s['cycles_per_micro_batch']:.0f} cycles per image (estimate {s['estimated_cycles']})"
+          + (f", host partitions {', '.join(s['host_partitions'])}" if s["host_partitions"] else ""))
 print()
-print("4-chip pipeline over link bandwidth (same split, retimed):")
+print("4-chip pipeline over link bandwidth (same split, co-simulated at each):")
 print("| GB/s per link | images/s | steady images/s | latency | busiest link | bound by |")
 print("| --- | --- | --- | --- | --- | --- |")
 for point in p["bandwidth_sweep"]:

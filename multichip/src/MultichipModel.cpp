@@ -8,6 +8,7 @@
 
 #include "ember/PassGate.h"
 #include "ember/multichip/StageSplit.h"
+#include "ember/npu/CoSimulation.h"
 
 namespace ember::multichip {
 
@@ -64,6 +65,10 @@ Expected<CompiledStage> compileStage(StageFunction stageFunction, const std::str
   }
   for (const LayerReport& layer : compiled->report.device.layers)
     stage.estimatedCycles += layer.estimatedCycles;
+  const std::string ownBackend = options.backend + ":";
+  for (const std::string& partition : compiled->report.partitions)
+    if (partition.rfind(ownBackend, 0) != 0 && compiled->report.partitions.size() > 1)
+      stage.hostPartitions.push_back(partition);
   const MemoryPlan& memory = compiled->report.memory;
   stage.dramBytes = int64_t(memory.constantBytes + memory.ioBytes + memory.activationBytes);
   stage.model = std::make_shared<CompiledModel>(compiled.take());
@@ -91,9 +96,13 @@ Error checkOutputsComputed(const Function& function) {
   return Error::success();
 }
 
-Error compilePipeline(Function& function, const SystemConfig& system, const MultichipOptions& options,
-                      MultichipModel& model) {
-  const std::vector<Node*> nodes = computeNodes(function);
+/// What the stage balancing weighs: each node's time on each chip, each cut's transfer time.
+struct PipelineCosts {
+  std::vector<std::vector<double>> stage, boundary;
+};
+
+Expected<PipelineCosts> pipelineCosts(const Function& function, const std::vector<Node*>& nodes,
+                                      const SystemConfig& system, const MultichipOptions& options) {
   const size_t chips = system.chips.size();
   // Per distinct chip config, the compiler's estimate of every node.
   // A chip that cannot hold the whole model borrows another chip's estimates
@@ -127,7 +136,16 @@ Error compilePipeline(Function& function, const SystemConfig& system, const Mult
     for (size_t j = 0; j <= nodes.size(); ++j)
       boundaryCost[chip][j] = bytes[j] ? transferNanoseconds(system, path, bytes[j]) : 0.0;
   }
-  EMBER_ASSIGN_OR_RETURN(std::vector<size_t> starts, balanceStages(stageCost, boundaryCost, nodes.size()));
+  return PipelineCosts{std::move(stageCost), std::move(boundaryCost)};
+}
+
+Error compilePipeline(Function& function, const SystemConfig& system, const MultichipOptions& options,
+                      MultichipModel& model) {
+  const std::vector<Node*> nodes = computeNodes(function);
+  const size_t chips = system.chips.size();
+  EMBER_ASSIGN_OR_RETURN(PipelineCosts costs, pipelineCosts(function, nodes, system, options));
+  EMBER_ASSIGN_OR_RETURN(std::vector<size_t> starts,
+                         balanceStages(costs.stage, costs.boundary, nodes.size()));
 
   std::map<std::string, size_t> producerOf;
   for (size_t k = 0; k < chips; ++k) {
@@ -187,6 +205,7 @@ Expected<MultichipModel> compileMultichip(Function& function, const SystemConfig
                             ? compilePipeline(function, system, options, model)
                             : compileDataParallel(function, system, options, model));
   std::vector<StagePlacement> placements;
+  placements.reserve(model.stages.size());
   for (const CompiledStage& stage : model.stages)
     placements.push_back({stage.name, system.chips[stage.chip].name, stage.dramBytes});
   EMBER_RETURN_IF_ERROR(checkStagePlacement(system, placements));
@@ -311,9 +330,15 @@ std::vector<Task> buildTasks(const MultichipModel& model, const MultichipRun& ru
 }
 
 MultichipFigures timeRun(const MultichipModel& model, const MultichipRun& run, const SystemConfig& system) {
+  return figuresOf(model, run, system,
+                   scheduleTasks(system, buildTasks(model, run, system), run.stageCycles.size()));
+}
+
+MultichipFigures figuresOf(const MultichipModel& model, const MultichipRun& run, const SystemConfig& system,
+                           Schedule scheduled) {
   MultichipFigures figures;
   const size_t microBatches = run.stageCycles.size();
-  figures.schedule = scheduleTasks(system, buildTasks(model, run, system), microBatches);
+  figures.schedule = std::move(scheduled);
   const Schedule& schedule = figures.schedule;
   figures.makespanNs = schedule.makespanNs;
   figures.latencyNs = microBatches ? schedule.microBatchEndNs[0] : 0.0;
@@ -337,6 +362,118 @@ MultichipFigures timeRun(const MultichipModel& model, const MultichipRun& run, c
   for (const LinkUse& use : schedule.links)
     figures.linkUtilization.push_back(std::max(use.busyNs[0], use.busyNs[1]) / span);
   return figures;
+}
+
+namespace {
+
+/// What every chip driver of a co-simulated run shares.
+struct CoSimContext {
+  MultichipModel& model;
+  const SystemConfig& system;
+  const std::vector<std::map<std::string, Tensor>>& inputs;
+  std::vector<std::vector<size_t>> microBatchesOf;  ///< per stage, in order
+  MultichipRun run;
+  std::vector<double> microBatchEndNs;
+};
+
+std::vector<uint8_t> bytesOf(const Tensor& tensor) {
+  const auto* data = static_cast<const uint8_t*>(tensor.data());
+  return {data, data + tensor.sizeInBytes()};
+}
+
+/// The type under which stage `stage` reads input `name`.
+Type inputType(const CompiledStage& stage, const std::string& name) {
+  for (const auto& [inputName, type] : stage.model->inputs)
+    if (inputName == name) return type;
+  return Type();
+}
+
+/// Stage `s`'s chip: its micro-batches in order, each waiting for the cut
+/// tensors the stage reads, running the stage (its simulations run on this
+/// chip) and sending the cut tensors it produces.
+Error driveStage(npu::ChipPort& port, CoSimContext& context, size_t s) {
+  MultichipModel& model = context.model;
+  CompiledStage& stage = model.stages[s];
+  const std::vector<CutTransfer>& transfers = model.transfers;
+  for (size_t i : context.microBatchesOf[s]) {
+    std::map<std::string, Tensor> values = context.inputs[i];
+    for (size_t t = 0; t < transfers.size(); ++t) {
+      if (transfers[t].toStage != s) continue;
+      EMBER_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, port.receive(i * transfers.size() + t));
+      Tensor tensor(inputType(stage, transfers[t].tensor));
+      if (bytes.size() != tensor.sizeInBytes())
+        return makeError("stage '", stage.name, "': '", transfers[t].tensor, "' arrived with ", bytes.size(),
+                         " bytes, not ", tensor.sizeInBytes());
+      std::copy(bytes.begin(), bytes.end(), static_cast<uint8_t*>(tensor.data()));
+      values[transfers[t].tensor] = std::move(tensor);
+    }
+    EMBER_RETURN_IF_ERROR(runStage(stage, values, i, context.run, s, context.system));
+    for (size_t t = 0; t < transfers.size(); ++t) {
+      if (transfers[t].fromStage != s) continue;
+      const size_t to = model.stages[transfers[t].toStage].chip;
+      EMBER_RETURN_IF_ERROR(port.send(to, route(context.system, stage.chip, to), i * transfers.size() + t,
+                                      bytesOf(values.at(transfers[t].tensor))));
+    }
+    context.microBatchEndNs[i] = std::max(context.microBatchEndNs[i], port.nowNs());
+    for (const auto& [name, type] : model.outputs)
+      if (auto value = values.find(name); value != values.end()) context.run.outputs[i][name] = value->second;
+  }
+  return Error::success();
+}
+
+npu::CoSimSystemSpec coSimSpecOf(const SystemConfig& system) {
+  npu::CoSimSystemSpec spec;
+  for (const Chip& chip : system.chips) spec.chips.push_back({chip.name, chip.config.clockGhz});
+  for (const Link& link : system.links)
+    spec.links.push_back({link.a, link.b, link.bandwidthGBps, link.latencyNs});
+  return spec;
+}
+
+}  // namespace
+
+Expected<CoSimulatedRun> coSimulateMultichip(MultichipModel& model,
+                                             const std::vector<std::map<std::string, Tensor>>& inputs,
+                                             const SystemConfig& system) {
+  CoSimContext context{model, system, inputs, {}, {}, {}};
+  context.run.outputs.resize(inputs.size());
+  context.run.stageCycles.resize(inputs.size());
+  context.run.stageMacs.assign(model.stages.size(), 0);
+  context.microBatchEndNs.assign(inputs.size(), 0.0);
+  context.microBatchesOf.resize(model.stages.size());
+  const std::vector<size_t> assigned =
+      model.split == SplitMode::Data ? assignMicroBatches(model, inputs.size()) : std::vector<size_t>{};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t s = 0; s < model.stages.size(); ++s)
+      if (model.split == SplitMode::Pipeline || assigned[i] == s) context.microBatchesOf[s].push_back(i);
+  std::vector<npu::ChipDriver> drivers(system.chips.size(), [](npu::ChipPort&) { return Error::success(); });
+  for (size_t s = 0; s < model.stages.size(); ++s)
+    drivers[model.stages[s].chip] = [&context, s](npu::ChipPort& port) {
+      return driveStage(port, context, s);
+    };
+  EMBER_ASSIGN_OR_RETURN(npu::CoSimResult result, npu::coSimulate(coSimSpecOf(system), drivers));
+
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (const auto& [name, type] : model.outputs)
+      if (!context.run.outputs[i].count(name))
+        return makeError("micro-batch ", i, ": no stage produced output '", name, "'");
+  Schedule schedule;
+  schedule.chipBusyNs = result.chipBusyNs;
+  for (const npu::CoSimLinkStats& stats : result.links) {
+    LinkUse use;
+    use.busyNs[0] = stats.busyNs[0];
+    use.busyNs[1] = stats.busyNs[1];
+    use.bytes[0] = int64_t(stats.bytes[0]);
+    use.bytes[1] = int64_t(stats.bytes[1]);
+    use.transfers = stats.transfers;
+    schedule.links.push_back(use);
+  }
+  schedule.microBatchEndNs = context.microBatchEndNs;
+  for (double end : context.microBatchEndNs) schedule.makespanNs = std::max(schedule.makespanNs, end);
+  CoSimulatedRun coSimulated;
+  coSimulated.figures = figuresOf(model, context.run, system, std::move(schedule));
+  coSimulated.run = std::move(context.run);
+  coSimulated.hostSeconds = result.hostSeconds;
+  return coSimulated;
 }
 
 SystemConfig withLinks(const SystemConfig& system, double bandwidthGBps, double latencyNs) {

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "Functional.h"
+#include "SimKernel.h"
 #include "ember/Arithmetic.h"
 #include "ember/npu/MatrixEngine.h"
 #include "ember/npu/Timing.h"
@@ -49,13 +50,13 @@ using isa::Instruction;
 using isa::Opcode;
 using isa::Queue;
 
-// 1 cycle = 1 ns of SystemC time. from_value avoids sc_time's slow double path.
-uint64_t timeUnitsPerCycle() {
+// A one-chip run: 1 cycle = 1 ns of SystemC time. A co-simulated chip's
+// cycle is its clock period (RunState::unitsPerCycle). from_value avoids
+// sc_time's slow double path.
+uint64_t timeUnitsPerNanosecond() {
   static const uint64_t units = sc_time(1, SC_NS).value();
   return units;
 }
-sc_time cycles(uint64_t n) { return sc_time::from_value(n * timeUnitsPerCycle()); }
-uint64_t toCycles(const sc_time& t) { return t.value() / timeUnitsPerCycle(); }
 
 // Reserves a shared port first-come first-served: an access asking at `at`
 // for `cycles` starts when the port is free.
@@ -93,13 +94,15 @@ class MemoryTarget : public sc_module {
     socket.register_get_direct_mem_ptr(this, &MemoryTarget::getDirectMemPtr);
   }
 
-  void configure(uint8_t* data, uint64_t size, uint64_t banks, uint64_t bytesPerCycle, const uint64_t* t0) {
+  void configure(uint8_t* data, uint64_t size, uint64_t banks, uint64_t bytesPerCycle, const uint64_t* t0,
+                 uint64_t unitsPerCycle) {
     data_ = data;
     size_ = size;
     bankBytes_ = std::max<uint64_t>(1, size / banks);
     bytesPerCycle_ = bytesPerCycle;
     ports_.assign(banks, Port{});
     t0_ = t0;
+    unitsPerCycle_ = unitsPerCycle;
     readBytes = writeBytes = 0;
     written_.assign(ceilDiv(size, 64), false);
     writtenLines_ = 0;
@@ -121,7 +124,7 @@ class MemoryTarget : public sc_module {
   uint64_t readBytes = 0, writeBytes = 0;
 
  private:
-  uint64_t nowCycle() const { return toCycles(sc_time_stamp()) - *t0_; }
+  uint64_t nowCycle() const { return (sc_time_stamp().value() - *t0_) / unitsPerCycle_; }
 
   void bTransport(int, tlm::tlm_generic_payload& p, sc_time& delay) {
     auto* ext = p.get_extension<TimingExtension>();
@@ -131,7 +134,7 @@ class MemoryTarget : public sc_module {
       return;
     }
     const uint64_t now = nowCycle();
-    const uint64_t at = now + toCycles(delay);
+    const uint64_t at = now + delay.value() / unitsPerCycle_;
     const uint64_t occupy = p.get_command() == tlm::TLM_IGNORE_COMMAND && ext
                                 ? ext->occupyCycles
                                 : timing::portCycles(length, bytesPerCycle_);
@@ -149,7 +152,7 @@ class MemoryTarget : public sc_module {
       ext->startCycle = start;
       ext->waited = waited;
     }
-    delay = cycles(start + occupy - now);
+    delay = sc_time::from_value((start + occupy - now) * unitsPerCycle_);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
   }
 
@@ -165,6 +168,7 @@ class MemoryTarget : public sc_module {
   uint64_t size_ = 0, bankBytes_ = 1, bytesPerCycle_ = 1;
   std::vector<Port> ports_;
   const uint64_t* t0_ = nullptr;
+  uint64_t unitsPerCycle_ = 1;
   std::vector<bool> written_;
   uint64_t writtenLines_ = 0;
 };
@@ -186,7 +190,10 @@ struct RunState {
   std::vector<uint8_t> scratchpad, accumulator;  // accumulator: int32 entries as bytes
   uint8_t* dram = nullptr;
   uint64_t dramBytes = 0;
-  uint64_t t0 = 0;
+  uint64_t t0 = 0;             ///< SystemC time units at the run's start
+  uint64_t unitsPerCycle = 1;  ///< SystemC time units per cycle
+  bool signalDone = false;     ///< co-simulated: notify the top's doneEvent once drained
+  int activeUnits = 0;         ///< units holding an instruction (popped, not yet parked again)
 
   std::deque<uint32_t> queues[isa::kNumQueues];
   uint64_t tokens[kNumTokens] = {};
@@ -244,17 +251,63 @@ class NpuTop : public sc_module {
 
   /// Runs one program; returns when SystemC has no event left.
   void run(RunState& state) {
+    begin(state);
+    sc_start();
+  }
+
+  /// Loads the program and starts the fetch; the run proceeds as SystemC time does.
+  void begin(RunState& state) {
     run_ = &state;
-    state.t0 = toCycles(sc_time_stamp());
-    dram.configure(state.dram, state.dramBytes, 1, uint64_t(state.config->dramBytesPerCycle), &state.t0);
+    state.t0 = sc_time_stamp().value();
+    const uint64_t scale = state.unitsPerCycle;
+    dram.configure(state.dram, state.dramBytes, 1, uint64_t(state.config->dramBytesPerCycle), &state.t0,
+                   scale);
     scratchpad.configure(state.scratchpad.data(), state.scratchpad.size(),
                          uint64_t(state.config->scratchpadBanks), uint64_t(state.config->bankWidthBytes),
-                         &state.t0);
+                         &state.t0, scale);
     accumulator.configure(state.accumulator.data(), state.accumulator.size(),
                           uint64_t(state.config->accumulatorBanks),
-                          uint64_t(state.config->accumulatorPortBytes), &state.t0);
+                          uint64_t(state.config->accumulatorPortBytes), &state.t0, scale);
     startEvent_.notify(SC_ZERO_TIME);
-    sc_start();
+  }
+
+  /// Co-simulated (called from another SystemC thread): runs one program and
+  /// returns once every queue drained after FINISH, or on an error.
+  void runHere(RunState& state) {
+    state.signalDone = true;
+    begin(state);
+    while (!state.aborted && !drained(state)) wait(doneEvent_ | abortEvent_);
+  }
+
+  /// Co-simulated, after an error or deadlock: lets every unit see the abort
+  /// and park, so that the next program starts clean.
+  void unwindHere(RunState& state) {
+    state.aborted = true;
+    abortEvent_.notify(SC_ZERO_TIME);
+    while (!state.fetchDone || state.activeUnits > 0) wait(idleEvent_);
+    for (auto& q : state.queues) q.clear();
+    run_ = nullptr;
+  }
+
+  /// The fetch finished, no unit holds an instruction and every queue is
+  /// empty: the program ran to FINISH.
+  static bool drained(const RunState& r) {
+    if (!r.fetchDone || r.activeUnits > 0) return false;
+    return std::all_of(std::begin(r.queues), std::end(r.queues), [](const auto& q) { return q.empty(); });
+  }
+  /// Co-simulated: wakes the driver waiting for the end of the run or of its unwinding.
+  void signalIdle() {
+    if (!run_ || !run_->signalDone) return;  // a one-chip run ends when sc_start returns
+    idleEvent_.notify(SC_ZERO_TIME);
+    if (drained(*run_)) doneEvent_.notify(SC_ZERO_TIME);
+  }
+  /// The run on this top, if any (the co-simulation's deadlock check).
+  RunState* currentRun() const { return run_; }
+  /// Stops a run that can make no progress (co-simulated deadlock).
+  void abortRun() {
+    if (!run_) return;
+    run_->aborted = true;
+    abortEvent_.notify(SC_ZERO_TIME);
   }
 
   /// Unblocks every thread after an error or deadlock so the next run starts clean.
@@ -269,7 +322,9 @@ class NpuTop : public sc_module {
   void finish() { run_ = nullptr; }
 
  private:
-  uint64_t now() const { return toCycles(sc_time_stamp()) - run_->t0; }
+  uint64_t now() const { return (sc_time_stamp().value() - run_->t0) / run_->unitsPerCycle; }
+  sc_time cycles(uint64_t n) const { return sc_time::from_value(n * run_->unitsPerCycle); }
+  uint64_t toCycles(const sc_time& t) const { return t.value() / run_->unitsPerCycle; }
   void waitUntil(uint64_t cycle) {
     const uint64_t n = now();
     if (cycle > n) wait(cycles(cycle - n));
@@ -329,6 +384,7 @@ class NpuTop : public sc_module {
         }
       }
       r.fetchDone = true;
+      signalIdle();
     }
   }
 
@@ -371,12 +427,28 @@ class NpuTop : public sc_module {
     tokenEvent_[t].notify(SC_ZERO_TIME);
   }
 
+  /// Counts a unit out of RunState::activeUnits when its instruction ends.
+  struct UnitActivity {
+    NpuTop& top;
+    RunState& run;
+    UnitActivity(NpuTop& t, RunState& r) : top(t), run(r) {}
+    UnitActivity(const UnitActivity&) = delete;
+    UnitActivity& operator=(const UnitActivity&) = delete;
+    ~UnitActivity() {
+      --run.activeUnits;
+      top.signalIdle();
+    }
+  };
+
   void unitLoop(Queue q) {
     for (;;) {
       while (!run_ || run_->aborted || run_->queues[int(q)].empty()) wait(queueEvent_[int(q)]);
       RunState& r = *run_;
       const uint32_t index = r.queues[int(q)].front();
       r.queues[int(q)].pop_front();
+      // Until the end of this iteration (any `continue`), the unit holds an instruction.
+      ++r.activeUnits;
+      const UnitActivity activity{*this, r};
       spaceEvent_[int(q)].notify(SC_ZERO_TIME);
       const Instruction& in = r.program[index];
       InstructionRecord rec;
@@ -830,28 +902,23 @@ class NpuTop : public sc_module {
   }
 
   RunState* run_ = nullptr;
-  sc_event startEvent_, abortEvent_;
+  sc_event startEvent_, abortEvent_, doneEvent_, idleEvent_;
   sc_event queueEvent_[isa::kNumQueues], spaceEvent_[isa::kNumQueues];
   sc_event tokenEvent_[kNumTokens];
   tlm::tlm_generic_payload payloads_[6];  // load dram/sram, store dram/sram, compute, vector
   std::vector<uint8_t> rowBuffer_;
 };
 
-std::mutex& simulatorMutex() {
-  static std::mutex m;
-  return m;
+/// [0]: the one-chip top; [1 + i]: co-simulated chip i. Created once and
+/// never destroyed: SystemC's kernel outlives every run.
+std::vector<NpuTop*>& tops() {
+  static std::vector<NpuTop*> all;
+  return all;
 }
 
 NpuTop& top() {
-  // Created once and never destroyed: SystemC's kernel outlives every run.
-  static NpuTop* instance = [] {
-    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-    sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
-    auto* npu = new NpuTop("ember_npu");
-    sc_start(SC_ZERO_TIME);  // elaborate and park every thread on its first wait
-    return npu;
-  }();
-  return *instance;
+  detail::elaborateKernel();
+  return *tops()[0];
 }
 
 std::string deadlockMessage(const RunState& r) {
@@ -1039,11 +1106,19 @@ ScopedCancellation::ScopedCancellation(std::function<bool()> cancelled)
 
 ScopedCancellation::~ScopedCancellation() { threadCancellation = std::move(previous_); }
 
-Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
-                            const SimOptions& givenOptions) {
-  SimOptions options = givenOptions;
+namespace {
+
+/// The given options, with the calling thread's cancellation and budget when they set none.
+SimOptions effectiveOptions(const SimOptions& given) {
+  SimOptions options = given;
   if (!options.cancelled) options.cancelled = threadCancellation;
   if (!options.maxCycles) options.maxCycles = threadCycleBudget;
+  return options;
+}
+
+/// The checks of a bundle against the config and its DRAM image.
+Error checkBundle(const Bundle& bundle, const NpuConfig& config, const DramImage& dram,
+                  const SimOptions& options) {
   if (!options.vcdPath.empty() && config.matrixEngineModel != MatrixEngineModel::Rtl)
     return makeError(
         "--vcd ", options.vcdPath,
@@ -1060,7 +1135,25 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   if (dram.bytes.size() != bundle.dramBytes)
     return makeError("the DRAM image has ", dram.bytes.size(), " bytes but the bundle declares ",
                      bundle.dramBytes);
-  RunState state;
+  if (config.weightBuffers < 1 || config.weightBuffers > 2 ||
+      (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary))
+    return makeError("config '", config.name, "': matrix_engine.weight_buffers ", config.weightBuffers,
+                     " is not supported (1, or 2 with matrix_engine.dataflow 'weight_stationary')");
+  if (config.vectorQueue == VectorQueue::Separate && config.matrixEngineModel == MatrixEngineModel::Rtl)
+    return makeError(
+        "config '", config.name,
+        "': vector.queue 'separate' needs matrix_engine.model 'fast' (the RTL co-simulation runs "
+        "the one compute queue)");
+  if (config.accumulatorBanks < 1 || config.accumulatorEntries() % config.accumulatorBanks != 0)
+    return makeError("config '", config.name, "': accumulator.banks ", config.accumulatorBanks,
+                     " does not divide the accumulator's ", config.accumulatorEntries(), " entries");
+  return Error::success();
+}
+
+/// Checks and decodes the program and fills everything a run owns.
+Error prepareRun(const Bundle& bundle, const NpuConfig& config, DramImage& dram, const SimOptions& options,
+                 RunState& state) {
+  EMBER_RETURN_IF_ERROR(checkBundle(bundle, config, dram, options));
   state.bundle = &bundle;
   state.config = &config;
   state.options = &options;
@@ -1076,18 +1169,6 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   if (std::none_of(state.program.begin(), state.program.end(),
                    [](const Instruction& in) { return in.opcode == Opcode::Finish; }))
     return makeError("the program has no FINISH instruction");
-  if (config.weightBuffers < 1 || config.weightBuffers > 2 ||
-      (config.weightBuffers == 2 && config.dataflow != Dataflow::WeightStationary))
-    return makeError("config '", config.name, "': matrix_engine.weight_buffers ", config.weightBuffers,
-                     " is not supported (1, or 2 with matrix_engine.dataflow 'weight_stationary')");
-  if (config.vectorQueue == VectorQueue::Separate && config.matrixEngineModel == MatrixEngineModel::Rtl)
-    return makeError(
-        "config '", config.name,
-        "': vector.queue 'separate' needs matrix_engine.model 'fast' (the RTL co-simulation runs "
-        "the one compute queue)");
-  if (config.accumulatorBanks < 1 || config.accumulatorEntries() % config.accumulatorBanks != 0)
-    return makeError("config '", config.name, "': accumulator.banks ", config.accumulatorBanks,
-                     " does not divide the accumulator's ", config.accumulatorEntries(), " entries");
   state.scratchpad.assign(size_t(config.scratchpadBytes), 0);
   state.accumulator.assign(size_t(config.accumulatorBytes), 0);
   if (config.matrixEngineModel == MatrixEngineModel::Rtl) {
@@ -1101,18 +1182,11 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   state.dram = dram.bytes.data();
   state.dramBytes = dram.bytes.size();
   state.hostStart = state.lastProgress = std::chrono::steady_clock::now();
+  return Error::success();
+}
 
-  std::lock_guard<std::mutex> lock(simulatorMutex());
-  NpuTop& npu = top();
-  npu.run(state);
-  bool drained = state.fetchDone && !state.aborted;
-  for (int q = 0; q < isa::kNumQueues; ++q)
-    drained = drained && state.queues[q].empty() && !state.blocked[q].onToken;
-  if (state.error || !drained) {
-    const Error e = state.error ? *state.error : Error::make(deadlockMessage(state));
-    npu.unwind(state);
-    return e;
-  }
+/// After a run that reached FINISH: the stats, checked against the budget.
+Expected<SimStats> finishRun(RunState& state, NpuTop& npu, const SimOptions& options) {
   npu.finish();
   summarise(state, npu);
   state.stats.matrixEngineCycles = state.engine->engineCycles();
@@ -1123,6 +1197,77 @@ Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramI
   state.stats.hostSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - state.hostStart).count();
   return std::move(state.stats);
+}
+
+}  // namespace
+
+namespace detail {
+
+void createNpuTops() {
+  tops().push_back(new NpuTop("ember_npu"));
+  for (size_t chip = 0; chip < kMaxCoSimulatedChips; ++chip)
+    tops().push_back(new NpuTop(("ember_chip" + std::to_string(chip)).c_str()));
+}
+
+Expected<SimStats> simulateOnChip(CoSimChip& chip, const Bundle& bundle, const NpuConfig& config,
+                                  DramImage& dram, const SimOptions& givenOptions) {
+  const SimOptions options = effectiveOptions(givenOptions);
+  RunState state;
+  EMBER_RETURN_IF_ERROR(prepareRun(bundle, config, dram, options, state));
+  state.unitsPerCycle = chip.unitsPerCycle;
+  NpuTop& npu = *tops()[1 + chip.top];
+  npu.runHere(state);
+  if (state.error || !NpuTop::drained(state)) {
+    const Error e = state.error ? *state.error : Error::make(deadlockMessage(state));
+    npu.unwindHere(state);
+    return e;
+  }
+  Expected<SimStats> stats = finishRun(state, npu, options);
+  if (!stats) return stats;
+  // The chip is busy until its last instruction drains (a chained gemm may
+  // retire after its queue moved on).
+  const uint64_t end = state.t0 + stats->cycles * state.unitsPerCycle;
+  if (end > sc_time_stamp().value()) wait(sc_time::from_value(end - sc_time_stamp().value()));
+  chip.busyUnits += end - state.t0;
+  ++chip.programs;
+  return stats;
+}
+
+bool abortUnfinishedRuns() {
+  bool any = false;
+  for (size_t t = 1; t < tops().size(); ++t)
+    if (tops()[t]->currentRun()) {
+      tops()[t]->abortRun();
+      any = true;
+    }
+  return any;
+}
+
+}  // namespace detail
+
+Expected<SimStats> simulate(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
+                            const SimOptions& givenOptions) {
+  // Called by a co-simulated chip's driver (a stage run inside the system's
+  // elaboration): the program runs on that chip, in the system's time.
+  if (detail::CoSimChip* chip = detail::currentCoSimChip())
+    return detail::simulateOnChip(*chip, bundle, config, dram, givenOptions);
+  const SimOptions options = effectiveOptions(givenOptions);
+  RunState state;
+  EMBER_RETURN_IF_ERROR(prepareRun(bundle, config, dram, options, state));
+  state.unitsPerCycle = timeUnitsPerNanosecond();
+
+  std::lock_guard<std::mutex> lock(detail::simulatorMutex());
+  NpuTop& npu = top();
+  npu.run(state);
+  bool drained = state.fetchDone && !state.aborted;
+  for (int q = 0; q < isa::kNumQueues; ++q)
+    drained = drained && state.queues[q].empty() && !state.blocked[q].onToken;
+  if (state.error || !drained) {
+    const Error e = state.error ? *state.error : Error::make(deadlockMessage(state));
+    npu.unwind(state);
+    return e;
+  }
+  return finishRun(state, npu, options);
 }
 
 }  // namespace ember::npu

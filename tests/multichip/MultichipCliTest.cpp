@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <utility>
+#include <vector>
 
 #include "ember/Npy.h"
 #include "ember/Tensor.h"
@@ -66,14 +68,26 @@ TEST_F(MultichipCli, BatchOutputsEqualTheOneChipRun) {
     expected.push_back(output.take());
   }
   ASSERT_FALSE(ember::writeNpy((dir_ / "batch.npy").string(), batch));
-  for (const std::string split : {"pipeline", "data"}) {
-    const fs::path out = dir_ / split;
-    ToolRun multi =
-        ember({"multichip", model, "--system", kSystems + "/ring4-npu16.yaml", "--split", split, "--quantize",
-               profile, "--dim", "N=1", "--batch", "3", "--input", (dir_ / "batch.npy").string(),
-               "--output-dir", out.string(), "--report-json", (dir_ / (split + ".json")).string()});
+  // Co-simulated (the default) on both splits, and the event schedule alone.
+  const std::pair<const char*, bool> modes[] = {{"pipeline", false}, {"data", false}, {"pipeline", true}};
+  for (const auto& [split, scheduleOnly] : modes) {
+    const std::string name = std::string(split) + (scheduleOnly ? "-schedule" : "");
+    const fs::path out = dir_ / name;
+    std::vector<std::string> args{"multichip",     model,
+                                  "--system",      kSystems + "/ring4-npu16.yaml",
+                                  "--split",       split,
+                                  "--quantize",    profile,
+                                  "--dim",         "N=1",
+                                  "--batch",       "3",
+                                  "--input",       (dir_ / "batch.npy").string(),
+                                  "--output-dir",  out.string(),
+                                  "--report-json", (dir_ / (name + ".json")).string()};
+    if (scheduleOnly) args.push_back("--schedule-only");
+    ToolRun multi = ember(args);
     ASSERT_EQ(multi.status, 0) << multi.err;
-    EXPECT_NE(multi.out.find("not co-simulated"), std::string::npos);
+    EXPECT_NE(multi.out.find(scheduleOnly ? "not co-simulated" : "co-simulated in one SystemC elaboration"),
+              std::string::npos)
+        << multi.out;
     ASSERT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
     ember::Expected<ember::Tensor> got = ember::readNpy(fs::directory_iterator(out)->path().string());
     ASSERT_TRUE(got) << got.error().message();
@@ -82,11 +96,14 @@ TEST_F(MultichipCli, BatchOutputsEqualTheOneChipRun) {
     for (size_t b = 0; b < 3; ++b)
       EXPECT_EQ(
           std::memcmp(static_cast<const std::byte*>(got->data()) + b * bytes, expected[b].data(), bytes), 0)
-          << split << ": image " << b;
-    const std::string report = readWholeFile(dir_ / (split + ".json"));
+          << name << ": image " << b;
+    const std::string report = readWholeFile(dir_ / (name + ".json"));
     for (const char* key : {"\"latency_us\"", "\"throughput_images_per_s\"", "\"links\"", "\"utilization\"",
-                            "\"co_simulated\": false", "\"micro_batches\": 3"})
+                            "\"busy_cycles\"", "\"host_partitions\"", "\"micro_batches\": 3"})
       EXPECT_NE(report.find(key), std::string::npos) << key;
+    EXPECT_NE(report.find(scheduleOnly ? "\"co_simulated\": false" : "\"co_simulated\": true"),
+              std::string::npos);
+    EXPECT_EQ(report.find("\"schedule_estimate\"") != std::string::npos, !scheduleOnly);
   }
 }
 

@@ -1,10 +1,13 @@
 // Models split over 1 to 4 NPUs (docs/multichip.md), bit for bit: every
-// micro-batch's outputs equal the one-chip npu run's and the reference
-// backend's, pipelined and data parallel, on the model tests' int8 models
+// micro-batch's outputs, with the chips co-simulated, equal the one-chip npu
+// run's and the reference backend's, pipelined and data parallel, on the model tests' int8 models
 // (scripts/gen_npu_models.py, profiles calibrated by `ember quantize` at
-// build time). And the errors: a stage a chip cannot hold names the chip.
+// build time). The co-simulated links against bytes / bandwidth + latency,
+// and a slow link binding the pipeline. And the errors: a stage a chip
+// cannot hold names the chip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -127,8 +130,9 @@ TEST_P(MultichipModelTest, BitExactOnOneToFourChips) {
     Expected<MultichipModel> compiled = compileMultichip(*model->function, ringOf(chips), options);
     ASSERT_TRUE(compiled) << compiled.error().message();
     ASSERT_EQ(compiled->stages.size(), chips);
-    Expected<MultichipRun> run = runMultichip(*compiled, inputs);
-    ASSERT_TRUE(run) << run.error().message();
+    Expected<CoSimulatedRun> coSimulated = coSimulateMultichip(*compiled, inputs, compiled->system);
+    ASSERT_TRUE(coSimulated) << coSimulated.error().message();
+    const MultichipRun* run = &coSimulated->run;
     ASSERT_EQ(run->outputs.size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       ASSERT_EQ(run->outputs[i].size(), npu[i].size());
@@ -140,10 +144,17 @@ TEST_P(MultichipModelTest, BitExactOnOneToFourChips) {
             << "micro-batch " << i << " output " << output << " against the reference backend";
       }
     }
-    // Every chip worked, and the timing is consistent.
-    const MultichipFigures figures = timeRun(*compiled, *run, compiled->system);
+    // Every chip worked, and the timing is consistent: the co-simulation's
+    // chip busy times are the stage runs' cycles the event schedule adds up.
+    const MultichipFigures& figures = coSimulated->figures;
     EXPECT_GT(figures.latencyNs, 0);
     EXPECT_GE(figures.makespanNs, figures.latencyNs);
+    const MultichipFigures scheduled = timeRun(*compiled, *run, compiled->system);
+    for (size_t c = 0; c < chips; ++c)
+      EXPECT_NEAR(figures.schedule.chipBusyNs[c], scheduled.schedule.chipBusyNs[c], 1e-6) << "chip " << c;
+    for (size_t l = 0; l < figures.schedule.links.size(); ++l)
+      EXPECT_EQ(figures.schedule.links[l].bytes[0] + figures.schedule.links[l].bytes[1],
+                scheduled.schedule.links[l].bytes[0] + scheduled.schedule.links[l].bytes[1]);
     if (split == SplitMode::Pipeline && chips > 1) {
       EXPECT_FALSE(compiled->transfers.empty());
     }
@@ -161,6 +172,67 @@ INSTANTIATE_TEST_SUITE_P(CiModels, MultichipModelTest,
                            return std::get<0>(info.param) + "_" +
                                   std::string(splitModeName(std::get<1>(info.param)));
                          });
+
+/// digits on two npu-16x16 chips linked at `gbps`, pipelined.
+Expected<MultichipModel> twoChipDigits(double gbps, double latencyNs) {
+  registerBuiltinBackends();
+  const std::string yaml = "chips: {count: 2, config: npu-16x16.yaml}\ninterconnect: {bandwidth_gb_per_s: " +
+                           std::to_string(gbps) + ", latency_ns: " + std::to_string(latencyNs) + "}\n";
+  EMBER_ASSIGN_OR_RETURN(SystemConfig system, parseSystemConfig(yaml, kConfigs + "/system.yaml"));
+  EMBER_ASSIGN_OR_RETURN(Model model, load("digits"));
+  MultichipOptions options;
+  options.compile = quantizing(model.profile, true);
+  return compileMultichip(*model.function, system, options);
+}
+
+TEST(MultichipCoSimulation, LinkBusyIsBytesOverBandwidthAndTransfersAddTheLatency) {
+  Expected<MultichipModel> model = twoChipDigits(2.0, 700.0);
+  ASSERT_TRUE(model) << model.error().message();
+  ASSERT_FALSE(model->transfers.empty());
+  Expected<Model> probe = load("digits");
+  ASSERT_TRUE(probe);
+  auto inputs = microBatches("digits", *probe->function);
+  inputs.insert(inputs.end(), inputs.begin(), inputs.end());  // four micro-batches
+  Expected<CoSimulatedRun> run = coSimulateMultichip(*model, inputs, model->system);
+  ASSERT_TRUE(run) << run.error().message();
+  int64_t bytesPerMicroBatch = 0;
+  for (const CutTransfer& transfer : model->transfers) bytesPerMicroBatch += transfer.bytes;
+  const LinkUse& link = run->figures.schedule.links.at(0);
+  EXPECT_EQ(link.bytes[0], 4 * bytesPerMicroBatch);
+  EXPECT_EQ(link.bytes[1], 0);
+  EXPECT_EQ(link.transfers, 4 * model->transfers.size());
+  // 2 GB/s: each byte holds the link 0.5 ns.
+  EXPECT_NEAR(link.busyNs[0], 4 * double(bytesPerMicroBatch) / 2.0, 0.01);
+  // The first image: stage 0, its cut tensors one after the other on the
+  // link plus the latency once they are sent, then stage 1.
+  const double stage0 = double(run->run.stageCycles[0].at(0)), stage1 = double(run->run.stageCycles[0].at(1));
+  EXPECT_NEAR(run->figures.latencyNs, stage0 + double(bytesPerMicroBatch) / 2.0 + 700.0 + stage1, 0.01);
+}
+
+TEST(MultichipCoSimulation, SlowLinkMakesThePipelineLinkBound) {
+  Expected<Model> probe = load("digits");
+  ASSERT_TRUE(probe);
+  const auto inputs = microBatches("digits", *probe->function);
+  for (double gbps : {32.0, 0.001}) {
+    SCOPED_TRACE(std::to_string(gbps) + " GB/s");
+    Expected<MultichipModel> model = twoChipDigits(gbps, 0.0);
+    ASSERT_TRUE(model) << model.error().message();
+    Expected<CoSimulatedRun> run = coSimulateMultichip(*model, inputs, model->system);
+    ASSERT_TRUE(run) << run.error().message();
+    const double link = run->figures.linkUtilization.at(0);
+    const double busiestChip =
+        *std::max_element(run->figures.chipUtilization.begin(), run->figures.chipUtilization.end());
+    if (gbps > 1) {
+      EXPECT_LT(link, busiestChip);
+    } else {
+      EXPECT_GT(link, busiestChip);
+      EXPECT_GT(link, 0.5);
+      // The steady state is the link's: one micro-batch per its busy time.
+      EXPECT_NEAR(run->figures.steadyThroughputPerSecond * run->figures.schedule.links[0].busyNs[0],
+                  double(inputs.size()) * 1e9, 1.0);
+    }
+  }
+}
 
 TEST(MultichipErrors, StageTooBigForItsChipNamesTheChip) {
   registerBuiltinBackends();

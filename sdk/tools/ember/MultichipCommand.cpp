@@ -1,7 +1,8 @@
 // ember multichip: a model split over the chips of a multi-NPU system
 // (docs/multichip.md): pipeline stages or data parallelism over a batch of
-// micro-batches, each stage run on the simulator, the chips and links timed
-// together; outputs as the one-chip run writes them.
+// micro-batches, the chips and links co-simulated in one SystemC elaboration
+// (or, with --schedule-only, each stage simulated on its own and the chips
+// and links timed by the event schedule); outputs as the one-chip run writes them.
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +62,7 @@ struct MultichipArgs {
   std::string systemPath, split = "pipeline", outputDir, reportPath, sweepList;
   int64_t batch = 1;
   bool quiet = false;
+  bool scheduleOnly = false;
   std::vector<double> sweep;  ///< parsed from sweepList by validateMultichipArgs
 };
 
@@ -83,7 +85,11 @@ void addMultichipOptions(OptionParser& parser, MultichipArgs& a) {
                    "write each output (the whole batch) to DIR/<name>.npy");
   parser.addString("--report-json", "FILE", &a.reportPath, "write the report as JSON to FILE");
   parser.addString("--sweep-link-bandwidth", "GBPS,...", &a.sweepList,
-                   "also retime the run with every link at each of these bandwidths (GB/s)");
+                   "also run (co-simulate, or retime with --schedule-only) with every link at each of\n"
+                   "these bandwidths (GB/s)");
+  parser.addFlag("--schedule-only", &a.scheduleOnly,
+                 "simulate each stage on its own and time the chips and links with the event schedule\n"
+                 "instead of co-simulating them (faster link sweeps; same outputs)");
   parser.addFlag("--quiet", &a.quiet, "print nothing on success");
 }
 
@@ -139,18 +145,38 @@ Expected<Signature> gatherBatchOutputs(const MultichipModel& model, const multic
   return batchOutputs;
 }
 
-/// The run's timing, retimed at each swept link bandwidth.
-MultichipSummary summarize(const MultichipModel& model, const multichip::MultichipRun& run,
-                           const std::vector<double>& sweep) {
+/// Runs the micro-batches and times them: co-simulated (the event schedule of
+/// the same stage cycles kept as the cross-check), or with --schedule-only
+/// simulated stage by stage and scheduled; then each swept link bandwidth.
+Expected<MultichipSummary> runAndTime(const MultichipArgs& a, MultichipModel& model,
+                                      const std::vector<std::map<std::string, Tensor>>& microBatches,
+                                      multichip::MultichipRun& run) {
   MultichipSummary summary;
   summary.model = &model;
   summary.run = &run;
-  summary.figures = multichip::timeRun(model, run, model.system);
+  summary.coSimulated = !a.scheduleOnly;
   const Type& firstInput = model.inputs.empty() ? Type() : model.inputs.front().second;
   summary.imagesPerMicroBatch = firstInput.dims.empty() ? 1 : firstInput.dims.front();
-  for (double bandwidth : sweep)
-    summary.sweep.push_back(
-        {bandwidth, multichip::timeRun(model, run, multichip::withLinks(model.system, bandwidth))});
+  if (a.scheduleOnly) {
+    EMBER_ASSIGN_OR_RETURN(run, multichip::runMultichip(model, microBatches));
+    summary.figures = multichip::timeRun(model, run, model.system);
+    for (double bandwidth : a.sweep)
+      summary.sweep.push_back(
+          {bandwidth, multichip::timeRun(model, run, multichip::withLinks(model.system, bandwidth))});
+    return summary;
+  }
+  EMBER_ASSIGN_OR_RETURN(multichip::CoSimulatedRun coSimulated,
+                         multichip::coSimulateMultichip(model, microBatches, model.system));
+  run = std::move(coSimulated.run);
+  summary.figures = std::move(coSimulated.figures);
+  summary.scheduleEstimate = multichip::timeRun(model, run, model.system);
+  summary.coSimulationHostSeconds = coSimulated.hostSeconds;
+  for (double bandwidth : a.sweep) {
+    EMBER_ASSIGN_OR_RETURN(
+        multichip::CoSimulatedRun point,
+        multichip::coSimulateMultichip(model, microBatches, multichip::withLinks(model.system, bandwidth)));
+    summary.sweep.push_back({bandwidth, std::move(point.figures)});
+  }
   return summary;
 }
 
@@ -220,15 +246,15 @@ int multichipCommand(const std::vector<std::string>& args) {
   std::vector<std::map<std::string, Tensor>> microBatches(static_cast<size_t>(a.batch));
   for (const auto& [name, type] : model->inputs)
     for (size_t i = 0; i < size_t(a.batch); ++i) microBatches[i][name] = sliceOf(*given.input(name), type, i);
-  Expected<multichip::MultichipRun> run = multichip::runMultichip(*model, microBatches);
-  if (!run) return fail(run.error().withContext(a.pipeline.model));
+  multichip::MultichipRun run;
+  Expected<MultichipSummary> summary = runAndTime(a, *model, microBatches, run);
+  if (!summary) return fail(summary.error().withContext(a.pipeline.model));
 
   ExecutionContext outputs;
-  Expected<Signature> batchOutputs = gatherBatchOutputs(*model, *run, a.batch, outputs);
+  Expected<Signature> batchOutputs = gatherBatchOutputs(*model, run, a.batch, outputs);
   if (!batchOutputs) return fail(batchOutputs.error());
-  MultichipSummary summary = summarize(*model, *run, a.sweep);
-  summary.hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return writeResults(a, *batchOutputs, outputs, summary);
+  summary->hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return writeResults(a, *batchOutputs, outputs, *summary);
 }
 
 }  // namespace ember::cli

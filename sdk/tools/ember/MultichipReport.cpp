@@ -2,6 +2,7 @@
 #include "MultichipReport.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 
 namespace ember::cli {
@@ -40,6 +41,26 @@ std::string percent(double fraction) {
   return os.str();
 }
 
+/// How far `estimate` is from `measured`, in percent of `measured`.
+double differencePercent(double estimate, double measured) {
+  return measured != 0 ? 100.0 * (estimate - measured) / measured : 0.0;
+}
+
+void writeScheduleEstimate(JsonWriter& json, const MultichipFigures& estimate,
+                           const MultichipFigures& measured, double images) {
+  json.key("schedule_estimate").beginObject();
+  json.key("latency_us").value(estimate.latencyNs / 1e3);
+  json.key("makespan_us").value(estimate.makespanNs / 1e3);
+  json.key("throughput_images_per_s").value(estimate.throughputPerSecond * images);
+  json.key("steady_throughput_images_per_s").value(estimate.steadyThroughputPerSecond * images);
+  json.key("latency_difference_percent").value(differencePercent(estimate.latencyNs, measured.latencyNs));
+  json.key("throughput_difference_percent")
+      .value(differencePercent(estimate.throughputPerSecond, measured.throughputPerSecond));
+  json.key("steady_throughput_difference_percent")
+      .value(differencePercent(estimate.steadyThroughputPerSecond, measured.steadyThroughputPerSecond));
+  json.endObject();
+}
+
 }  // namespace
 
 void printMultichipReport(std::ostream& os, const MultichipSummary& summary) {
@@ -61,6 +82,8 @@ void printMultichipReport(std::ostream& os, const MultichipSummary& summary) {
        << " .. " << stage.lastNode << ", estimated " << stage.estimatedCycles << " cycles, measured "
        << std::fixed << std::setprecision(0) << cycles << " per micro-batch x " << runs << ", DRAM "
        << stage.dramBytes << " B\n";
+    for (const std::string& partition : stage.hostPartitions)
+      os << "    host partition " << partition << " (no simulated time)\n";
   }
   for (const auto& transfer : model.transfers)
     os << "  transfer " << transfer.tensor << ": " << model.stages[transfer.fromStage].name << " -> "
@@ -78,8 +101,17 @@ void printMultichipReport(std::ostream& os, const MultichipSummary& summary) {
     os << "link " << system.linkName(system.links[l]) << ": busy " << percent(figures.linkUtilization[l])
        << ", " << use.bytes[0] + use.bytes[1] << " B in " << use.transfers << " transfers\n";
   }
+  if (summary.scheduleEstimate) {
+    const MultichipFigures& estimate = *summary.scheduleEstimate;
+    os << "event schedule of the same stage cycles: latency " << estimate.latencyNs / 1e3 << " us ("
+       << std::showpos << differencePercent(estimate.latencyNs, figures.latencyNs) << "%), throughput "
+       << std::noshowpos << estimate.throughputPerSecond * images << " images/s (" << std::showpos
+       << differencePercent(estimate.throughputPerSecond, figures.throughputPerSecond) << "%)\n"
+       << std::noshowpos;
+  }
   if (!summary.sweep.empty()) {
-    os << "link bandwidth sweep (same split and stage cycles, retimed):\n"
+    os << (summary.coSimulated ? "link bandwidth sweep (same split, co-simulated on each):\n"
+                               : "link bandwidth sweep (same split and stage cycles, retimed):\n")
        << "  GB/s      latency us   images/s   steady images/s   busiest link   bound by\n";
     for (const BandwidthPoint& point : summary.sweep)
       os << "  " << std::setw(8) << point.bandwidthGBps << "  " << std::setw(11)
@@ -88,30 +120,21 @@ void printMultichipReport(std::ostream& os, const MultichipSummary& summary) {
          << point.figures.steadyThroughputPerSecond * images << "  " << std::setw(13)
          << percent(busiestLink(point.figures)) << "  " << boundBy(point.figures) << "\n";
   }
-  os << "note:         each chip's stage is simulated on its own, per micro-batch; the chips and links are\n"
-        "              composed by an event-driven schedule, not co-simulated in one SystemC elaboration\n";
+  if (summary.coSimulated)
+    os << "note:         the chips and links were co-simulated in one SystemC elaboration ("
+       << summary.coSimulationHostSeconds << " host s)\n";
+  else
+    os << "note:         each chip's stage is simulated on its own, per micro-batch; the chips and links "
+          "are\n"
+          "              composed by an event-driven schedule (--schedule-only), not co-simulated\n";
 }
 
-void writeMultichipJson(JsonWriter& json, const MultichipSummary& summary) {
-  const multichip::MultichipModel& model = *summary.model;
-  const multichip::MultichipRun& run = *summary.run;
+namespace {
+
+/// The stages (with their host partitions) and the cut tensors' transfers.
+void writeStagesJson(JsonWriter& json, const multichip::MultichipModel& model,
+                     const multichip::MultichipRun& run) {
   const multichip::SystemConfig& system = model.system;
-  const MultichipFigures& figures = summary.figures;
-  const double images = double(summary.imagesPerMicroBatch);
-  json.key("backend").value("npu");
-  json.key("system").value(system.name);
-  json.key("system_path").value(system.path);
-  json.key("split").value(multichip::splitModeName(model.split));
-  json.key("num_chips").value(uint64_t(system.chips.size()));
-  json.key("micro_batches").value(uint64_t(run.stageCycles.size()));
-  json.key("images_per_micro_batch").value(summary.imagesPerMicroBatch);
-  json.key("co_simulated").value(false);
-  json.key("latency_us").value(figures.latencyNs / 1e3);
-  json.key("makespan_us").value(figures.makespanNs / 1e3);
-  json.key("throughput_images_per_s").value(figures.throughputPerSecond * images);
-  json.key("steady_throughput_images_per_s").value(figures.steadyThroughputPerSecond * images);
-  json.key("simulation_host_seconds").value(run.hostSeconds);
-  json.key("host_seconds").value(summary.hostSeconds);
   json.key("stages").beginArray();
   for (size_t s = 0; s < model.stages.size(); ++s) {
     const auto& stage = model.stages[s];
@@ -128,6 +151,9 @@ void writeMultichipJson(JsonWriter& json, const MultichipSummary& summary) {
     json.key("micro_batches").value(uint64_t(runs));
     json.key("macs").value(run.stageMacs[s]);
     json.key("dram_bytes").value(stage.dramBytes);
+    json.key("host_partitions").beginArray();
+    for (const std::string& partition : stage.hostPartitions) json.value(partition);
+    json.endArray();
     json.endObject();
   }
   json.endArray();
@@ -146,12 +172,19 @@ void writeMultichipJson(JsonWriter& json, const MultichipSummary& summary) {
     json.endObject();
   }
   json.endArray();
+}
+
+/// Every chip's and link's use in the timed run.
+void writeChipsAndLinksJson(JsonWriter& json, const multichip::SystemConfig& system,
+                            const MultichipFigures& figures) {
   json.key("chips").beginArray();
   for (size_t c = 0; c < system.chips.size(); ++c) {
     json.beginObject();
     json.key("name").value(system.chips[c].name);
     json.key("config").value(system.chips[c].config.name);
     json.key("busy_us").value(figures.schedule.chipBusyNs[c] / 1e3);
+    json.key("busy_cycles")
+        .value(uint64_t(std::llround(figures.schedule.chipBusyNs[c] * system.chips[c].config.clockGhz)));
     json.key("utilization").value(figures.chipUtilization[c]);
     json.key("mac_utilization").value(figures.chipMacUtilization[c]);
     json.endObject();
@@ -168,10 +201,43 @@ void writeMultichipJson(JsonWriter& json, const MultichipSummary& summary) {
     json.key("bytes").value(use.bytes[0] + use.bytes[1]);
     json.key("transfers").value(uint64_t(use.transfers));
     json.key("busy_us").value(std::max(use.busyNs[0], use.busyNs[1]) / 1e3);
+    json.key("busy_us_per_direction")
+        .beginArray()
+        .value(use.busyNs[0] / 1e3)
+        .value(use.busyNs[1] / 1e3)
+        .endArray();
     json.key("utilization").value(figures.linkUtilization[l]);
     json.endObject();
   }
   json.endArray();
+}
+
+}  // namespace
+
+void writeMultichipJson(JsonWriter& json, const MultichipSummary& summary) {
+  const multichip::MultichipModel& model = *summary.model;
+  const multichip::MultichipRun& run = *summary.run;
+  const multichip::SystemConfig& system = model.system;
+  const MultichipFigures& figures = summary.figures;
+  const double images = double(summary.imagesPerMicroBatch);
+  json.key("backend").value("npu");
+  json.key("system").value(system.name);
+  json.key("system_path").value(system.path);
+  json.key("split").value(multichip::splitModeName(model.split));
+  json.key("num_chips").value(uint64_t(system.chips.size()));
+  json.key("micro_batches").value(uint64_t(run.stageCycles.size()));
+  json.key("images_per_micro_batch").value(summary.imagesPerMicroBatch);
+  json.key("co_simulated").value(summary.coSimulated);
+  json.key("latency_us").value(figures.latencyNs / 1e3);
+  json.key("makespan_us").value(figures.makespanNs / 1e3);
+  json.key("throughput_images_per_s").value(figures.throughputPerSecond * images);
+  json.key("steady_throughput_images_per_s").value(figures.steadyThroughputPerSecond * images);
+  json.key("simulation_host_seconds").value(run.hostSeconds);
+  json.key("host_seconds").value(summary.hostSeconds);
+  json.key("co_simulation_host_seconds").value(summary.coSimulationHostSeconds);
+  if (summary.scheduleEstimate) writeScheduleEstimate(json, *summary.scheduleEstimate, figures, images);
+  writeStagesJson(json, model, run);
+  writeChipsAndLinksJson(json, system, figures);
   json.key("bandwidth_sweep").beginArray();
   for (const BandwidthPoint& point : summary.sweep) {
     json.beginObject();

@@ -1,8 +1,9 @@
 // A model split over the chips of a system (docs/multichip.md): compiled as
 // pipeline stages (one per chip, balanced by the NPU cost model) or data
 // parallel (the whole model on every chip, the micro-batches spread over
-// them), run micro-batch by micro-batch on the simulator, then timed as the
-// chips and links would overlap (Schedule.h).
+// them), and run with the chips and links co-simulated in one SystemC
+// elaboration (ember/npu/CoSimulation.h); or run micro-batch by micro-batch,
+// one simulation at a time, and timed by the event schedule (Schedule.h).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ struct CompiledStage {
   std::string firstNode, lastNode;
   uint64_t estimatedCycles = 0;  ///< the compiler's estimate for its chip
   int64_t dramBytes = 0;         ///< planned constants + inputs/outputs + activations
+  /// Its partitions on other backends than the chip's (the host: e.g. the
+  /// input's Quantize), "backend:nodes"; they take no simulated time.
+  std::vector<std::string> hostPartitions;
   /// Shared by the data-parallel stages of chips with the same config.
   std::shared_ptr<CompiledModel> model;
 };
@@ -78,8 +82,8 @@ struct MultichipRun {
 };
 
 /// Runs every micro-batch (one input map each, the model's signature) through
-/// the stages on the simulator. Data parallel: each micro-batch goes to the
-/// chip that the compiler's estimates say finishes it first.
+/// the stages on the simulator, one simulation at a time (timed afterwards by timeRun). Data parallel: each
+/// micro-batch goes to the chip that the compiler's estimates say finishes it first.
 Expected<MultichipRun> runMultichip(MultichipModel& model,
                                     const std::vector<std::map<std::string, Tensor>>& inputs);
 
@@ -100,6 +104,25 @@ struct MultichipFigures {
   std::vector<double> linkUtilization;  ///< the busier direction's busy / makespan
 };
 MultichipFigures timeRun(const MultichipModel& model, const MultichipRun& run, const SystemConfig& system);
+
+/// The figures of a schedule (from timeRun's event schedule or a co-simulation).
+MultichipFigures figuresOf(const MultichipModel& model, const MultichipRun& run, const SystemConfig& system,
+                           Schedule schedule);
+
+/// A run with every chip and link co-simulated in one SystemC elaboration.
+struct CoSimulatedRun {
+  MultichipRun run;          ///< outputs and stage cycles, as runMultichip's
+  MultichipFigures figures;  ///< from the co-simulation's times
+  double hostSeconds = 0;    ///< the co-simulation's host time
+};
+
+/// Runs every micro-batch through the stages with the chips co-simulated on
+/// `system` (the model's, or one with other links): each chip's driver runs
+/// its stage per micro-batch in order, waiting for the cut tensors it reads
+/// from the links and sending those it produces (fewest-hop routes).
+Expected<CoSimulatedRun> coSimulateMultichip(MultichipModel& model,
+                                             const std::vector<std::map<std::string, Tensor>>& inputs,
+                                             const SystemConfig& system);
 
 /// `system` with every link's bandwidth (and latency, when >= 0) replaced.
 SystemConfig withLinks(const SystemConfig& system, double bandwidthGBps, double latencyNs = -1);
