@@ -5,6 +5,7 @@
 #include <array>
 #include <cassert>
 #include <limits>
+#include <utility>
 
 namespace ember::multichip {
 namespace {
@@ -27,6 +28,39 @@ std::vector<Hop> hopsOf(const SystemConfig& system, size_t from, size_t to) {
   return hops;
 }
 
+/// Among the tasks not done whose dependencies are, the one that can start
+/// first (ties: lower index) and its start; tasks.size() when none.
+std::pair<size_t, double> nextTask(const std::vector<Task>& tasks, const std::vector<bool>& done,
+                                   const Schedule& schedule, const std::vector<double>& chipFree,
+                                   const std::vector<std::array<double, 2>>& linkFree,
+                                   const std::vector<std::vector<Hop>>& hops) {
+  size_t pick = tasks.size();
+  double pickStart = std::numeric_limits<double>::infinity();
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (done[t]) continue;
+    double ready = 0;
+    bool blocked = false;
+    for (size_t before : tasks[t].after) {
+      if (!done[before]) {
+        blocked = true;
+        break;
+      }
+      ready = std::max(ready, schedule.tasks[before].end);
+    }
+    if (blocked) continue;
+    if (tasks[t].kind == Task::Kind::Compute) {
+      ready = std::max(ready, chipFree[tasks[t].chip]);
+    } else {
+      for (const Hop& hop : hops[t]) ready = std::max(ready, linkFree[hop.link][hop.direction]);
+    }
+    if (ready < pickStart) {
+      pickStart = ready;
+      pick = t;
+    }
+  }
+  return {pick, pickStart};
+}
+
 }  // namespace
 
 Schedule scheduleTasks(const SystemConfig& system, const std::vector<Task>& tasks, size_t microBatches) {
@@ -43,30 +77,7 @@ Schedule scheduleTasks(const SystemConfig& system, const std::vector<Task>& task
 
   std::vector<bool> done(tasks.size(), false);
   for (size_t scheduled = 0; scheduled < tasks.size(); ++scheduled) {
-    size_t pick = tasks.size();
-    double pickStart = std::numeric_limits<double>::infinity();
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      if (done[t]) continue;
-      double ready = 0;
-      bool blocked = false;
-      for (size_t before : tasks[t].after) {
-        if (!done[before]) {
-          blocked = true;
-          break;
-        }
-        ready = std::max(ready, schedule.tasks[before].end);
-      }
-      if (blocked) continue;
-      if (tasks[t].kind == Task::Kind::Compute) {
-        ready = std::max(ready, chipFree[tasks[t].chip]);
-      } else {
-        for (const Hop& hop : hops[t]) ready = std::max(ready, linkFree[hop.link][hop.direction]);
-      }
-      if (ready < pickStart) {
-        pickStart = ready;
-        pick = t;
-      }
-    }
+    const auto [pick, pickStart] = nextTask(tasks, done, schedule, chipFree, linkFree, hops);
     assert(pick < tasks.size() && "task dependencies must form a DAG");
     const Task& task = tasks[pick];
     TaskTiming& timing = schedule.tasks[pick];

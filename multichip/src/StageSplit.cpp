@@ -85,13 +85,49 @@ Expected<std::vector<size_t>> balanceStages(const std::vector<std::vector<double
   return starts;
 }
 
+namespace {
+
+/// A value of the whole function -> its copy in a stage's function.
+using ValueMap = std::map<std::pair<const Node*, unsigned>, NodeValue>;
+
+/// The stage's outputs: results that nodes of other stages read, under their
+/// cut name, and the model outputs it computes (an alias when already cut).
+void addStageOutputs(const Function& function, const std::set<const Node*>& inStage, const ValueMap& mapped,
+                     StageFunction& stage) {
+  Function& sub = *stage.function;
+  std::set<std::string> exported;
+  for (Node* user : function.nodes()) {
+    if (inStage.count(user)) continue;
+    for (const NodeValue& v : user->inputs()) {
+      if (!inStage.count(v.node)) continue;
+      const std::string cutName = cutTensorName(v);
+      if (exported.insert(cutName).second) {
+        sub.addOutput(cutName, mapped.at({v.node, v.resNo}));
+        stage.outputs.push_back(cutName);
+      }
+    }
+  }
+  for (const auto& [outputName, value] : function.outputs()) {
+    if (!inStage.count(value.node)) continue;
+    // A value already leaving as a cut tensor is not a second output of the stage.
+    if (const std::string cutName = cutTensorName(value); exported.count(cutName)) {
+      stage.outputAliases.push_back({outputName, cutName});
+      continue;
+    }
+    sub.addOutput(outputName, mapped.at({value.node, value.resNo}));
+    stage.outputs.push_back(outputName);
+  }
+}
+
+}  // namespace
+
 Expected<StageFunction> buildStageFunction(const Function& function, const std::vector<Node*>& nodes,
                                            const std::string& name) {
   StageFunction stage;
   stage.function = std::make_unique<Function>(name);
   Function& sub = *stage.function;
   const std::set<const Node*> inStage(nodes.begin(), nodes.end());
-  std::map<std::pair<const Node*, unsigned>, NodeValue> mapped;
+  ValueMap mapped;
   auto lookup = [&](const NodeValue& v) -> Expected<NodeValue> {
     const auto key = std::make_pair(static_cast<const Node*>(v.node), v.resNo);
     if (auto it = mapped.find(key); it != mapped.end()) return it->second;
@@ -116,29 +152,7 @@ Expected<StageFunction> buildStageFunction(const Function& function, const std::
     if (!made) return made.error().withContext("stage '" + name + "'");
     for (unsigned r = 0; r < node->numResults(); ++r) mapped[{node, r}] = (*made)->result(r);
   }
-  // Results that nodes of other stages read leave under their cut name.
-  std::set<std::string> exported;
-  for (Node* user : function.nodes()) {
-    if (inStage.count(user)) continue;
-    for (const NodeValue& v : user->inputs()) {
-      if (!inStage.count(v.node)) continue;
-      const std::string cutName = cutTensorName(v);
-      if (exported.insert(cutName).second) {
-        sub.addOutput(cutName, mapped.at({v.node, v.resNo}));
-        stage.outputs.push_back(cutName);
-      }
-    }
-  }
-  for (const auto& [outputName, value] : function.outputs()) {
-    if (!inStage.count(value.node)) continue;
-    // A value already leaving as a cut tensor is not a second output of the stage.
-    if (const std::string cutName = cutTensorName(value); exported.count(cutName)) {
-      stage.outputAliases.push_back({outputName, cutName});
-      continue;
-    }
-    sub.addOutput(outputName, mapped.at({value.node, value.resNo}));
-    stage.outputs.push_back(outputName);
-  }
+  addStageOutputs(function, inStage, mapped, stage);
   EMBER_RETURN_IF_ERROR(sub.verify().withContext("stage '" + name + "'"));
   return stage;
 }

@@ -26,8 +26,9 @@ class Reader {
  public:
   explicit Reader(std::string origin) : origin_(std::move(origin)) {}
 
-  Error error(const YAML::Node& node, const std::string& message) const {
-    return makeError(origin_, ":", node.Mark().line + 1, ": ", message);
+  template <typename... Parts>
+  Error error(const YAML::Node& node, Parts&&... message) const {
+    return makeError(origin_, ":", node.Mark().line + 1, ": ", std::forward<Parts>(message)...);
   }
 
   Error onlyKeys(const YAML::Node& map, const std::string& where,
@@ -37,7 +38,7 @@ class Reader {
       if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
         std::string known;
         for (const char* k : keys) known += (known.empty() ? "" : ", ") + std::string(k);
-        return error(entry.first, where + ": unknown key '" + key + "' (known: " + known + ")");
+        return error(entry.first, where, ": unknown key '", key, "' (known: ", known, ")");
       }
     }
     return Error::success();
@@ -119,6 +120,53 @@ std::vector<Link> topologyLinks(Topology topology, size_t chips, double bandwidt
   return links;
 }
 
+/// The interconnect's defaults, which a `links:` entry may override.
+struct LinkDefaults {
+  std::string topology;
+  double bandwidthGBps = 0, latencyNs = 0;
+};
+
+/// The `links:` entries: the links of a listed topology, or overrides of a ring's or all-to-all's.
+Error readLinks(const Reader& reader, const YAML::Node& listedLinks, const LinkDefaults& defaults,
+                SystemConfig& system) {
+  const bool listed = system.topology == Topology::Listed;
+  const std::string& topology = defaults.topology;
+  const double bandwidth = defaults.bandwidthGBps, latency = defaults.latencyNs;
+  std::map<std::string, size_t> chipIndex;
+  for (size_t i = 0; i < system.chips.size(); ++i) chipIndex[system.chips[i].name] = i;
+  std::set<std::pair<size_t, size_t>> seen;
+  for (size_t i = 0; listedLinks && i < listedLinks.size(); ++i) {
+    const YAML::Node& entry = listedLinks[i];
+    YAML::Node between = entry.IsMap() ? entry["between"] : YAML::Node();
+    if (!between || !between.IsSequence() || between.size() != 2 || !between[0].IsScalar() ||
+        !between[1].IsScalar())
+      return reader.error(entry, "link ", i, ": expected {between: [CHIP, CHIP], ...}");
+    std::string a = between[0].as<std::string>(), b = between[1].as<std::string>();
+    const std::string name = std::string("link '").append(a).append("-").append(b).append("'");
+    EMBER_RETURN_IF_ERROR(reader.onlyKeys(entry, name, {"between", "bandwidth_gb_per_s", "latency_ns"}));
+    for (const std::string& end : {a, b})
+      if (!chipIndex.count(end)) return reader.error(entry, name, ": no chip '", end, "'");
+    if (a == b) return reader.error(entry, name, " connects chip '", a, "' to itself");
+    size_t ia = std::min(chipIndex[a], chipIndex[b]), ib = std::max(chipIndex[a], chipIndex[b]);
+    if (!seen.insert({ia, ib}).second) return reader.error(entry, name, " is listed twice");
+    EMBER_ASSIGN_OR_RETURN(double linkBandwidth,
+                           reader.positive(entry, "bandwidth_gb_per_s", name, bandwidth));
+    EMBER_ASSIGN_OR_RETURN(double linkLatency, reader.positive(entry, "latency_ns", name, latency, true));
+    if (listed) {
+      system.links.push_back({ia, ib, linkBandwidth, linkLatency});
+      continue;
+    }
+    // On a ring or all-to-all, a listed link sets one existing link's parameters.
+    auto it = std::find_if(system.links.begin(), system.links.end(),
+                           [&](const Link& l) { return l.a == ia && l.b == ib; });
+    if (it == system.links.end())
+      return reader.error(entry, name, " is not a link of the ", topology, " (use topology: listed)");
+    it->bandwidthGBps = linkBandwidth;
+    it->latencyNs = linkLatency;
+  }
+  return Error::success();
+}
+
 Error readInterconnect(const Reader& reader, const YAML::Node& node, SystemConfig& system) {
   if (!node) {
     if (system.chips.size() == 1) return Error::success();
@@ -135,51 +183,19 @@ Error readInterconnect(const Reader& reader, const YAML::Node& node, SystemConfi
   else if (topology == "listed")
     system.topology = Topology::Listed;
   else
-    return reader.error(node["topology"],
-                        "interconnect: topology '" + topology + "' (known: ring, all_to_all, listed)");
+    return reader.error(node["topology"], "interconnect: topology '", topology,
+                        "' (known: ring, all_to_all, listed)");
   bool listed = system.topology == Topology::Listed;
   EMBER_ASSIGN_OR_RETURN(double bandwidth,
                          reader.positive(node, "bandwidth_gb_per_s", "interconnect", listed ? 1 : -1));
   EMBER_ASSIGN_OR_RETURN(double latency, reader.positive(node, "latency_ns", "interconnect", 0, true));
   system.links = topologyLinks(system.topology, system.chips.size(), bandwidth, latency);
 
-  std::map<std::string, size_t> chipIndex;
-  for (size_t i = 0; i < system.chips.size(); ++i) chipIndex[system.chips[i].name] = i;
   YAML::Node listedLinks = node["links"];
   if (listed && !listedLinks) return reader.error(node, "interconnect: topology 'listed' needs 'links'");
   if (listedLinks && !listedLinks.IsSequence())
     return reader.error(listedLinks, "interconnect: 'links' must be a list of {between: [A, B], ...}");
-  std::set<std::pair<size_t, size_t>> seen;
-  for (size_t i = 0; listedLinks && i < listedLinks.size(); ++i) {
-    const YAML::Node& entry = listedLinks[i];
-    YAML::Node between = entry.IsMap() ? entry["between"] : YAML::Node();
-    if (!between || !between.IsSequence() || between.size() != 2 || !between[0].IsScalar() ||
-        !between[1].IsScalar())
-      return reader.error(entry, "link " + std::to_string(i) + ": expected {between: [CHIP, CHIP], ...}");
-    std::string a = between[0].as<std::string>(), b = between[1].as<std::string>();
-    std::string name = "link '" + a + "-" + b + "'";
-    EMBER_RETURN_IF_ERROR(reader.onlyKeys(entry, name, {"between", "bandwidth_gb_per_s", "latency_ns"}));
-    for (const std::string& end : {a, b})
-      if (!chipIndex.count(end)) return reader.error(entry, name + ": no chip '" + end + "'");
-    if (a == b) return reader.error(entry, name + " connects chip '" + a + "' to itself");
-    size_t ia = std::min(chipIndex[a], chipIndex[b]), ib = std::max(chipIndex[a], chipIndex[b]);
-    if (!seen.insert({ia, ib}).second) return reader.error(entry, name + " is listed twice");
-    EMBER_ASSIGN_OR_RETURN(double linkBandwidth,
-                           reader.positive(entry, "bandwidth_gb_per_s", name, bandwidth));
-    EMBER_ASSIGN_OR_RETURN(double linkLatency, reader.positive(entry, "latency_ns", name, latency, true));
-    if (listed) {
-      system.links.push_back({ia, ib, linkBandwidth, linkLatency});
-      continue;
-    }
-    // On a ring or all-to-all, a listed link sets one existing link's parameters.
-    auto it = std::find_if(system.links.begin(), system.links.end(),
-                           [&](const Link& l) { return l.a == ia && l.b == ib; });
-    if (it == system.links.end())
-      return reader.error(entry, name + " is not a link of the " + topology + " (use topology: listed)");
-    it->bandwidthGBps = linkBandwidth;
-    it->latencyNs = linkLatency;
-  }
-  return Error::success();
+  return readLinks(reader, listedLinks, {topology, bandwidth, latency}, system);
 }
 
 Error readDram(const Reader& reader, const YAML::Node& node, SystemConfig& system) {
