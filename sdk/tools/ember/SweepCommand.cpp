@@ -150,6 +150,11 @@ ChildJob pointJob(const SweepSpec& spec, const SweepPoint& point, const PointFil
   job.logPath = files.log;
   job.timeoutSeconds = spec.timeoutSeconds;
   std::string seed = std::to_string(spec.seed);
+  if (model.isProgram()) {
+    job.argv = {selfExecutable(), "sim", model.path, "--config",  files.config, "--random-inputs",
+                "--seed",         seed,  "--stats",  files.stats, "--quiet"};
+    return job;
+  }
   if (point.system) {
     // A multi-chip point: its system.yaml's chips each read the point's config.yaml.
     job.argv = {selfExecutable(),    "multichip",  model.path,
@@ -157,21 +162,13 @@ ChildJob pointJob(const SweepSpec& spec, const SweepPoint& point, const PointFil
                 point.system->split, "--batch",    std::to_string(point.system->batch),
                 "--random-inputs",   "--seed",     seed,
                 "--report-json",     files.stats,  "--quiet"};
-    if (needsProfile(spec, model))
-      job.argv.insert(job.argv.end(), {"--quantize", profilePath(outDir, model)});
-    for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
-    return job;
+  } else {
+    job.argv = {selfExecutable(), "run", model.path,      "--backend", spec.backend, "--random-inputs",
+                "--seed",         seed,  "--report-json", files.stats, "--quiet"};
+    // Only the npu backend takes a hardware config. Its end_to_end_latency_us models the host partitions
+    // (--host-model) so that a point's metrics do not depend on how busy the sweep's host was.
+    if (spec.backend == "npu") job.argv.insert(job.argv.end(), {"--config", files.config, "--host-model"});
   }
-  if (model.isProgram()) {
-    job.argv = {selfExecutable(), "sim", model.path, "--config",  files.config, "--random-inputs",
-                "--seed",         seed,  "--stats",  files.stats, "--quiet"};
-    return job;
-  }
-  job.argv = {selfExecutable(), "run", model.path,      "--backend", spec.backend, "--random-inputs",
-              "--seed",         seed,  "--report-json", files.stats, "--quiet"};
-  // Only the npu backend takes a hardware config. Its end_to_end_latency_us models the host partitions
-  // (--host-model) so that a point's metrics do not depend on how busy the sweep's host was.
-  if (spec.backend == "npu") job.argv.insert(job.argv.end(), {"--config", files.config, "--host-model"});
   if (needsProfile(spec, model)) job.argv.insert(job.argv.end(), {"--quantize", profilePath(outDir, model)});
   for (const std::string& d : model.dims) job.argv.insert(job.argv.end(), {"--dim", d});
   return job;
