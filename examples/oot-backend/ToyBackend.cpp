@@ -119,7 +119,7 @@ class ToyFunction final : public CompiledFunction {
   const DeviceReport* deviceReport() const override { return &report_; }
 
  private:
-  /// The toy's report: one counter (instructions its own kernels ran) and one
+  /// The toy's report: one counter (instructions its vectorised kernels ran) and one
   /// column (which kernel runs each instruction, decided at compile). The
   /// tools print and write them like any backend's (ember/DeviceReport.h).
   void declareReport() {
