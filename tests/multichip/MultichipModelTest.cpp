@@ -191,8 +191,9 @@ TEST(MultichipCoSimulation, LinkBusyIsBytesOverBandwidthAndTransfersAddTheLatenc
   ASSERT_FALSE(model->transfers.empty());
   Expected<Model> probe = load("digits");
   ASSERT_TRUE(probe);
-  auto inputs = microBatches("digits", *probe->function);
-  inputs.insert(inputs.end(), inputs.begin(), inputs.end());  // four micro-batches
+  const auto two = microBatches("digits", *probe->function);
+  std::vector<std::map<std::string, Tensor>> inputs = two;
+  inputs.insert(inputs.end(), two.begin(), two.end());  // four micro-batches
   Expected<CoSimulatedRun> run = coSimulateMultichip(*model, inputs, model->system);
   ASSERT_TRUE(run) << run.error().message();
   int64_t bytesPerMicroBatch = 0;
