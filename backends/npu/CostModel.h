@@ -47,6 +47,4 @@ class CostModel {
   npu::NpuConfig c_;
 };
 
-inline uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
 }  // namespace ember::npu_backend

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ember/Arithmetic.h"
+
 namespace ember::npu_backend {
 
 SramAllocator::SramAllocator(const npu::NpuConfig& config) : config_(config) {}
@@ -24,7 +26,7 @@ std::optional<uint64_t> SramAllocator::fit(std::vector<Range>& used, uint64_t ca
   candidates.push_back(0);
   std::vector<uint64_t> ordered;
   ordered.reserve(candidates.size());
-  for (uint64_t c : candidates) ordered.push_back((c + align - 1) / align * align);
+  for (uint64_t c : candidates) ordered.push_back(alignUp(c, align));
   std::stable_sort(ordered.begin() + 1, ordered.end(), [&](uint64_t a, uint64_t b) {
     // Prefer addresses at or after `start`, then the lowest.
     bool aAfter = a >= start, bAfter = b >= start;
@@ -71,7 +73,7 @@ std::optional<uint64_t> SramAllocator::allocScratchpad(const std::string& name, 
     std::vector<Range> both = spadUsed_;
     both.insert(both.end(), previousSpad_.begin(), previousSpad_.end());
     const uint64_t bank = uint64_t(config_.bankBytes());
-    const uint64_t regionEnd = bank > 0 ? start + (std::max<uint64_t>(bytes, 1) + bank - 1) / bank * bank : 0;
+    const uint64_t regionEnd = bank > 0 ? start + alignUp(std::max<uint64_t>(bytes, 1), bank) : 0;
     addr = fit(both, uint64_t(config_.scratchpadBytes), bytes, 64, start);
     if (addr && (*addr < start || *addr + bytes > regionEnd)) addr.reset();
     if (addr) spadUsed_.push_back({*addr, *addr + std::max<uint64_t>(bytes, 1)});
