@@ -11,6 +11,8 @@
 #include <string>
 
 #include "backends/BuiltinBackends.h"
+#include "backends/cpu/Jit.h"
+#include "ember/OpTable.h"
 #include "ember/Runtime.h"
 
 namespace {
@@ -186,12 +188,26 @@ Case transposeCase(Dims in, std::vector<int64_t> perm) {
               }};
 }
 
+/// The attributes the elementwise cases give the ops that have some.
+Attributes elementwiseAttrs(OpKind kind) {
+  switch (kind) {
+    case OpKind::Clip:
+      return {{"min", -0.25}, {"max", 0.5}};
+    case OpKind::Cast:
+      return {{"to", std::string("i32")}};  // the cpu backend declines f64
+    case OpKind::Mod:
+      return {{"fmod", int64_t(1)}};
+    default:
+      return {};
+  }
+}
+
 Case binaryCase(OpKind kind, Dims a, Dims b) {
   std::string name = std::string(opName(kind)) + "_" + dimsStr(a) + "_" + dimsStr(b);
   return Case{name, [=](Function& f) {
                 NodeValue x = input(f, "a", a), y = input(f, "b", b);
                 if (kind == OpKind::Pow) x = op(f, OpKind::Abs, {x});
-                f.addOutput("y", op(f, kind, {x, y}));
+                f.addOutput("y", op(f, kind, {x, y}, elementwiseAttrs(kind)));
               }};
 }
 
@@ -200,10 +216,22 @@ Case unaryCase(OpKind kind, Dims in) {
   return Case{name, [=](Function& f) {
                 NodeValue x = input(f, "x", in);
                 if (kind == OpKind::Log || kind == OpKind::Sqrt) x = op(f, OpKind::Abs, {x});
-                Attributes attrs;
-                if (kind == OpKind::Clip) attrs = {{"min", -0.25}, {"max", 0.5}};
-                f.addOutput("y", op(f, kind, {x}, attrs));
+                if (kind == OpKind::Acosh) x = op(f, OpKind::Reciprocal, {op(f, OpKind::Abs, {x})});  // >= 1
+                f.addOutput("y", op(f, kind, {x}, elementwiseAttrs(kind)));
               }};
+}
+
+/// The primitives of `family` in Ops.def whose first operand may be f32: the
+/// ops the JIT emits as loops and those the cpu backend runs by reference kernels.
+std::vector<OpKind> f32Primitives(OpFamily family) {
+  std::vector<OpKind> kinds;
+  for (size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = OpKind(k);
+    if (opInfo(kind).category == OpCategory::Primitive && opFamily(kind) == family &&
+        acceptsElemKind(kind, 0, ElemKind::F32))
+      kinds.push_back(kind);
+  }
+  return kinds;
 }
 
 /// QuantizedConv on a quantized input (`kind` i8q or u8q with zero point
@@ -404,9 +432,8 @@ std::vector<Case> allCases() {
   cases.push_back(transposeCase({2, 5, 7}, {2, 0, 1}));
   cases.push_back(transposeCase({2, 3, 4, 5, 6}, {4, 3, 2, 1, 0}));
   cases.push_back(transposeCase({17}, {0}));
-  // Elementwise (JIT loops), with broadcasting.
-  for (OpKind kind :
-       {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Max, OpKind::Min, OpKind::Pow}) {
+  // Elementwise (JIT loops or reference kernels), with broadcasting.
+  for (OpKind kind : f32Primitives(OpFamily::ElementwiseBinary)) {
     cases.push_back(binaryCase(kind, {2, 3, 4, 5}, {2, 3, 4, 5}));
     cases.push_back(binaryCase(kind, {1, 6, 6, 8}, {8}));
   }
@@ -415,10 +442,7 @@ std::vector<Case> allCases() {
   cases.push_back(binaryCase(OpKind::Sub, {4, 1, 5}, {1, 3, 1}));
   cases.push_back(binaryCase(OpKind::Add, {}, {3, 2}));
   cases.push_back(binaryCase(OpKind::Add, {1000, 37}, {1000, 37}));
-  for (OpKind kind : {OpKind::Neg, OpKind::Abs, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Reciprocal,
-                      OpKind::Sin, OpKind::Cos, OpKind::Erf, OpKind::Floor, OpKind::Ceil, OpKind::Sign,
-                      OpKind::Tanh, OpKind::Sigmoid, OpKind::Relu, OpKind::Clip})
-    cases.push_back(unaryCase(kind, {3, 50, 7}));
+  for (OpKind kind : f32Primitives(OpFamily::ElementwiseUnary)) cases.push_back(unaryCase(kind, {3, 50, 7}));
   // Reference-kernel steps: data movement.
   cases.push_back(Case{"concat_slice", [](Function& f) {
                          NodeValue a = input(f, "a", {2, 3, 4}), b = input(f, "b", {2, 5, 4});
@@ -435,5 +459,20 @@ INSTANTIATE_TEST_SUITE_P(Ops, CpuOpsTest, testing::ValuesIn(allCases()),
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n;
                          });
+
+TEST(CpuJit, EmitsLoopsOnlyForF32ElementwisePrimitives) {
+  size_t emitted = 0;
+  for (size_t k = 0; k < kNumOpKinds; ++k) {
+    const auto kind = OpKind(k);
+    if (!cpu::jitSupportsElementwise(kind)) continue;
+    ++emitted;
+    const OpFamily family = opFamily(kind);
+    EXPECT_TRUE(family == OpFamily::ElementwiseUnary || family == OpFamily::ElementwiseBinary)
+        << opName(kind);
+    EXPECT_EQ(opInfo(kind).category, OpCategory::Primitive) << opName(kind);
+    EXPECT_TRUE(acceptsElemKind(kind, 0, ElemKind::F32)) << opName(kind);
+  }
+  EXPECT_GT(emitted, 0U);
+}
 
 }  // namespace
