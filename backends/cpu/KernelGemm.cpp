@@ -46,8 +46,6 @@ constexpr int64_t kKCBytesOfBPanel = 16384;
 constexpr int64_t kMC = 144;
 constexpr int64_t kNC = 512;
 
-int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 /// 6 x 16 AVX2 micro-kernel: C[6,16] (=|+=) A-panel[kc][6] * B-panel[kc][16].
 void microKernel6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
                      const TileEpilogue* ep) {
@@ -128,7 +126,7 @@ float* scratch(size_t floats, int slot) {
   Buffer& buf = buffers[slot];
   if (buf.size < floats) {
     std::free(buf.data);
-    buf.data = static_cast<float*>(std::aligned_alloc(64, roundUp(int64_t(floats) * 4, 64)));
+    buf.data = static_cast<float*>(std::aligned_alloc(64, alignUp(int64_t(floats) * 4, 64)));
     buf.size = floats;
   }
   return buf.data;
@@ -298,10 +296,10 @@ struct GemmBlocks {
 /// MC and NC from their cache sizes, halved while there are too few items for the threads.
 GemmBlocks chooseGemmBlocks(int64_t m, int64_t n, int mr, int nr, int threads) {
   int64_t mc = std::max<int64_t>(mr, (kMC / mr) * mr);
-  int64_t nc = roundUp(std::min<int64_t>(kNC, n), nr);
+  int64_t nc = alignUp(std::min<int64_t>(kNC, n), nr);
   auto items = [&] { return ceilDiv(m, mc) * ceilDiv(n, nc); };
-  while (threads > 1 && items() < 4 * threads && nc > 2 * nr) nc = roundUp(nc / 2, nr);
-  while (threads > 1 && items() < 4 * threads && mc > 2 * mr) mc = roundUp(mc / 2, mr);
+  while (threads > 1 && items() < 4 * threads && nc > 2 * nr) nc = alignUp(nc / 2, nr);
+  while (threads > 1 && items() < 4 * threads && mc > 2 * mr) mc = alignUp(mc / 2, mr);
   return {mc, nc, ceilDiv(m, mc), ceilDiv(n, nc)};
 }
 
@@ -355,7 +353,7 @@ GemmArch chooseGemmArch() {
   return arch;
 }
 
-size_t packedBSize(const GemmArch& arch, int64_t k, int64_t n) { return size_t(roundUp(n, arch.nr) * k); }
+size_t packedBSize(const GemmArch& arch, int64_t k, int64_t n) { return size_t(alignUp(n, arch.nr) * k); }
 
 void packB(const GemmArch& arch, const float* b, int64_t ldb, bool transposed, int64_t k, int64_t n,
            float* packed) {
@@ -394,7 +392,7 @@ void gemm(const GemmArch& arch, const GemmCall& call, ThreadPool& pool) {
     // Consecutive items share the A block, so that a thread's packed A stays warm.
     const int64_t ic = (item / blocks.nBlocks) * mc, jc = (item % blocks.nBlocks) * nc;
     const int64_t rows = std::min(mc, m - ic), cols = std::min(nc, n - jc);
-    float* packedA = scratch(size_t(roundUp(mc, mr) * kc0), 0);
+    float* packedA = scratch(size_t(alignUp(mc, mr) * kc0), 0);
     for (int64_t pc = 0; pc < k; pc += kKC) {
       const int64_t kc = std::min(kKC, k - pc);
       packA(call.a, mr, ic, rows, pc, kc, packedA);

@@ -11,14 +11,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/Arithmetic.h"
+
 namespace ember::cpu {
 
 class ThreadPool;
 
 /// Columns of one packed panel; K is padded to a multiple of 4.
 inline constexpr int64_t kInt8PanelCols = 32;
-inline int64_t int8PaddedK(int64_t k) { return (k + 3) / 4 * 4; }
-inline int64_t int8PaddedN(int64_t n) { return (n + kInt8PanelCols - 1) / kInt8PanelCols * kInt8PanelCols; }
+inline int64_t int8PaddedK(int64_t k) { return alignUp(k, 4); }
+inline int64_t int8PaddedN(int64_t n) { return alignUp(n, kInt8PanelCols); }
 
 /// The instruction sets of the int8 kernels, best last. int8Isa() picks the
 /// best the CPU has; EMBER_CPU_INT8_ISA=portable|avx2|avx512-vnni forces a
