@@ -561,8 +561,16 @@ Error addFastestConfigPlots(const SweepSpec& spec, const std::vector<Row>& rows,
                                    stats->layers, 2.0 * double(c.rows * c.cols), double(c.dramBytesPerCycle));
     std::string stalls =
         stallBreakdownSvg("Stalls: " + spec.models[m].name + " on " + best->point->label, stats->layers);
-    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/plots/roofline_" + name + ".svg", roof));
-    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(outDir + "/plots/stalls_" + name + ".svg", stalls));
+    auto plotPath = [&](const char* kind) {
+      std::string path = outDir;
+      path += "/plots/";
+      path += kind;
+      path += name;
+      path += ".svg";
+      return path;
+    };
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(plotPath("roofline_"), roof));
+    EMBER_RETURN_IF_ERROR(writeTextFileAtomic(plotPath("stalls_"), stalls));
     page.figures.push_back({roof, "Layers of " + spec.models[m].name +
                                       " on its fastest config, under that "
                                       "config's compute and bandwidth roofs."});

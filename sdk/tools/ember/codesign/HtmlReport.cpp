@@ -37,10 +37,17 @@ std::string renderPage(const Page& page) {
       bool front = r < t.highlight.size() && t.highlight[r];
       html += front ? "<tr class=\"front\">" : "<tr>";
       for (size_t c = 0; c < t.rows[r].size(); ++c) {
-        std::string cell = xmlEscape(t.rows[r][c]);
-        if (c == 0 && r < t.links.size() && !t.links[r].empty())
-          cell = "<a href=\"" + xmlEscape(t.links[r]) + "\">" + cell + "</a>";
-        html += "<td>" + cell + "</td>";
+        html += "<td>";
+        if (c == 0 && r < t.links.size() && !t.links[r].empty()) {
+          html += "<a href=\"";
+          html += xmlEscape(t.links[r]);
+          html += "\">";
+          html += xmlEscape(t.rows[r][c]);
+          html += "</a>";
+        } else {
+          html += xmlEscape(t.rows[r][c]);
+        }
+        html += "</td>";
       }
       html += "</tr>\n";
     }

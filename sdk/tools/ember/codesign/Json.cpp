@@ -24,7 +24,7 @@ std::optional<double> Json::numberAt(std::string_view key) const {
   return v->number();
 }
 
-std::string Json::stringAt(std::string_view key, std::string fallback) const {
+std::string Json::stringAt(std::string_view key, const std::string& fallback) const {
   const Json* v = find(key);
   return v && v->isString() ? v->string() : fallback;
 }

@@ -50,7 +50,7 @@ class Json {
   /// The member `key` of an object, or null when absent (or not an object).
   const Json* find(std::string_view key) const;
   std::optional<double> numberAt(std::string_view key) const;
-  std::string stringAt(std::string_view key, std::string fallback = "") const;
+  std::string stringAt(std::string_view key, const std::string& fallback = "") const;
 
   Json& push(Json value);
   /// Sets (or replaces) the member `key`.

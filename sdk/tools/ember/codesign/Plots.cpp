@@ -72,38 +72,65 @@ std::string rooflineSvg(const std::string& title, const std::vector<LayerStats>&
   return chart.finish();
 }
 
-std::string stallBreakdownSvg(const std::string& title, const std::vector<LayerStats>& layers) {
-  constexpr size_t kMaxLayers = 80;
+namespace {
+
+/// The layers a stall chart draws: all of them, or the kMaxLayers most
+/// expensive in program order, and how many cheaper ones were left out.
+struct StallRows {
   std::vector<const LayerStats*> shown;
-  for (const LayerStats& l : layers) shown.push_back(&l);
   size_t hidden = 0;
-  if (shown.size() > kMaxLayers) {
-    // Keep the most expensive layers, in program order.
-    std::vector<const LayerStats*> byCycles = shown;
-    std::nth_element(byCycles.begin(), byCycles.begin() + kMaxLayers - 1, byCycles.end(),
-                     [](auto* a, auto* b) { return a->cycles > b->cycles; });
-    double cut = byCycles[kMaxLayers - 1]->cycles;
-    std::vector<const LayerStats*> kept;
-    for (auto* l : shown)
-      if (l->cycles >= cut && kept.size() < kMaxLayers) kept.push_back(l);
-    hidden = shown.size() - kept.size();
-    shown = kept;
-  }
+};
+
+StallRows stallChartLayers(const std::vector<LayerStats>& layers) {
+  constexpr size_t kMaxLayers = 80;
+  StallRows rows;
+  rows.shown.reserve(layers.size());
+  for (const LayerStats& l : layers) rows.shown.push_back(&l);
+  if (rows.shown.size() <= kMaxLayers) return rows;
+  std::vector<const LayerStats*> byCycles = rows.shown;
+  std::nth_element(byCycles.begin(), byCycles.begin() + kMaxLayers - 1, byCycles.end(),
+                   [](auto* a, auto* b) { return a->cycles > b->cycles; });
+  double cut = byCycles[kMaxLayers - 1]->cycles;
+  std::vector<const LayerStats*> kept;
+  kept.reserve(kMaxLayers);
+  for (auto* l : rows.shown)
+    if (l->cycles >= cut && kept.size() < kMaxLayers) kept.push_back(l);
+  rows.hidden = rows.shown.size() - kept.size();
+  rows.shown = std::move(kept);
+  return rows;
+}
+
+/// The stall reasons in order of first appearance (their legend and colour
+/// order), and the x-axis end: the largest layer or summed-stall cycles.
+struct StallScale {
   std::vector<std::string> reasons;
   double maxCycles = 1;
+};
+
+StallScale stallScale(const std::vector<const LayerStats*>& shown) {
+  StallScale scale;
   for (auto* l : shown) {
     double stalled = 0;
     for (const auto& [reason, cycles] : l->stalls) {
       stalled += cycles;
-      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+      if (std::find(scale.reasons.begin(), scale.reasons.end(), reason) == scale.reasons.end())
+        scale.reasons.push_back(reason);
     }
-    maxCycles = std::max({maxCycles, l->cycles, stalled});
+    scale.maxCycles = std::max({scale.maxCycles, l->cycles, stalled});
   }
-  const double rowHeight = 18, left = 190, right = 620, top = 80;
-  const double height = top + std::max<double>(1, double(shown.size())) * rowHeight + 48;
-  SvgCanvas c(640, height);
-  c.text(10, 22, truncate(title, 72), 15, "start", "#111", 0, true);
-  // Legend, wrapped onto a second row when it does not fit.
+  return scale;
+}
+
+/// The stall chart's fixed geometry: one row per layer between top and the
+/// axis, bars from left to right.
+struct StallLayout {
+  static constexpr double kRowHeight = 18, kLeft = 190, kRight = 620, kTop = 80;
+  double maxCycles;
+  double x(double cycles) const { return kLeft + (kRight - kLeft) * cycles / maxCycles; }
+};
+
+// Legend, wrapped onto a second row when it does not fit.
+void drawStallLegend(SvgCanvas& c, const std::vector<std::string>& reasons) {
   double lx = 10, ly = 34;
   c.rect(lx, ly, 12, 10, "#c8c8c8");
   c.text(lx + 16, ly + 9, "layer cycles", 11);
@@ -118,33 +145,56 @@ std::string stallBreakdownSvg(const std::string& title, const std::vector<LayerS
     c.text(lx + 16, ly + 9, reasons[i] + " stall", 11);
     lx += w;
   }
-  auto px = [&](double cycles) { return left + (right - left) * cycles / maxCycles; };
-  double bottom = top + double(shown.size()) * rowHeight;
+}
+
+void drawStallAxis(SvgCanvas& c, const StallLayout& layout, double bottom) {
+  using L = StallLayout;
   for (int t = 0; t <= 4; ++t) {
-    double x = px(maxCycles * t / 4);
-    c.line(x, top - 4, x, bottom, "#e4e4e4");
-    c.text(x, bottom + 14, shortNumber(maxCycles * t / 4), 10, "middle", "#333");
+    double x = layout.x(layout.maxCycles * t / 4);
+    c.line(x, L::kTop - 4, x, bottom, "#e4e4e4");
+    c.text(x, bottom + 14, shortNumber(layout.maxCycles * t / 4), 10, "middle", "#333");
   }
-  c.text((left + right) / 2, bottom + 32, "cycles (stalls are summed over the units that waited)", 11,
+  c.text((L::kLeft + L::kRight) / 2, bottom + 32, "cycles (stalls are summed over the units that waited)", 11,
          "middle");
+}
+
+// One row per layer: its cycles in grey, under it its stalls stacked by reason.
+void drawStallBars(SvgCanvas& c, const StallLayout& layout, const std::vector<const LayerStats*>& shown,
+                   const std::vector<std::string>& reasons) {
+  using L = StallLayout;
   for (size_t i = 0; i < shown.size(); ++i) {
     const LayerStats& l = *shown[i];
-    double y = top + double(i) * rowHeight;
+    double y = L::kTop + double(i) * L::kRowHeight;
     std::string name = truncate(l.name, 28);
-    c.text(left - 6, y + 12, name, 10, "end", "#222");
-    c.rect(left, y + 1, px(l.cycles) - left, 8, "#c8c8c8",
+    c.text(L::kLeft - 6, y + 12, name, 10, "end", "#222");
+    c.rect(L::kLeft, y + 1, layout.x(l.cycles) - L::kLeft, 8, "#c8c8c8",
            l.name + " (" + l.op + "): " + shortNumber(l.cycles) + " cycles");
-    double x = left;
+    double x = L::kLeft;
     for (const auto& [reason, cycles] : l.stalls) {
       size_t index = size_t(std::find(reasons.begin(), reasons.end(), reason) - reasons.begin());
-      double w = px(cycles) - left;
+      double w = layout.x(cycles) - L::kLeft;
       c.rect(x, y + 9, w, 7, stallColour(reason, index), l.name + ": " + shortNumber(cycles) + " " + reason);
       x += w;
     }
   }
-  if (shown.empty()) c.text(320, top + 12, "no per-layer statistics", 12, "middle", "#888");
-  if (hidden)
-    c.text(10, height - 4, std::to_string(hidden) + " cheaper layer(s) not shown", 10, "start", "#666");
+}
+
+}  // namespace
+
+std::string stallBreakdownSvg(const std::string& title, const std::vector<LayerStats>& layers) {
+  using L = StallLayout;
+  StallRows rows = stallChartLayers(layers);
+  StallScale scale = stallScale(rows.shown);
+  const StallLayout layout{scale.maxCycles};
+  const double height = L::kTop + std::max<double>(1, double(rows.shown.size())) * L::kRowHeight + 48;
+  SvgCanvas c(640, height);
+  c.text(10, 22, truncate(title, 72), 15, "start", "#111", 0, true);
+  drawStallLegend(c, scale.reasons);
+  drawStallAxis(c, layout, L::kTop + double(rows.shown.size()) * L::kRowHeight);
+  drawStallBars(c, layout, rows.shown, scale.reasons);
+  if (rows.shown.empty()) c.text(320, L::kTop + 12, "no per-layer statistics", 12, "middle", "#888");
+  if (rows.hidden)
+    c.text(10, height - 4, std::to_string(rows.hidden) + " cheaper layer(s) not shown", 10, "start", "#666");
   return c.str();
 }
 
@@ -225,6 +275,7 @@ std::string utilizationSvg(const std::string& title, const std::vector<Utilizati
       best[d.pes] = std::max(best.count(d.pes) ? best[d.pes] : 0.0, d.utilization);
     }
     std::vector<std::pair<double, double>> linePoints;
+    linePoints.reserve(best.size());
     for (auto [pes, utilization] : best) linePoints.emplace_back(chart.x(pes), chart.y(utilization));
     c.polyline(linePoints, colour, 2);
     for (const UtilizationDot& d : dots)

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -80,6 +81,7 @@ Expected<pid_t> spawn(const ChildJob& job) {
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> argv;
+  argv.reserve(job.argv.size() + 1);
   for (const std::string& word : job.argv) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
@@ -94,7 +96,7 @@ Expected<pid_t> spawn(const ChildJob& job) {
 
 std::string ChildOutcome::describe() const {
   if (spawnFailed) return spawnError;
-  if (timedOut) return "timed out after " + std::to_string(int64_t(seconds + 0.5)) + " s";
+  if (timedOut) return "timed out after " + std::to_string(std::lround(seconds)) + " s";
   if (signal) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exit status " + std::to_string(exitCode);
 }

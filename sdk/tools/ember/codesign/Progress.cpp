@@ -1,12 +1,13 @@
 #include "Progress.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace ember::codesign {
 
 std::string formatDuration(double seconds) {
-  long s = long(seconds + 0.5);
+  long s = std::lround(seconds);
   char buf[32];
   if (s >= 3600)
     std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);

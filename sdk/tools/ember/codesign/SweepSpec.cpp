@@ -152,8 +152,12 @@ Error parseAxes(const YAML::Node& node, const std::string& origin, SweepSpec& sp
           value.settings.emplace_back(key, text);
         }
         if (value.label.empty())
-          for (const auto& [k, text] : value.settings)
-            value.label += (value.label.empty() ? "" : " ") + k + "=" + text;
+          for (const auto& [k, text] : value.settings) {
+            if (!value.label.empty()) value.label += ' ';
+            value.label += k;
+            value.label += '=';
+            value.label += text;
+          }
       } else {
         return makeError(where(origin, v), ": axis '", axis.name,
                          "': a value is a scalar or a map of config keys");
