@@ -37,16 +37,15 @@ std::string renderPage(const Page& page) {
       bool front = r < t.highlight.size() && t.highlight[r];
       html += front ? "<tr class=\"front\">" : "<tr>";
       for (size_t c = 0; c < t.rows[r].size(); ++c) {
+        const bool linked = c == 0 && r < t.links.size() && !t.links[r].empty();
         html += "<td>";
-        if (c == 0 && r < t.links.size() && !t.links[r].empty()) {
+        if (linked) {
           html += "<a href=\"";
           html += xmlEscape(t.links[r]);
           html += "\">";
-          html += xmlEscape(t.rows[r][c]);
-          html += "</a>";
-        } else {
-          html += xmlEscape(t.rows[r][c]);
         }
+        html += xmlEscape(t.rows[r][c]);
+        if (linked) html += "</a>";
         html += "</td>";
       }
       html += "</tr>\n";
