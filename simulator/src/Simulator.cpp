@@ -89,6 +89,7 @@ class MemoryTarget : public sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<MemoryTarget> socket;
 
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): SystemC passes module names by value
   explicit MemoryTarget(sc_module_name name) : sc_module(name), socket("socket") {
     socket.register_b_transport(this, &MemoryTarget::bTransport);
     socket.register_get_direct_mem_ptr(this, &MemoryTarget::getDirectMemPtr);
@@ -227,6 +228,7 @@ class NpuTop : public sc_module {
   tlm_utils::simple_initiator_socket<NpuTop> computeSpad{"compute_spad"}, computeAcc{"compute_acc"};
 
   SC_HAS_PROCESS(NpuTop);
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): SystemC passes module names by value
   explicit NpuTop(sc_module_name name) : sc_module(name) {
     loadDram.bind(dram.socket);
     storeDram.bind(dram.socket);
@@ -513,75 +515,115 @@ class NpuTop : public sc_module {
     return p.is_response_ok();
   }
 
+  /// A DMA instruction's geometry: `z` planes of `rowsPerPlane` SRAM rows of
+  /// `rowLen` elements (padding included) of `e` bytes each.
+  struct DmaGeometry {
+    bool toAcc;
+    uint64_t e, x, y, z, ys, zs, sramStride, pt, pb, pl, pr, rowLen, rowsPerPlane, dram0, sram0;
+  };
+
+  static DmaGeometry dmaGeometry(const Instruction& in) {
+    DmaGeometry g{};
+    g.toAcc = in[Field::Mem] == int64_t(isa::Memory::Accumulator);
+    g.e = g.toAcc ? 4 : 1;
+    g.x = uint64_t(in[Field::XSize]), g.y = uint64_t(in[Field::YSize]);
+    g.z = std::max<uint64_t>(1, uint64_t(in[Field::ZSize]));
+    g.ys = uint64_t(in[Field::DramYStride]), g.zs = uint64_t(in[Field::DramZStride]);
+    g.sramStride = uint64_t(in[Field::SramStride]);
+    g.pt = uint64_t(in[Field::PadTop]), g.pb = uint64_t(in[Field::PadBottom]);
+    g.pl = uint64_t(in[Field::PadLeft]), g.pr = uint64_t(in[Field::PadRight]);
+    g.rowLen = g.pl + g.x + g.pr, g.rowsPerPlane = g.pt + g.y + g.pb;
+    g.dram0 = uint64_t(in[Field::DramAddr]), g.sram0 = uint64_t(in[Field::SramAddr]);
+    return g;
+  }
+
+  Error checkDma(const DmaGeometry& g) {
+    if (g.x == 0 || g.y == 0) return makeError("malformed instruction: x and y must be at least 1");
+    const uint64_t dramLast = g.dram0 + ((g.z - 1) * g.zs + (g.y - 1) * g.ys + g.x) * g.e;
+    EMBER_RETURN_IF_ERROR(checkRange("DRAM", g.dram0, dramLast, run_->dramBytes));
+    const uint64_t sramEnd = (g.sram0 + (g.z * g.rowsPerPlane - 1) * g.sramStride + g.rowLen) * g.e;
+    const uint64_t sramSize = g.toAcc ? run_->accumulator.size() : run_->scratchpad.size();
+    return checkRange(g.toAcc ? "accumulator" : "scratchpad", g.sram0 * g.e, sramEnd, sramSize);
+  }
+
+  /// The sockets and payloads of one DMA and the cycle each side is busy to.
+  struct DmaChannels {
+    tlm_utils::simple_initiator_socket<NpuTop>& dramSocket;
+    tlm_utils::simple_initiator_socket<NpuTop>& sramSocket;
+    tlm::tlm_generic_payload& dramPayload;
+    tlm::tlm_generic_payload& sramPayload;
+    uint64_t dramCursor, sramCursor, dramWaited = 0, sramWaited = 0;
+  };
+
+  /// Fills the padding of a loaded row (all of it outside the data rows).
+  void padLoadRow(const DmaGeometry& g, bool dataRow, int32_t padValue) {
+    if (dataRow && !g.pl && !g.pr) return;
+    for (uint64_t i = 0; i < g.rowLen; ++i)
+      if (!dataRow || i < g.pl || i >= g.pl + g.x) {
+        if (g.toAcc)
+          std::memcpy(&rowBuffer_[i * 4], &padValue, 4);
+        else
+          rowBuffer_[i] = uint8_t(int8_t(padValue));
+      }
+  }
+
+  Error loadRow(const DmaGeometry& g, DmaChannels& ch, uint64_t plane, uint64_t row, uint64_t sramAddr,
+                int32_t padValue) {
+    const bool dataRow = row >= g.pt && row < g.pt + g.y;
+    padLoadRow(g, dataRow, padValue);
+    if (dataRow) {
+      const uint64_t dramAddr = g.dram0 + (plane * g.zs + (row - g.pt) * g.ys) * g.e;
+      if (!transfer(ch.dramSocket, ch.dramPayload, tlm::TLM_READ_COMMAND, dramAddr,
+                    rowBuffer_.data() + g.pl * g.e, g.x * g.e, ch.dramCursor, ch.dramWaited))
+        return makeError("DRAM transaction failed");
+    }
+    if (!transfer(ch.sramSocket, ch.sramPayload, tlm::TLM_WRITE_COMMAND, sramAddr, rowBuffer_.data(),
+                  g.rowLen * g.e, ch.sramCursor, ch.sramWaited))
+      return makeError("SRAM transaction failed");
+    return Error::success();
+  }
+
+  Error storeRow(const DmaGeometry& g, DmaChannels& ch, uint64_t plane, uint64_t row, uint64_t sramAddr) {
+    const uint64_t dramAddr = g.dram0 + (plane * g.zs + row * g.ys) * g.e;
+    if (!transfer(ch.sramSocket, ch.sramPayload, tlm::TLM_READ_COMMAND, sramAddr, rowBuffer_.data(),
+                  g.x * g.e, ch.sramCursor, ch.sramWaited) ||
+        !transfer(ch.dramSocket, ch.dramPayload, tlm::TLM_WRITE_COMMAND, dramAddr, rowBuffer_.data(),
+                  g.x * g.e, ch.dramCursor, ch.dramWaited))
+      return makeError("memory transaction failed");
+    return Error::success();
+  }
+
   Error executeDma(bool isLoad, const Instruction& in, InstructionRecord& rec) {
     RunState& r = *run_;
     const NpuConfig& c = *r.config;
-    const bool toAcc = in[Field::Mem] == int64_t(isa::Memory::Accumulator);
-    const uint64_t e = toAcc ? 4 : 1;
-    const uint64_t x = uint64_t(in[Field::XSize]), y = uint64_t(in[Field::YSize]);
-    const uint64_t z = std::max<uint64_t>(1, uint64_t(in[Field::ZSize]));
-    const uint64_t ys = uint64_t(in[Field::DramYStride]), zs = uint64_t(in[Field::DramZStride]);
-    const uint64_t sramStride = uint64_t(in[Field::SramStride]);
-    const uint64_t pt = uint64_t(in[Field::PadTop]), pb = uint64_t(in[Field::PadBottom]);
-    const uint64_t pl = uint64_t(in[Field::PadLeft]), pr = uint64_t(in[Field::PadRight]);
-    if (x == 0 || y == 0) return makeError("malformed instruction: x and y must be at least 1");
-    const uint64_t rowLen = pl + x + pr, rowsPerPlane = pt + y + pb;
-    const uint64_t dram0 = uint64_t(in[Field::DramAddr]), sram0 = uint64_t(in[Field::SramAddr]);
-    const uint64_t dramLast = dram0 + ((z - 1) * zs + (y - 1) * ys + x) * e;
-    EMBER_RETURN_IF_ERROR(checkRange("DRAM", dram0, dramLast, r.dramBytes));
-    const uint64_t sramEnd = (sram0 + (z * rowsPerPlane - 1) * sramStride + rowLen) * e;
-    const uint64_t sramSize = toAcc ? r.accumulator.size() : r.scratchpad.size();
-    EMBER_RETURN_IF_ERROR(checkRange(toAcc ? "accumulator" : "scratchpad", sram0 * e, sramEnd, sramSize));
-
-    auto& dramSocket = isLoad ? loadDram : storeDram;
-    auto& sramSocket = isLoad ? (toAcc ? loadAcc : loadSpad) : (toAcc ? storeAcc : storeSpad);
-    auto& dramPayload = payloads_[isLoad ? 0 : 2];
-    auto& sramPayload = payloads_[isLoad ? 1 : 3];
-    rowBuffer_.resize(rowLen * e);
-    const int32_t padValue = int32_t(in[Field::PadValue]);
+    const DmaGeometry g = dmaGeometry(in);
+    EMBER_RETURN_IF_ERROR(checkDma(g));
     const uint64_t start = now() + timing::dma(c, timing::dmaShape(in)).latency;
-    uint64_t dramCursor = start, sramCursor = start, dramWaited = 0, sramWaited = 0;
-    for (uint64_t plane = 0; plane < z; ++plane)
-      for (uint64_t row = 0; row < rowsPerPlane; ++row) {
-        const uint64_t sramAddr = (sram0 + (plane * rowsPerPlane + row) * sramStride) * e;
-        const bool dataRow = row >= pt && row < pt + y;
-        if (isLoad) {
-          if (!dataRow || pl || pr)
-            for (uint64_t i = 0; i < rowLen; ++i)
-              if (!dataRow || i < pl || i >= pl + x) {
-                if (toAcc)
-                  std::memcpy(&rowBuffer_[i * 4], &padValue, 4);
-                else
-                  rowBuffer_[i] = uint8_t(int8_t(padValue));
-              }
-          if (dataRow) {
-            const uint64_t dramAddr = dram0 + (plane * zs + (row - pt) * ys) * e;
-            if (!transfer(dramSocket, dramPayload, tlm::TLM_READ_COMMAND, dramAddr,
-                          rowBuffer_.data() + pl * e, x * e, dramCursor, dramWaited))
-              return makeError("DRAM transaction failed");
-          }
-          if (!transfer(sramSocket, sramPayload, tlm::TLM_WRITE_COMMAND, sramAddr, rowBuffer_.data(),
-                        rowLen * e, sramCursor, sramWaited))
-            return makeError("SRAM transaction failed");
-        } else {
-          const uint64_t dramAddr = dram0 + (plane * zs + row * ys) * e;
-          if (!transfer(sramSocket, sramPayload, tlm::TLM_READ_COMMAND, sramAddr, rowBuffer_.data(), x * e,
-                        sramCursor, sramWaited) ||
-              !transfer(dramSocket, dramPayload, tlm::TLM_WRITE_COMMAND, dramAddr, rowBuffer_.data(), x * e,
-                        dramCursor, dramWaited))
-            return makeError("memory transaction failed");
-        }
+    DmaChannels ch{isLoad ? loadDram : storeDram,
+                   isLoad ? (g.toAcc ? loadAcc : loadSpad) : (g.toAcc ? storeAcc : storeSpad),
+                   payloads_[isLoad ? 0 : 2],
+                   payloads_[isLoad ? 1 : 3],
+                   start,
+                   start};
+    rowBuffer_.resize(g.rowLen * g.e);
+    const int32_t padValue = int32_t(in[Field::PadValue]);
+    for (uint64_t plane = 0; plane < g.z; ++plane)
+      for (uint64_t row = 0; row < g.rowsPerPlane; ++row) {
+        const uint64_t sramAddr = (g.sram0 + (plane * g.rowsPerPlane + row) * g.sramStride) * g.e;
+        EMBER_RETURN_IF_ERROR(isLoad ? loadRow(g, ch, plane, row, sramAddr, padValue)
+                                     : storeRow(g, ch, plane, row, sramAddr));
         // Temporal decoupling: let the other units catch up every quantum.
-        const uint64_t behind = std::min(dramCursor, sramCursor);
+        const uint64_t behind = std::min(ch.dramCursor, ch.sramCursor);
         if (behind > now() + uint64_t(c.quantumCycles)) {
           waitUntil(behind);
           if (r.aborted) return Error::success();
         }
       }
-    waitUntil(std::max(dramCursor, sramCursor));
-    rec.dramBytes = x * y * z * e;
-    rec.stallCycles[size_t(StallReason::DramBandwidth)] = dramWaited;
-    rec.stallCycles[size_t(toAcc ? StallReason::AccumulatorPort : StallReason::BankConflict)] = sramWaited;
+    waitUntil(std::max(ch.dramCursor, ch.sramCursor));
+    rec.dramBytes = g.x * g.y * g.z * g.e;
+    rec.stallCycles[size_t(StallReason::DramBandwidth)] = ch.dramWaited;
+    rec.stallCycles[size_t(g.toAcc ? StallReason::AccumulatorPort : StallReason::BankConflict)] =
+        ch.sramWaited;
     return Error::success();
   }
 
@@ -818,87 +860,112 @@ class NpuTop : public sc_module {
     return finish + vt.latency;
   }
 
+  Error executeRequant(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+    v.end = vectorRows(v, rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}});
+    functional::requant(in, v.acc, v.spad);
+    markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+    s.accumulatorReadBytes += uint64_t(rows * cols * 4);
+    s.scratchpadWriteBytes += uint64_t(rows * cols);
+    return Error::success();
+  }
+
+  Error executeVAdd(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
+    v.end = vectorRows(v, rows, cols, {{true, in[Field::Dst]}});
+    functional::vadd(in, v.acc);
+    s.accumulatorReadBytes += uint64_t(rows * cols * 8);
+    s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
+    return Error::success();
+  }
+
+  Error executeVClip(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
+    v.end = vectorRows(v, rows, cols, {{true, in[Field::Dst]}});
+    functional::vclip(in, v.acc);
+    s.accumulatorReadBytes += uint64_t(rows * cols * 4);
+    s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
+    return Error::success();
+  }
+
+  Error executeLut(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, int64_t(isa::kLutTableBytes)));
+    v.end = vectorRows(v, rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
+    functional::lut(in, v.spad);
+    markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+    s.scratchpadReadBytes += uint64_t(rows * cols) + isa::kLutTableBytes;
+    s.scratchpadWriteBytes += uint64_t(rows * cols);
+    return Error::success();
+  }
+
+  Error executePool(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t oh = in[Field::OutH], ow = in[Field::OutW], ch = in[Field::Channels];
+    const int64_t kh = in[Field::KernelH], kw = in[Field::KernelW];
+    const int64_t inH = (oh - 1) * in[Field::StrideH] + kh, inW = (ow - 1) * in[Field::StrideW] + kw;
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], inH, in[Field::SrcStride], inW * ch));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], oh, in[Field::DstStride], ow * ch));
+    v.end = vectorRows(v, oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
+    s.vectorOps += uint64_t(oh * ow * ch * (kh * kw - 1));
+    functional::pool(in, v.spad);
+    markRows(scratchpad, in[Field::Dst], oh, in[Field::DstStride], ow * ch, 1);
+    s.scratchpadReadBytes += uint64_t(oh * ow * ch * kh * kw);
+    s.scratchpadWriteBytes += uint64_t(oh * ow * ch);
+    return Error::success();
+  }
+
+  Error executeEAdd(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::ParamAddr], 1, 0, int64_t(isa::kEAddParamBytes)));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src2], rows, in[Field::Src2Stride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+    v.end = vectorRows(v, rows, cols,
+                       {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}});
+    functional::eadd(in, v.spad);
+    markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+    s.scratchpadReadBytes += uint64_t(rows * cols * 2 + int64_t(isa::kEAddParamBytes));
+    s.scratchpadWriteBytes += uint64_t(rows * cols);
+    return Error::success();
+  }
+
   /// A vector-unit instruction: requant, vadd, vclip, lut, pool or eadd.
   Error executeVectorOp(ComputeIssue& v) {
-    const Instruction& in = v.in;
-    int8_t* spad = v.spad;
-    int32_t* acc = v.acc;
-    SimStats& s = run_->stats;
-    switch (in.opcode) {
-      case Opcode::Requant: {
-        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
-        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        v.end = vectorRows(v, rows, cols, {{true, in[Field::Src]}, {false, in[Field::Dst]}});
-        functional::requant(in, acc, spad);
-        markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
-        s.accumulatorReadBytes += uint64_t(rows * cols * 4);
-        s.scratchpadWriteBytes += uint64_t(rows * cols);
-        break;
-      }
-      case Opcode::VAdd: {
-        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
-        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Src], rows, in[Field::SrcStride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
-        v.end = vectorRows(v, rows, cols, {{true, in[Field::Dst]}});
-        functional::vadd(in, acc);
-        s.accumulatorReadBytes += uint64_t(rows * cols * 8);
-        s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
-        break;
-      }
-      case Opcode::VClip: {
-        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
-        EMBER_RETURN_IF_ERROR(checkRows(true, in[Field::Dst], rows, in[Field::DstStride], cols));
-        v.end = vectorRows(v, rows, cols, {{true, in[Field::Dst]}});
-        functional::vclip(in, acc);
-        s.accumulatorReadBytes += uint64_t(rows * cols * 4);
-        s.accumulatorWriteBytes += uint64_t(rows * cols * 4);
-        break;
-      }
-      case Opcode::Lut: {
-        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::LutAddr], 1, 0, int64_t(isa::kLutTableBytes)));
-        v.end = vectorRows(v, rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
-        functional::lut(in, spad);
-        markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
-        s.scratchpadReadBytes += uint64_t(rows * cols) + isa::kLutTableBytes;
-        s.scratchpadWriteBytes += uint64_t(rows * cols);
-        break;
-      }
-      case Opcode::Pool: {
-        const int64_t oh = in[Field::OutH], ow = in[Field::OutW], ch = in[Field::Channels];
-        const int64_t kh = in[Field::KernelH], kw = in[Field::KernelW];
-        const int64_t inH = (oh - 1) * in[Field::StrideH] + kh, inW = (ow - 1) * in[Field::StrideW] + kw;
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], inH, in[Field::SrcStride], inW * ch));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], oh, in[Field::DstStride], ow * ch));
-        v.end = vectorRows(v, oh * ow, ch, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
-        s.vectorOps += uint64_t(oh * ow * ch * (kh * kw - 1));
-        functional::pool(in, spad);
-        markRows(scratchpad, in[Field::Dst], oh, in[Field::DstStride], ow * ch, 1);
-        s.scratchpadReadBytes += uint64_t(oh * ow * ch * kh * kw);
-        s.scratchpadWriteBytes += uint64_t(oh * ow * ch);
-        break;
-      }
-      case Opcode::EAdd: {
-        const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::ParamAddr], 1, 0, int64_t(isa::kEAddParamBytes)));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src2], rows, in[Field::Src2Stride], cols));
-        EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
-        v.end = vectorRows(v, rows, cols,
-                           {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}});
-        functional::eadd(in, spad);
-        markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
-        s.scratchpadReadBytes += uint64_t(rows * cols * 2 + int64_t(isa::kEAddParamBytes));
-        s.scratchpadWriteBytes += uint64_t(rows * cols);
-        break;
-      }
+    switch (v.in.opcode) {
+      case Opcode::Requant:
+        return executeRequant(v);
+      case Opcode::VAdd:
+        return executeVAdd(v);
+      case Opcode::VClip:
+        return executeVClip(v);
+      case Opcode::Lut:
+        return executeLut(v);
+      case Opcode::Pool:
+        return executePool(v);
+      case Opcode::EAdd:
+        return executeEAdd(v);
       default:
         return makeError("malformed instruction: not a compute instruction");
     }
-    return Error::success();
   }
 
   RunState* run_ = nullptr;
@@ -943,15 +1010,9 @@ std::string deadlockMessage(const RunState& r) {
   return os.str();
 }
 
-void summarise(RunState& r, NpuTop& npu) {
+/// Per-unit busy and stall cycles, total cycles and MACs from the records.
+void summariseUnits(RunState& r) {
   SimStats& s = r.stats;
-  const NpuConfig& c = *r.config;
-  s.configName = c.name;
-  s.clockGhz = c.clockGhz;
-  std::sort(s.records.begin(), s.records.end(), [](const auto& a, const auto& b) {
-    return a.endCycle != b.endCycle ? a.endCycle < b.endCycle : a.index < b.index;
-  });
-  s.instructions = r.program.size();
   for (const auto& rec : s.records) {
     s.cycles = std::max(s.cycles, rec.endCycle);
     s.macs += rec.macs;
@@ -979,8 +1040,11 @@ void summarise(RunState& r, NpuTop& npu) {
     }
   }
   s.cycles = std::max<uint64_t>(s.cycles, s.units[size_t(Unit::Fetch)].busyCycles);
-  const double peak = double(s.cycles) * double(c.rows * c.cols);
-  s.macUtilization = peak > 0 ? double(s.macs) / peak : 0;
+}
+
+/// Memory traffic and peaks from the targets, and the energy they and the
+/// counted work cost.
+void summariseMemoryAndEnergy(SimStats& s, const NpuConfig& c, NpuTop& npu) {
   s.dramReadBytes = npu.dram.readBytes;
   s.dramWriteBytes = npu.dram.writeBytes;
   s.scratchpadReadBytes += npu.scratchpad.readBytes;
@@ -1001,18 +1065,39 @@ void summarise(RunState& r, NpuTop& npu) {
   };
   s.energyPj = 0;
   for (const auto& [_, v] : s.energyBreakdownPj) s.energyPj += v;
+}
 
-  // Layers: by tag; untagged instructions form "program".
+/// One layer's records gathered: its span, totals and cycles per vector or
+/// matrix opcode.
+struct LayerAccumulator {
+  bool used = false;
+  uint64_t first = UINT64_MAX, last = 0;
+  LayerStats stats;
+  std::map<uint8_t, uint64_t> opCycles;
+};
+
+/// A layer's dominant op: "gemm" if it multiplies, else its longest-running
+/// opcode, else "dma".
+std::string dominantOp(const LayerAccumulator& a) {
+  if (a.stats.macs) return "gemm";
+  std::string op = "dma";
+  uint64_t best = 0;
+  for (auto [opcode, cycles] : a.opCycles)
+    if (cycles >= best) {
+      best = cycles;
+      op = std::string(isa::findOpcode(opcode)->mnemonic);
+    }
+  return op;
+}
+
+/// Layers: by tag; untagged instructions form "program".
+void summariseLayers(RunState& r) {
+  SimStats& s = r.stats;
+  const NpuConfig& c = *r.config;
   const size_t numLayers = r.bundle->layers.size() + 1;
-  struct Acc {
-    bool used = false;
-    uint64_t first = UINT64_MAX, last = 0;
-    LayerStats stats;
-    std::map<uint8_t, uint64_t> opCycles;
-  };
-  std::vector<Acc> layers(numLayers);
+  std::vector<LayerAccumulator> layers(numLayers);
   for (const auto& rec : s.records) {
-    Acc& a = layers[rec.layer];
+    LayerAccumulator& a = layers[rec.layer];
     a.used = true;
     a.first = std::min(a.first, rec.issueCycle);
     a.last = std::max(a.last, rec.endCycle);
@@ -1024,24 +1109,31 @@ void summarise(RunState& r, NpuTop& npu) {
       a.opCycles[rec.opcode] += rec.endCycle - rec.startCycle;
   }
   for (size_t i = 0; i < numLayers; ++i) {
-    Acc& a = layers[i];
+    LayerAccumulator& a = layers[i];
     if (!a.used) continue;
     a.stats.name = i == 0 ? "program" : r.bundle->layers[i - 1];
     a.stats.cycles = a.last - a.first;
-    uint64_t best = 0;
-    a.stats.op = "dma";
-    if (a.stats.macs)
-      a.stats.op = "gemm";
-    else
-      for (auto [op, cycles] : a.opCycles)
-        if (cycles >= best) {
-          best = cycles;
-          a.stats.op = std::string(isa::findOpcode(op)->mnemonic);
-        }
+    a.stats.op = dominantOp(a);
     const double layerPeak = double(a.stats.cycles) * double(c.rows * c.cols);
     a.stats.macUtilization = layerPeak > 0 ? double(a.stats.macs) / layerPeak : 0;
     s.layers.push_back(a.stats);
   }
+}
+
+void summarise(RunState& r, NpuTop& npu) {
+  SimStats& s = r.stats;
+  const NpuConfig& c = *r.config;
+  s.configName = c.name;
+  s.clockGhz = c.clockGhz;
+  std::sort(s.records.begin(), s.records.end(), [](const auto& a, const auto& b) {
+    return a.endCycle != b.endCycle ? a.endCycle < b.endCycle : a.index < b.index;
+  });
+  s.instructions = r.program.size();
+  summariseUnits(r);
+  const double peak = double(s.cycles) * double(c.rows * c.cols);
+  s.macUtilization = peak > 0 ? double(s.macs) / peak : 0;
+  summariseMemoryAndEnergy(s, c, npu);
+  summariseLayers(r);
 }
 
 }  // namespace
