@@ -102,14 +102,7 @@ int printRun(const RunArgs& a, const Function& function, const CompiledModel& mo
              const Signature& outputSignature, const ExecutionContext& context,
              const std::vector<std::string>& written, const std::vector<std::string>& bound, double median,
              const std::optional<EndToEndLatency>& endToEnd) {
-  for (size_t i = 0; i < outputSignature.size(); ++i) {
-    const std::string& name = outputSignature[i].first;
-    const Tensor* tensor = context.output(name);
-    if (!tensor) return fail("the backend produced no output '" + name + "'");
-    std::cout << "output ";
-    printTensorSummary(std::cout, name, *tensor);
-    if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
-  }
+  if (Error e = printOutputs(std::cout, outputSignature, context, written)) return fail(e);
   printBoundInputs(std::cout, bound, a.pipeline.importOptions.inputValues);
   printValueDependentWarnings(std::cout, function);
   printReport(std::cout, backendName, model.report, median, a.repeat, deviceReport);
@@ -124,93 +117,122 @@ int printRun(const RunArgs& a, const Function& function, const CompiledModel& mo
   return kExitSuccess;
 }
 
-}  // namespace
-
-int runCommand(const std::vector<std::string>& args) {
-  RunArgs a;
-  PipelineArgs& pipeline = a.pipeline;
-  InputArgs& inputArgs = a.inputArgs;
+/// Parses and checks the options; a status when `ember run` ends here (--help,
+/// a usage error, an output directory that cannot be made).
+std::optional<int> parseRunArgs(const std::vector<std::string>& args, RunArgs& a) {
   OptionParser parser("ember run", "MODEL.onnx [options]",
                       "Compiles MODEL.onnx for a backend, runs it on the given inputs, prints a summary of\n"
                       "each output and a report, and optionally writes outputs and a JSON report.");
   addRunOptions(parser, a);
-  if (auto status = parser.parse(args)) return *status;
-  if (auto status = pipeline.validate(parser)) return *status;
-  if (a.maxCycles && pipeline.backend != "npu")
+  if (auto status = parser.parse(args)) return status;
+  if (auto status = a.pipeline.validate(parser)) return status;
+  if (a.maxCycles && a.pipeline.backend != "npu")
     return parser.usageError("--max-cycles needs a simulated backend (--backend npu), not '" +
-                             pipeline.backend + "'");
-  // The npu device passes the simulator no options: the budget rides on this thread.
-  const npu::ScopedCycleBudget cycleBudget(static_cast<uint64_t>(a.maxCycles));
-
+                             a.pipeline.backend + "'");
   if (!a.outputDir.empty()) {
     // Fail before the work, not after it.
     std::error_code ec;
     std::filesystem::create_directories(a.outputDir, ec);
     if (ec) return fail(a.outputDir + ": cannot create output directory: " + ec.message());
   }
+  return std::nullopt;
+}
+
+/// Imports the model with the given inputs that decide shapes bound into it
+/// (shape specialisation); `bound` names those, and they are no longer fed.
+Expected<LoadedModel> importForRun(RunArgs& a, std::vector<std::string>& bound) {
+  PipelineArgs& pipeline = a.pipeline;
+  Expected<std::map<std::string, Tensor>> given = readNamedInputs(a.inputArgs.inputs);
+  if (!given) return given.error();
+  pipeline.importOptions.inputValues = given.take();
+  Expected<LoadedModel> loaded = importModel(pipeline);
+  if (!loaded) return pipeline.nameMemoryLimit(loaded.error());
+  bound = boundInputNames(pipeline.importOptions.inputValues, *loaded->function);
+  std::erase_if(a.inputArgs.inputs, [&bound](const std::string& spec) {
+    return std::find(bound.begin(), bound.end(), spec.substr(0, spec.find('='))) != bound.end();
+  });
+  return loaded;
+}
+
+/// What the timed runs measured.
+struct RunMeasurement {
+  double median = 0;
+  std::optional<EndToEndLatency> endToEnd;
+};
+
+/// Loads the model on a device, runs it --repeat times, writes --trace.
+Expected<RunMeasurement> runOnDevice(const RunArgs& a, const CompiledModel& model,
+                                     const std::string& backendName, ExecutionContext& context) {
+  const std::string& modelPath = a.pipeline.model;
+  std::unique_ptr<Device> device = model.createDevice();
+  const std::string id = "main";
+  if (Error e = device->load(id, model.function)) return e.withContext(modelPath);
+  Expected<RunTimes> times = timeRuns(a, *device, id, context, model);
+  if (!times) return times.error();
+  RunMeasurement measured{medianOf(times->wall), endToEndOf(a, model, backendName, *times)};
+  if (!a.tracePath.empty()) {
+    if (Error e = model.function->writeTrace(a.tracePath)) return e.withContext("--trace");
+    if (measured.endToEnd)
+      if (Error e = appendEndToEndTrace(a.tracePath, *measured.endToEnd)) return e.withContext("--trace");
+  }
+  if (Error e = device->unload(id)) return e.withContext(modelPath);
+  return measured;
+}
+
+/// --report-json: the compile and run report with the import notes.
+Error writeRunReport(const RunArgs& a, const Function& function, const CompiledModel& model,
+                     const std::string& backendName, const std::vector<std::string>& bound,
+                     const RunMeasurement& measured) {
+  const ImportNotes notes = importNotes(bound, a.pipeline.importOptions.inputValues, function);
+  std::function<void(JsonWriter&)> moreKeys;
+  if (measured.endToEnd) moreKeys = [&](JsonWriter& json) { writeEndToEndLatency(json, *measured.endToEnd); };
+  const std::string json =
+      reportJson(backendName, model.report, measured.median, a.repeat, a.threads,
+                 a.pipeline.quantizationReport.get(), model.function->deviceReport(), &notes, moreKeys);
+  return writeTextFile(a.reportPath, json);
+}
+
+}  // namespace
+
+int runCommand(const std::vector<std::string>& args) {
+  RunArgs a;
+  PipelineArgs& pipeline = a.pipeline;
+  if (auto status = parseRunArgs(args, a)) return *status;
+  // The npu device passes the simulator no options: the budget rides on this thread.
+  const npu::ScopedCycleBudget cycleBudget(static_cast<uint64_t>(a.maxCycles));
   if (Error e = loadBackends(pipeline.backendPaths)) return fail(e);
   // The backend contract has no options channel yet; multi-threaded backends
   // read EMBER_THREADS (docs/backends/cpu.md), so --threads sets it.
   ::setenv("EMBER_THREADS", std::to_string(a.threads).c_str(), 1);
   Expected<std::unique_ptr<Backend>> backend = pipeline.createBackend();
   if (!backend) return fail(backend.error());
-  std::string backendName = (*backend)->name();
+  const std::string backendName = (*backend)->name();
 
-  // Shape specialisation: the importer binds given inputs that decide shapes.
-  Expected<std::map<std::string, Tensor>> given = readNamedInputs(inputArgs.inputs);
-  if (!given) return fail(given.error());
-  pipeline.importOptions.inputValues = given.take();
-  Expected<LoadedModel> loaded = importModel(pipeline);
-  if (!loaded) return fail(pipeline.nameMemoryLimit(loaded.error()));
+  std::vector<std::string> bound;
+  Expected<LoadedModel> loaded = importForRun(a, bound);
+  if (!loaded) return fail(loaded.error());
   Function& function = *loaded->function;
-  const std::vector<std::string> bound = boundInputNames(pipeline.importOptions.inputValues, function);
-  std::erase_if(inputArgs.inputs, [&bound](const std::string& spec) {
-    return std::find(bound.begin(), bound.end(), spec.substr(0, spec.find('='))) != bound.end();
-  });
 
   // Inputs are read before compiling, so that a bad input fails fast.
   Signature inputSignature, outputSignature;
   for (const Node* in : function.inputs()) inputSignature.push_back({in->name(), in->resultType()});
   for (const auto& [name, value] : function.outputs()) outputSignature.push_back({name, value.type()});
   ExecutionContext context;
-  if (Error e = prepareInputs(inputSignature, inputArgs, context)) return fail(e);
+  if (Error e = prepareInputs(inputSignature, a.inputArgs, context)) return fail(e);
 
   Expected<CompiledModel> model = compileFunction(function, backend.take(), pipeline.compileOptions());
   if (!model) return fail(pipeline.nameMemoryLimit(model.error()).withContext(pipeline.model));
   if (Error e = checkInputs(*model, context)) return fail(e.withContext(pipeline.model));
+  Expected<RunMeasurement> measured = runOnDevice(a, *model, backendName, context);
+  if (!measured) return fail(measured.error());
 
-  std::unique_ptr<Device> device = model->createDevice();
-  const std::string id = "main";
-  if (Error e = device->load(id, model->function)) return fail(e.withContext(pipeline.model));
-  Expected<RunTimes> times = timeRuns(a, *device, id, context, *model);
-  if (!times) return fail(times.error());
-  const double median = medianOf(times->wall);
-  const DeviceReport* deviceReport = model->function->deviceReport();
-  const std::optional<EndToEndLatency> endToEnd = endToEndOf(a, *model, backendName, *times);
-  if (!a.tracePath.empty()) {
-    if (Error e = model->function->writeTrace(a.tracePath)) return fail(e.withContext("--trace"));
-    if (endToEnd)
-      if (Error e = appendEndToEndTrace(a.tracePath, *endToEnd)) return fail(e.withContext("--trace"));
-  }
-  if (Error e = device->unload(id)) return fail(e.withContext(pipeline.model));
-
-  std::vector<std::string> written;
-  if (!a.outputDir.empty()) {
-    Expected<std::vector<std::string>> paths = writeOutputs(a.outputDir, outputSignature, context);
-    if (!paths) return fail(paths.error());
-    written = paths.take();
-  }
-  if (!a.reportPath.empty()) {
-    const ImportNotes notes = importNotes(bound, pipeline.importOptions.inputValues, function);
-    std::function<void(JsonWriter&)> moreKeys;
-    if (endToEnd) moreKeys = [&](JsonWriter& json) { writeEndToEndLatency(json, *endToEnd); };
-    const std::string json = reportJson(backendName, model->report, median, a.repeat, a.threads,
-                                        pipeline.quantizationReport.get(), deviceReport, &notes, moreKeys);
-    if (Error e = writeTextFile(a.reportPath, json)) return fail(e);
-  }
+  Expected<std::vector<std::string>> written = writeOutputs(a.outputDir, outputSignature, context);
+  if (!written) return fail(written.error());
+  if (!a.reportPath.empty())
+    if (Error e = writeRunReport(a, function, *model, backendName, bound, *measured)) return fail(e);
   if (a.quiet) return kExitSuccess;
-  return printRun(a, function, *model, deviceReport, backendName, outputSignature, context, written, bound,
-                  median, endToEnd);
+  return printRun(a, function, *model, model->function->deviceReport(), backendName, outputSignature, context,
+                  *written, bound, measured->median, measured->endToEnd);
 }
 
 }  // namespace ember::cli
