@@ -173,6 +173,7 @@ Error prepareInputs(const Signature& signature, const InputArgs& args, Execution
 
 Expected<std::vector<std::string>> writeOutputs(const std::string& dir, const Signature& outputs,
                                                 const ExecutionContext& context) {
+  if (dir.empty()) return std::vector<std::string>{};
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
@@ -191,6 +192,19 @@ Expected<std::vector<std::string>> writeOutputs(const std::string& dir, const Si
     paths.push_back(path);
   }
   return paths;
+}
+
+Error printOutputs(std::ostream& os, const Signature& outputs, const ExecutionContext& context,
+                   const std::vector<std::string>& written) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = outputs[i].first;
+    const Tensor* tensor = context.output(name);
+    if (!tensor) return makeError("the backend produced no output '", name, "'");
+    os << "output ";
+    printTensorSummary(os, name, *tensor);
+    if (i < written.size()) os << "  written to " << written[i] << "\n";
+  }
+  return Error::success();
 }
 
 void printTensorSummary(std::ostream& os, const std::string& name, const Tensor& tensor) {

@@ -54,9 +54,15 @@ Error prepareInputs(const Signature& signature, const InputArgs& args, Execution
 /// i64 in [0, 10), raw quantized integers over their whole range, bool 0/1.
 Tensor randomTensor(const Type& type, uint64_t& state);
 
-/// Writes each output to DIR/<sanitised name>.npy; returns the paths written.
+/// Writes each output to DIR/<sanitised name>.npy; returns the paths written
+/// (none when `dir` is empty: --output-dir not given).
 Expected<std::vector<std::string>> writeOutputs(const std::string& dir, const Signature& outputs,
                                                 const ExecutionContext& context);
+
+/// "output <summary>" for each output of `outputs`, and "  written to PATH"
+/// for those writeOutputs wrote; an error when the backend produced one not.
+Error printOutputs(std::ostream& os, const Signature& outputs, const ExecutionContext& context,
+                   const std::vector<std::string>& written);
 
 /// "y f32<2x3>: [0.5, -1, ...]  min -1  max 2  mean 0.25".
 void printTensorSummary(std::ostream& os, const std::string& name, const Tensor& tensor);

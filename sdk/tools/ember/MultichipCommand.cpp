@@ -183,12 +183,8 @@ Expected<MultichipSummary> runAndTime(const MultichipArgs& a, MultichipModel& mo
 /// Writes --output-dir and --report-json and prints the outputs and the report.
 int writeResults(const MultichipArgs& a, const Signature& batchOutputs, const ExecutionContext& outputs,
                  const MultichipSummary& summary) {
-  std::vector<std::string> written;
-  if (!a.outputDir.empty()) {
-    Expected<std::vector<std::string>> paths = writeOutputs(a.outputDir, batchOutputs, outputs);
-    if (!paths) return fail(paths.error());
-    written = paths.take();
-  }
+  Expected<std::vector<std::string>> written = writeOutputs(a.outputDir, batchOutputs, outputs);
+  if (!written) return fail(written.error());
   if (!a.reportPath.empty()) {
     JsonWriter json;
     json.beginObject();
@@ -197,11 +193,7 @@ int writeResults(const MultichipArgs& a, const Signature& batchOutputs, const Ex
     if (Error e = writeTextFile(a.reportPath, json.str())) return fail(e);
   }
   if (!a.quiet) {
-    for (size_t i = 0; i < batchOutputs.size(); ++i) {
-      std::cout << "output ";
-      printTensorSummary(std::cout, batchOutputs[i].first, *outputs.output(batchOutputs[i].first));
-      if (i < written.size()) std::cout << "  written to " << written[i] << "\n";
-    }
+    if (Error e = printOutputs(std::cout, batchOutputs, outputs, *written)) return fail(e);
     printMultichipReport(std::cout, summary);
   }
   return kExitSuccess;
