@@ -101,13 +101,9 @@ std::vector<std::string> optionalPassNames() {
   return names;
 }
 
-namespace {
-
-/// Names in `disabledPasses` must be optional passes of this pipeline.
-Error checkDisabledPasses(const CompileOptions& options) {
-  std::vector<std::string> known = optionalPassNames();
-  for (const auto& makePass : options.extraGraphPasses) known.push_back(makePass()->name());
-  for (const std::string& name : options.disabledPasses) {
+Error checkDisabledPassNames(const std::vector<std::string>& disabled,
+                             const std::vector<std::string>& known) {
+  for (const std::string& name : disabled) {
     if (name == "lowering") return makeError("pass 'lowering' is required and cannot be disabled");
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
     std::string list;
@@ -115,6 +111,16 @@ Error checkDisabledPasses(const CompileOptions& options) {
     return makeError("unknown pass '", name, "' (optional passes: ", list, ")");
   }
   return Error::success();
+}
+
+namespace {
+
+/// Names in `disabledPasses` must be optional passes of this pipeline.
+Error checkDisabledPasses(const CompileOptions& options) {
+  std::vector<std::string> known = optionalPassNames();
+  for (const auto& makePass : options.extraGraphPasses) known.push_back(makePass()->name());
+  const std::vector<std::string> disabled(options.disabledPasses.begin(), options.disabledPasses.end());
+  return checkDisabledPassNames(disabled, known);
 }
 
 }  // namespace

@@ -149,6 +149,10 @@ Expected<std::unique_ptr<Backend>> supportUnion(const Backend& target,
 /// each name once: what CompileOptions::disabledPasses accepts.
 std::vector<std::string> optionalPassNames();
 
+/// An error naming the first of `disabled` that is not in `known` (listing
+/// `known`), or "lowering" (required); success when all may be disabled.
+Error checkDisabledPassNames(const std::vector<std::string>& disabled, const std::vector<std::string>& known);
+
 /// The stages before lowering: the graph optimizer and extraGraphPasses under
 /// `gate`, then beforeLowering (given the support union of the target and the
 /// fallbacks). optimizeAndLower runs them first; tools that need the graph

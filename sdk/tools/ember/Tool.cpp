@@ -31,22 +31,6 @@ int fail(const std::string& message) {
   return kExitFailure;
 }
 
-namespace {
-/// --disable-pass names must be optional passes: a typo is a command-line error.
-Error checkPassNames(const std::vector<std::string>& names) {
-  const std::vector<std::string> known = optionalPassNames();
-  for (const std::string& name : names) {
-    if (name == "lowering")
-      return makeError("--disable-pass: pass 'lowering' is required and cannot be disabled");
-    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    return makeError("--disable-pass: unknown pass '", name, "' (optional passes: ", list, ")");
-  }
-  return Error::success();
-}
-}  // namespace
-
 void PipelineArgs::addTo(OptionParser& parser, bool modelRequired) {
   parser.addPositional("MODEL.onnx", &model, "the ONNX model", modelRequired);
   parser.addString("--backend", "NAME", &backend,
@@ -94,7 +78,9 @@ std::optional<int> PipelineArgs::validate(const OptionParser& parser) {
     profile = std::make_shared<const QuantizationProfile>(loaded.take());
     quantizationReport = std::make_shared<QuantizationReport>();
   }
-  if (Error e = checkPassNames(disabledPasses)) return parser.usageError(e.message());
+  // --disable-pass names must be optional passes: a typo is a command-line error.
+  if (Error e = checkDisabledPassNames(disabledPasses, optionalPassNames()).withContext("--disable-pass"))
+    return parser.usageError(e.message());
   for (const std::string& option : backendOptions)
     if (option.find('=') == std::string::npos || option.front() == '=')
       return parser.usageError("--backend-option expects KEY=VALUE, got '" + option + "'");
