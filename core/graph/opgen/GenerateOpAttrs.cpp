@@ -3,7 +3,6 @@
 // (PadMode::Reflect). Run by CMake at build time; C++ only, so the build
 // needs no Python. The file is rewritten only when its text changes, so an
 // Ops.def edit that leaves the attributes alone rebuilds nothing else.
-#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -12,8 +11,11 @@
 #include <vector>
 
 #include "../OpDefSyntax.h"
+#include "ember/CamelCase.h"
 
 namespace {
+
+using ember::camelCase;
 
 struct RawOp {
   const char* name;
@@ -24,21 +26,6 @@ constexpr RawOp kRawOps[] = {
 #define EMBER_OP(Name, Category, Family, Operands, Results, Traits, Attrs) {#Name, Attrs},
 #include "ember/Ops.def"
 };
-
-/// "coordinate_transformation_mode" -> "CoordinateTransformationMode".
-std::string camelCase(const std::string& snake, bool upperFirst) {
-  std::string out;
-  bool upper = upperFirst;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out += upper ? char(std::toupper(static_cast<unsigned char>(c))) : c;
-    upper = false;
-  }
-  return out;
-}
 
 std::string cppType(const std::string& kind) {
   if (kind == "int") return "int64_t";

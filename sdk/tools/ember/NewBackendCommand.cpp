@@ -7,6 +7,7 @@
 
 #include "Commands.h"
 #include "Tool.h"
+#include "ember/CamelCase.h"
 
 namespace ember::cli {
 namespace {
@@ -102,19 +103,7 @@ bool validName(const std::string& name) {
 }
 
 /// "my_accel" -> "MyAccelBackend".
-std::string classNameOf(const std::string& name) {
-  std::string out;
-  bool upper = true;
-  for (char c : name) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out += upper && c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c;
-    upper = false;
-  }
-  return out + "Backend";
-}
+std::string classNameOf(const std::string& name) { return camelCase(name, true) + "Backend"; }
 
 }  // namespace
 
