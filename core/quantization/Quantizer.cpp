@@ -231,6 +231,9 @@ class Quantizer {
   Outcome convertGelu(Node* last, NodeValue x);
   /// Checks that the backend supports `q`, then makes it the quantized form of `last`.
   Outcome adopt(Node* last, Node* q);
+  /// adopt() for a node whose activation `act` (when there is one) `q` absorbs:
+  /// `q` replaces `replaced` (the activation) and the activation is handled.
+  Outcome adoptFused(Node* node, Node* replaced, Node* q, const std::optional<Activation>& act);
   /// Creates a quantized node; an Error is a bug in the conversion.
   Expected<Node*> create(OpKind kind, const std::string& name, std::vector<NodeValue> inputs,
                          Attributes attrs) {
@@ -335,14 +338,7 @@ Quantizer::Outcome Quantizer::convertConv(Node* node) {
                                            constant(name + ".bias_q", std::move(qb)),
                                            constant(name + ".filter_scales", std::move(scales))},
                                           withActivation(withOutput(attrs, *out), act)));
-  if (!backend_.supports(NodeInfo::of(*q))) {
-    std::string why = unsupported(q);
-    f_.erase(q);
-    return why;
-  }
-  EMBER_RETURN_IF_ERROR(commit(node, replaced, q));
-  if (act) handled_.insert(act->node);
-  return std::string();
+  return adoptFused(node, replaced, q, act);
 }
 
 /// Gemm's folded f32 weights alpha * op(B) as [K, N] and bias beta * C as
@@ -469,14 +465,7 @@ Quantizer::Outcome Quantizer::convertAdd(Node* node) {
   EMBER_ASSIGN_OR_RETURN(NodeValue qb, quantized(node->input(1)));
   EMBER_ASSIGN_OR_RETURN(Node * q, create(OpKind::QuantizedAdd, node->name() + ".q", {qa, qb},
                                           withActivation(withOutput({}, *out), act)));
-  if (!backend_.supports(NodeInfo::of(*q))) {
-    std::string why = unsupported(q);
-    f_.erase(q);
-    return why;
-  }
-  EMBER_RETURN_IF_ERROR(commit(node, replaced, q));
-  if (act) handled_.insert(act->node);
-  return std::string();
+  return adoptFused(node, replaced, q, act);
 }
 
 /// A unary function of one tensor (an activation, or a binary op with a
@@ -586,13 +575,17 @@ Quantizer::Outcome Quantizer::convertConcat(Node* node) {
   return adopt(node, q);
 }
 
-Quantizer::Outcome Quantizer::adopt(Node* last, Node* q) {
+Quantizer::Outcome Quantizer::adopt(Node* last, Node* q) { return adoptFused(last, last, q, std::nullopt); }
+
+Quantizer::Outcome Quantizer::adoptFused(Node* node, Node* replaced, Node* q,
+                                         const std::optional<Activation>& act) {
   if (!backend_.supports(NodeInfo::of(*q))) {
     std::string why = unsupported(q);
     f_.erase(q);
     return why;
   }
-  EMBER_RETURN_IF_ERROR(commit(last, last, q));
+  EMBER_RETURN_IF_ERROR(commit(node, replaced, q));
+  if (act) handled_.insert(act->node);
   return std::string();
 }
 
