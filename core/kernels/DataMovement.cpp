@@ -137,8 +137,7 @@ void pad(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out
   visitBySize(in.type.kind, [&]<typename W>() {
     const W* pi = in.as<W>();
     W* po = out.as<W>();
-    std::array<int64_t, kMaxRank> index{};
-    for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
+    forEachIndex(outDims, [&](int64_t i, const std::array<int64_t, kMaxRank>& index) {
       int64_t offset = 0;
       bool inside = true;
       for (size_t d = 0; d < rank; ++d) {
@@ -147,11 +146,7 @@ void pad(const Attributes& attrs, const ConstTensorRef& in, const TensorRef& out
         offset += s * inStrides[d];
       }
       po[i] = inside ? pi[offset] : W(fill);
-      for (size_t d = rank; d-- > 0;) {
-        if (++index[d] < outDims[d]) break;
-        index[d] = 0;
-      }
-    }
+    });
   });
 }
 
@@ -163,16 +158,11 @@ void tile(const ConstTensorRef& in, const TensorRef& out) {
   visitBySize(in.type.kind, [&]<typename W>() {
     const W* pi = in.as<W>();
     W* po = out.as<W>();
-    std::array<int64_t, kMaxRank> index{};
-    for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
+    forEachIndex(outDims, [&](int64_t i, const std::array<int64_t, kMaxRank>& index) {
       int64_t offset = 0;
       for (size_t d = 0; d < rank; ++d) offset += (index[d] % inDims[d]) * inStrides[d];
       po[i] = pi[offset];
-      for (size_t d = rank; d-- > 0;) {
-        if (++index[d] < outDims[d]) break;
-        index[d] = 0;
-      }
-    }
+    });
   });
 }
 

@@ -10,6 +10,7 @@
 #include <limits>
 #include <span>
 #include <type_traits>
+#include <utility>
 
 #include "ember/Kernels.h"
 
@@ -63,6 +64,20 @@ inline Dims broadcastStrides(const Dims& in, const Dims& out) {
     stride *= in[inAxis];
   }
   return strides;
+}
+
+/// Visits every index of `dims` in row-major order and calls
+/// body(linearIndex, index), index[d] being the coordinate on axis d.
+template <typename Body>
+void forEachIndex(const Dims& dims, Body&& body) {
+  std::array<int64_t, kMaxRank> index{};
+  for (int64_t i = 0, n = product(dims); i < n; ++i) {
+    body(i, std::as_const(index));
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 /// Visits every index of `dims` in row-major order and calls

@@ -126,8 +126,7 @@ void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const Tenso
     // The extrapolation value's bits as a word of the element size (only f32 crops: type rule).
     W fill{};
     if constexpr (sizeof(W) == sizeof(float)) std::memcpy(&fill, &extrapolation, sizeof(W));
-    std::array<int64_t, kMaxRank> index{};
-    for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
+    forEachIndex(outDims, [&](int64_t i, const std::array<int64_t, kMaxRank>& index) {
       int64_t offset = 0;
       bool outside = false;
       for (size_t d = 0; d < rank; ++d) {
@@ -136,11 +135,7 @@ void resizeNearest(const AxisMapping& map, const ConstTensorRef& in, const Tenso
         offset += axisOffset;
       }
       po[i] = outside ? fill : pi[offset];
-      for (size_t d = rank; d-- > 0;) {
-        if (++index[d] < outDims[d]) break;
-        index[d] = 0;
-      }
-    }
+    });
   });
 }
 
