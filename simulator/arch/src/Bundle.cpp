@@ -101,12 +101,23 @@ int64_t Symbol::numElements() const {
   return n;
 }
 
-Error Bundle::validate() const {
+namespace {
+
+/// The checks of both validate()s that come before the instructions: a
+/// supported ISA version and a program of 1 to kMaxInstructions words.
+Error validateVersionAndSize(uint32_t isaVersion, size_t programSize) {
   if (isaVersion < isa::kOldestIsaVersion || isaVersion > isa::kIsaVersion)
     return makeError("ISA version ", isaVersion, " is not supported (this simulator implements versions ",
                      isa::kOldestIsaVersion, " to ", isa::kIsaVersion, ")");
-  if (program.empty()) return makeError("the program is empty (it must end with FINISH)");
-  if (program.size() > kMaxInstructions) return makeError("too many instructions: ", program.size());
+  if (programSize == 0) return makeError("the program is empty (it must end with FINISH)");
+  if (programSize > kMaxInstructions) return makeError("too many instructions: ", programSize);
+  return Error::success();
+}
+
+}  // namespace
+
+Error Bundle::validate() const {
+  EMBER_RETURN_IF_ERROR(validateVersionAndSize(isaVersion, program.size()));
   bool finished = false;
   for (size_t i = 0; i < program.size(); ++i) {
     auto instr = isa::decode(program[i]);
@@ -121,11 +132,7 @@ Error Bundle::validate(std::span<const isa::Instruction> decoded) const {
   if (decoded.size() != program.size())
     return makeError("the decoded program has ", decoded.size(), " instructions, the bundle ",
                      program.size());
-  if (isaVersion < isa::kOldestIsaVersion || isaVersion > isa::kIsaVersion)
-    return makeError("ISA version ", isaVersion, " is not supported (this simulator implements versions ",
-                     isa::kOldestIsaVersion, " to ", isa::kIsaVersion, ")");
-  if (program.empty()) return makeError("the program is empty (it must end with FINISH)");
-  if (program.size() > kMaxInstructions) return makeError("too many instructions: ", program.size());
+  EMBER_RETURN_IF_ERROR(validateVersionAndSize(isaVersion, program.size()));
   bool finished = false;
   for (size_t i = 0; i < decoded.size(); ++i) {
     EMBER_RETURN_IF_ERROR(validateInstruction(i, decoded[i]));
