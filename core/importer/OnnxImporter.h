@@ -19,15 +19,10 @@
 #include "ember/Importer.h"
 #include "ember/Tensor.h"
 
-// Declares `decl` from an Expected expression, returning its Error on failure:
+// Declares `decl` from an Expected expression, returning its Error on failure
+// (the importer's short name for EMBER_ASSIGN_OR_RETURN):
 //   EMBER_TRY(Value x, b.input(0));
-#define EMBER_IMPORT_CONCAT_INNER(a, b) a##b
-#define EMBER_IMPORT_CONCAT(a, b) EMBER_IMPORT_CONCAT_INNER(a, b)
-#define EMBER_TRY_IMPL(tmp, decl, expr) \
-  auto tmp = (expr);                    \
-  if (!tmp) return tmp.error();         \
-  decl = tmp.take()
-#define EMBER_TRY(decl, expr) EMBER_TRY_IMPL(EMBER_IMPORT_CONCAT(emberTry_, __LINE__), decl, expr)
+#define EMBER_TRY(decl, expr) EMBER_ASSIGN_OR_RETURN(decl, expr)
 
 namespace ember::onnx_import {
 
@@ -173,6 +168,11 @@ Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view wha
 Expected<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t>& axes, int64_t rank);
 /// Product of dims[begin, end).
 int64_t product(const Dims& dims, size_t begin, size_t end);
+/// The normalised "axis" of Softmax, LogSoftmax and Hardmax: before opset 13
+/// its default is 1 and the input is coerced to 2-D there, so axis == rank fails.
+Expected<int64_t> softmaxAxis(NodeBuilder& b, int64_t rank);
+/// Gather and GatherElements: `kind` of (data, indices) along the normalised "axis".
+Error importGatherAlongAxis(NodeBuilder& b, OpKind kind);
 
 /// Imports one ONNX graph into a Function.
 class GraphImporter {

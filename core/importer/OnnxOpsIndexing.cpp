@@ -33,15 +33,6 @@ Expected<Value> toI64(NodeBuilder& b, const Value& v, std::string_view suffix) {
   return b.emit(OpKind::Cast, {v}, Attributes{{"to", std::string(elemKindName(ElemKind::I64))}}, suffix);
 }
 
-Error importGatherElements(NodeBuilder& b) {
-  EMBER_TRY(Value data, b.input(0));
-  EMBER_TRY(Value indices, b.input(1));
-  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
-  EMBER_TRY(axis, normalizeAxis(axis, int64_t(data.rank())));
-  EMBER_TRY(Value out, b.emit(OpKind::GatherElements, {data, indices}, Attributes{{"axis", axis}}));
-  return b.setOutput(0, out);
-}
-
 /// ScatterElements and its deprecated alias Scatter (opset 9-10, no reduction).
 Error importScatterElements(NodeBuilder& b) {
   EMBER_TRY(std::vector<Value> ins, b.inputs());
@@ -163,9 +154,7 @@ Error importHardmax(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   const int64_t rank = int64_t(x.rank());
   const bool coerce = b.opset() < 13;
-  EMBER_TRY(int64_t axis, b.attrInt("axis", coerce ? 1 : -1));
-  if (coerce && axis == rank) return makeError("axis ", axis, " is out of range for rank ", rank);
-  EMBER_TRY(axis, normalizeAxis(axis, rank));
+  EMBER_TRY(int64_t axis, softmaxAxis(b, rank));
   Value v = x;
   // Whether x was coerced to 2-D: the result goes back to x's dims whatever
   // the ranks (a 2x1 input coerced at axis 0 is 1x2, of the same rank).
@@ -400,7 +389,7 @@ Error importEinsum(NodeBuilder& b) {
 }  // namespace
 
 void registerIndexingOps(OpTable& t) {
-  t["GatherElements"] = importGatherElements;
+  t["GatherElements"] = [](NodeBuilder& b) { return importGatherAlongAxis(b, OpKind::GatherElements); };
   t["ScatterElements"] = importScatterElements;
   t["Scatter"] = importScatterElements;
   t["GatherND"] = importGatherND;

@@ -95,13 +95,17 @@ Expected<std::optional<int64_t>> ignoreIndexAttr(NodeBuilder& b) {
   return std::optional<int64_t>(index);
 }
 
+/// The optional class weights, input 2 of both losses.
+Expected<std::optional<Value>> weightInput(NodeBuilder& b) {
+  if (!b.hasInput(2)) return std::optional<Value>();
+  EMBER_TRY(Value weight, b.input(2));
+  return std::optional<Value>(weight);
+}
+
 Error importNegativeLogLikelihoodLoss(NodeBuilder& b) {
   EMBER_TRY(Value input, b.input(0));
   EMBER_TRY(Value target, b.input(1));
-  std::optional<Value> weight;
-  if (b.hasInput(2)) {
-    EMBER_TRY(weight, b.input(2));
-  }
+  EMBER_TRY(std::optional<Value> weight, weightInput(b));
   EMBER_TRY(std::string reduction, b.attrString("reduction", "mean"));
   EMBER_TRY(std::optional<int64_t> ignoreIndex, ignoreIndexAttr(b));
   EMBER_TRY(Value loss, negativeLogLikelihood(b, input, target, weight, reduction, ignoreIndex));
@@ -111,10 +115,7 @@ Error importNegativeLogLikelihoodLoss(NodeBuilder& b) {
 Error importSoftmaxCrossEntropyLoss(NodeBuilder& b) {
   EMBER_TRY(Value scores, b.input(0));
   EMBER_TRY(Value labels, b.input(1));
-  std::optional<Value> weight;
-  if (b.hasInput(2)) {
-    EMBER_TRY(weight, b.input(2));
-  }
+  EMBER_TRY(std::optional<Value> weight, weightInput(b));
   if (scores.rank() < 2) return makeError("scores must have rank >= 2, not ", scores.rank());
   EMBER_TRY(std::string reduction, b.attrString("reduction", "mean"));
   EMBER_TRY(std::optional<int64_t> ignoreIndex, ignoreIndexAttr(b));

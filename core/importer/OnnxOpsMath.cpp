@@ -377,9 +377,7 @@ OpHandler softmax(OpKind kind) {
     EMBER_TRY(Value x, b.input(0));
     const int64_t rank = int64_t(x.rank());
     const bool coerce = b.opset() < 13;
-    EMBER_TRY(int64_t axis, b.attrInt("axis", coerce ? 1 : -1));
-    if (coerce && axis == rank) return makeError("axis ", axis, " is out of range for rank ", rank);
-    EMBER_TRY(axis, normalizeAxis(axis, rank));
+    EMBER_TRY(const int64_t axis, softmaxAxis(b, rank));
     if (!coerce || axis == rank - 1) {
       EMBER_TRY(Value out, b.emit(kind, {x}, Attributes{{"axis", axis}}));
       return b.setOutput(0, out);
@@ -433,6 +431,13 @@ Error importIsInf(NodeBuilder& b) {
 }
 
 }  // namespace
+
+Expected<int64_t> softmaxAxis(NodeBuilder& b, int64_t rank) {
+  const bool coerce = b.opset() < 13;
+  EMBER_TRY(int64_t axis, b.attrInt("axis", coerce ? 1 : -1));
+  if (coerce && axis == rank) return makeError("axis ", axis, " is out of range for rank ", rank);
+  return normalizeAxis(axis, rank);
+}
 
 void registerMathOps(OpTable& t) {
   // Binary elementwise (numpy broadcasting in both ONNX 7+ and Ember).

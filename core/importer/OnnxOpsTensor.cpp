@@ -566,15 +566,6 @@ Error importSlice(NodeBuilder& b) {
   return b.setOutput(0, out);
 }
 
-Error importGather(NodeBuilder& b) {
-  EMBER_TRY(Value data, b.input(0));
-  EMBER_TRY(Value indices, b.input(1));
-  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
-  EMBER_TRY(axis, normalizeAxis(axis, int64_t(data.rank())));
-  EMBER_TRY(Value out, b.emit(OpKind::Gather, {data, indices}, Attributes{{"axis", axis}}));
-  return b.setOutput(0, out);
-}
-
 Error importTranspose(NodeBuilder& b) {
   EMBER_TRY(Value x, b.input(0));
   std::vector<int64_t> reversed;
@@ -702,6 +693,15 @@ OpHandler depthSpace(bool toSpace) {
 
 }  // namespace
 
+Error importGatherAlongAxis(NodeBuilder& b, OpKind kind) {
+  EMBER_TRY(Value data, b.input(0));
+  EMBER_TRY(Value indices, b.input(1));
+  EMBER_TRY(int64_t axis, b.attrInt("axis", 0));
+  EMBER_TRY(axis, normalizeAxis(axis, int64_t(data.rank())));
+  EMBER_TRY(Value out, b.emit(kind, {data, indices}, Attributes{{"axis", axis}}));
+  return b.setOutput(0, out);
+}
+
 void registerTensorOps(OpTable& t) {
   t["DepthToSpace"] = depthSpace(true);
   t["SpaceToDepth"] = depthSpace(false);
@@ -722,7 +722,7 @@ void registerTensorOps(OpTable& t) {
   t["Concat"] = importConcat;
   t["Split"] = importSplit;
   t["Slice"] = importSlice;
-  t["Gather"] = importGather;
+  t["Gather"] = [](NodeBuilder& b) { return importGatherAlongAxis(b, OpKind::Gather); };
   t["Transpose"] = importTranspose;
   t["Expand"] = importExpand;
   t["Tile"] = importTile;
