@@ -20,6 +20,11 @@ shift
 cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 [ -n "${EMBER_TEST_CXX:-}" ] && cmake_args+=("-DCMAKE_CXX_COMPILER=${EMBER_TEST_CXX}")
 command -v ccache > /dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# A sanitizer build's static libraries need its runtime in the vendor's link.
+if [ -n "${EMBER_TEST_SANITIZE:-}" ]; then
+  cmake_args+=("-DCMAKE_CXX_FLAGS=${EMBER_TEST_SANITIZE}" "-DCMAKE_EXE_LINKER_FLAGS=${EMBER_TEST_SANITIZE}"
+               "-DCMAKE_SHARED_LINKER_FLAGS=${EMBER_TEST_SANITIZE}")
+fi
 
 case "$step" in
   install)
