@@ -148,6 +148,8 @@ constexpr NpuLowering kLowerings[] = {
     {OpKind::Concat, takesI8DataMovement, withoutFusion<lowerDataMovement>},
     {OpKind::Copy, takesI8DataMovement, withoutFusion<lowerDataMovement>},
     {OpKind::Reshape, takesI8DataMovement, lowerReshapeNode},
+    {OpKind::QuantizedSoftmax, softmaxSupported, withoutFusion<lowerSoftmax>},
+    {OpKind::QuantizedLayerNorm, layerNormSupported, withoutFusion<lowerLayerNorm>},
 };
 
 const NpuLowering* findLowering(OpKind kind) {

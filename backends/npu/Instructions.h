@@ -11,10 +11,12 @@ namespace ember::npu_backend {
 using npu::isa::EAddOperands;
 using npu::isa::GemmOperands;
 using npu::isa::instruction;
+using npu::isa::LayerNormOperands;
 using npu::isa::LoadOperands;
 using npu::isa::LutOperands;
 using npu::isa::PoolOperands;
 using npu::isa::RequantOperands;
+using npu::isa::SoftmaxOperands;
 using npu::isa::StoreOperands;
 using npu::isa::VAddOperands;
 

@@ -1,6 +1,7 @@
 // Transformer layers on the NPU (docs/npu/compiler.md, "Transformers"):
 // QuantizedMatMul with an activation right operand (Q.K^T, scores.V, batched
-// over heads) and any 8-bit unary elementwise op run as a 256-entry lut.
+// over heads), Softmax and LayerNorm on the vector unit's row normalisations,
+// and any 8-bit unary elementwise op run as a 256-entry lut.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,18 @@ Expected<ActivationMatMulPlan> planActivationMatMul(int64_t m, int64_t k, int64_
 /// rank >= 2 (batch dims broadcast), constant bias and scales, and a plan.
 bool activationMatMulSupported(const NodeInfo& info, const npu::NpuConfig& config);
 Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction& inst);
+
+/// Rows per step of a row normalisation (softmax, layernorm) over `rows` rows
+/// of `n` codes (a row is never split), or why even one row does not fit.
+Expected<int64_t> planRowNormBand(int64_t rows, int64_t n, bool masked, uint64_t paramBytes,
+                                  const npu::NpuConfig& config);
+/// QuantizedSoftmax along the last axis with a constant mask, and
+/// QuantizedLayerNorm of at most isa::kLayerNormMaxChannels channels with
+/// constant gamma and beta, on the vector unit (LowerRowNorm.cpp).
+bool softmaxSupported(const NodeInfo& info, const npu::NpuConfig& config);
+bool layerNormSupported(const NodeInfo& info, const npu::NpuConfig& config);
+Expected<LayerInfo> lowerSoftmax(CompileContext& ctx, const Instruction& inst);
+Expected<LayerInfo> lowerLayerNorm(CompileContext& ctx, const Instruction& inst);
 
 /// A DataParallel op of one i8q input and an i8q result of the same shape that
 /// the reference kernels evaluate: exactly a 256-entry table (the lut).

@@ -24,10 +24,8 @@ Error layerError(const Instruction& inst, const std::string& what) {
   return makeError("layer '", inst.name, "' (", opName(inst.kind), "): ", what);
 }
 
-/// Bytes per tile of an elementwise layer with `pairs` double-buffered slot
-/// pairs: each pair in its own bank when there are enough banks (half a bank
-/// per slot), else an equal share of the scratchpad; 1 KiB is kept for
-/// parameters, tables and broadcast rows.
+}  // namespace
+
 int64_t tileBytes(const npu::NpuConfig& c, int64_t pairs) {
   const int64_t budget =
       c.scratchpadBanks > pairs ? c.bankBytes() / 2 : (c.scratchpadBytes - 1024) / (2 * pairs);
@@ -35,6 +33,8 @@ int64_t tileBytes(const npu::NpuConfig& c, int64_t pairs) {
   const int64_t widest = std::min(limits::kDmaRowElements, limits::kVectorCols);
   return std::max<int64_t>(64, std::min<int64_t>(widest, budget) / 64 * 64);
 }
+
+namespace {
 
 /// A strided block: elements at base + i*strideA + j*strideB, i < a, j < b.
 struct Block {
@@ -155,7 +155,8 @@ std::vector<int64_t> contiguousStrides(const Dims& dims) {
   return s;
 }
 
-/// Allocates `count` scratchpad slots of `bytes` named after the layer.
+}  // namespace
+
 Expected<std::vector<uint64_t>> allocSlots(CompileContext& ctx, const Instruction& inst,
                                            const std::string& role, int count, int64_t bytes, int bank) {
   std::vector<uint64_t> slots;
@@ -168,7 +169,6 @@ Expected<std::vector<uint64_t>> allocSlots(CompileContext& ctx, const Instructio
   return slots;
 }
 
-/// Loads a small constant block (table, parameters) into a fresh slot.
 Expected<uint64_t> loadConstant(CompileContext& ctx, const Instruction& inst, const std::string& role,
                                 uint64_t dram, int64_t bytes, Step& step) {
   auto slot = allocSlots(ctx, inst, role, 1, bytes, int(ctx.config().scratchpadBanks) - 1);
@@ -181,6 +181,8 @@ Expected<uint64_t> loadConstant(CompileContext& ctx, const Instruction& inst, co
   step.loads.push_back(instruction(d));
   return (*slot)[0];
 }
+
+namespace {
 
 std::string dimsOf(const Type& t) { return dimsStr(t.dims); }
 

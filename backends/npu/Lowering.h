@@ -83,6 +83,17 @@ Expected<LayerInfo> lowerAdd(CompileContext& ctx, const Instruction& inst);
 std::vector<uint8_t> addParams(const CompileContext& ctx, const Instruction& add);
 Expected<LayerInfo> lowerLookup(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerRequantize(CompileContext& ctx, const Instruction& inst);
+/// Bytes per tile of an elementwise layer with `pairs` double-buffered slot
+/// pairs: each pair in its own bank when there are enough banks (half a bank
+/// per slot), else an equal share of the scratchpad; 1 KiB is kept for
+/// parameters, tables and broadcast rows.
+int64_t tileBytes(const npu::NpuConfig& c, int64_t pairs);
+/// Allocates `count` scratchpad slots of `bytes` named after the layer.
+Expected<std::vector<uint64_t>> allocSlots(CompileContext& ctx, const Instruction& inst,
+                                           const std::string& role, int count, int64_t bytes, int bank);
+/// Loads a small constant block (table, parameters) into a fresh slot.
+Expected<uint64_t> loadConstant(CompileContext& ctx, const Instruction& inst, const std::string& role,
+                                uint64_t dram, int64_t bytes, Step& step);
 /// Copy, Transpose, Slice, Concat: DMA through the scratchpad.
 Expected<LayerInfo> lowerDataMovement(CompileContext& ctx, const Instruction& inst);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -37,6 +38,39 @@ EAddParams readEAddParams(const int8_t* p) {
   r.zeroOut = p[26];
   r.lo = p[27];
   r.hi = p[28];
+  return r;
+}
+
+int64_t readI64(const int8_t* p) {
+  int64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+/// softmax's record (isa::kSoftmaxParamBytes).
+struct SoftmaxRecord {
+  quant::SoftmaxParams params;
+  int32_t zeroOut, lo, hi;
+};
+
+SoftmaxRecord readSoftmaxParams(const int8_t* p) {
+  return {{{readI32(p), readI32(p + 4)}, {readI32(p + 8), readI32(p + 12)}}, p[16], p[17], p[18]};
+}
+
+/// layernorm's record (isa::layerNormParamBytes): the header and every channel.
+struct LayerNormRecord {
+  int64_t epsilonC;
+  int32_t zeroIn, zeroOut, lo, hi;
+  std::vector<quant::LayerNormChannel> channels;
+};
+
+LayerNormRecord readLayerNormParams(const int8_t* p, int64_t channels) {
+  LayerNormRecord r{readI64(p), p[8], p[9], p[10], p[11], {}};
+  r.channels.resize(size_t(channels));
+  for (int64_t i = 0; i < channels; ++i) {
+    const int8_t* c = p + isa::kLayerNormHeaderBytes + size_t(i) * isa::kLayerNormChannelBytes;
+    r.channels[size_t(i)] = {{readI32(c), c[4]}, c[5] != 0 ? -1 : 1, readI64(c + 8)};
+  }
   return r;
 }
 
@@ -183,6 +217,65 @@ void eadd(const isa::Instruction& in, int8_t* spad) {
   }
 }
 
+void softmax(const isa::Instruction& in, int8_t* spad) {
+  const SoftmaxRecord p = readSoftmaxParams(spad + in[Field::ParamAddr]);
+  const int64_t cols = in[Field::Cols];
+  std::vector<int32_t> q(static_cast<size_t>(cols)), out(static_cast<size_t>(cols));
+  std::vector<int64_t> exps(static_cast<size_t>(cols));
+  std::unique_ptr<bool[]> keep(new bool[size_t(cols)]);
+  for (int64_t i = 0; i < in[Field::Rows]; ++i) {
+    const int8_t* src = spad + in[Field::Src] + i * in[Field::SrcStride];
+    const int8_t* mask = spad + in[Field::Src2] + i * in[Field::Src2Stride];
+    for (int64_t j = 0; j < cols; ++j) {
+      q[size_t(j)] = src[j];
+      keep[size_t(j)] = in[Field::Masked] == 0 || mask[j] != 0;
+    }
+    quant::softmaxRow(q.data(), keep.get(), cols, p.params, p.zeroOut, p.lo, p.hi, exps.data(), out.data());
+    int8_t* dst = spad + in[Field::Dst] + i * in[Field::DstStride];
+    for (int64_t j = 0; j < cols; ++j) dst[j] = int8_t(out[size_t(j)]);
+  }
+}
+
+void layerNorm(const isa::Instruction& in, int8_t* spad) {
+  const int64_t cols = in[Field::Cols];
+  const LayerNormRecord p = readLayerNormParams(spad + in[Field::ParamAddr], cols);
+  std::vector<int32_t> q(static_cast<size_t>(cols)), out(static_cast<size_t>(cols));
+  for (int64_t i = 0; i < in[Field::Rows]; ++i) {
+    const int8_t* src = spad + in[Field::Src] + i * in[Field::SrcStride];
+    std::copy(src, src + cols, q.begin());
+    quant::layerNormRow(q.data(), cols, p.zeroIn, p.epsilonC, p.channels.data(), p.zeroOut, p.lo, p.hi,
+                        out.data());
+    int8_t* dst = spad + in[Field::Dst] + i * in[Field::DstStride];
+    for (int64_t j = 0; j < cols; ++j) dst[j] = int8_t(out[size_t(j)]);
+  }
+}
+
+namespace {
+
+Error checkSoftmaxParams(const int8_t* record) {
+  const SoftmaxRecord p = readSoftmaxParams(record);
+  EMBER_RETURN_IF_ERROR(checkMultiplier(p.params.input, "softmax parameter input"));
+  EMBER_RETURN_IF_ERROR(checkMultiplier(p.params.output, "softmax parameter output"));
+  if (p.lo > p.hi) return makeError("softmax parameters: lo > hi");
+  return Error::success();
+}
+
+Error checkLayerNormParams(const int8_t* record, int64_t channels) {
+  const LayerNormRecord p = readLayerNormParams(record, channels);
+  if (p.epsilonC < 0 || p.epsilonC > (int64_t(1) << 45))
+    return makeError("layernorm parameters: epsilon_c ", p.epsilonC, " is outside [0, 2^45]");
+  if (p.lo > p.hi) return makeError("layernorm parameters: lo > hi");
+  for (size_t i = 0; i < p.channels.size(); ++i) {
+    const quant::LayerNormChannel& c = p.channels[i];
+    EMBER_RETURN_IF_ERROR(checkMultiplier(c.gamma, "layernorm channel gamma"));
+    if (c.beta < -(int64_t(1) << 40) || c.beta > (int64_t(1) << 40))
+      return makeError("layernorm parameters: channel ", i, " beta ", c.beta, " is outside [-2^40, 2^40]");
+  }
+  return Error::success();
+}
+
+}  // namespace
+
 Error checkOperands(const isa::Instruction& in, const int8_t* spad, int64_t spadBytes) {
   using isa::Opcode;
   auto positive = [&](std::initializer_list<std::pair<Field, const char*>> fields) -> Error {
@@ -228,6 +321,21 @@ Error checkOperands(const isa::Instruction& in, const int8_t* spad, int64_t spad
       EMBER_RETURN_IF_ERROR(checkMultiplier(p.out, "eadd parameter out"));
       if (p.lo > p.hi) return makeError("eadd parameters: lo > hi");
       return Error::success();
+    }
+    case Opcode::Softmax: {
+      EMBER_RETURN_IF_ERROR(positive({{Field::Rows, "rows"}, {Field::Cols, "cols"}}));
+      if (in[Field::ParamAddr] + int64_t(isa::kSoftmaxParamBytes) > spadBytes)
+        return Error::success();  // range check reports it
+      return checkSoftmaxParams(spad + in[Field::ParamAddr]);
+    }
+    case Opcode::LayerNorm: {
+      EMBER_RETURN_IF_ERROR(positive({{Field::Rows, "rows"}, {Field::Cols, "cols"}}));
+      if (in[Field::Cols] > isa::kLayerNormMaxChannels)
+        return makeError("malformed instruction: layernorm cols=", in[Field::Cols], " exceeds the ",
+                         isa::kLayerNormMaxChannels, " channels of the vector unit's parameter buffer");
+      if (in[Field::ParamAddr] + int64_t(isa::layerNormParamBytes(in[Field::Cols])) > spadBytes)
+        return Error::success();  // range check reports it
+      return checkLayerNormParams(spad + in[Field::ParamAddr], in[Field::Cols]);
     }
     default:
       return Error::success();

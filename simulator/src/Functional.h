@@ -26,9 +26,14 @@ void vclip(const isa::Instruction& in, int32_t* acc);
 void lut(const isa::Instruction& in, int8_t* spad);
 void pool(const isa::Instruction& in, int8_t* spad);
 void eadd(const isa::Instruction& in, int8_t* spad);
+/// Row normalisations (ISA v4): quant::softmaxRow and quant::layerNormRow on
+/// each row, with the parameters read from the scratchpad record.
+void softmax(const isa::Instruction& in, int8_t* spad);
+void layerNorm(const isa::Instruction& in, int8_t* spad);
 
 /// Checks the operand values that are not addresses (shift ranges, lo <= hi,
-/// non-zero sizes, the EAdd parameter record). Returns a message or success.
+/// non-zero sizes, the eadd, softmax and layernorm parameter records).
+/// Returns a message or success.
 Error checkOperands(const isa::Instruction& in, const int8_t* spad, int64_t spadBytes);
 
 }  // namespace ember::npu::functional

@@ -948,7 +948,48 @@ class NpuTop : public sc_module {
     return Error::success();
   }
 
-  /// A vector-unit instruction: requant, vadd, vclip, lut, pool or eadd.
+  /// softmax (ISA v4): three passes over each row of src (and of the mask).
+  Error executeSoftmax(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    const bool masked = in[Field::Masked] != 0;
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::ParamAddr], 1, 0, int64_t(isa::kSoftmaxParamBytes)));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
+    if (masked) EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src2], rows, in[Field::Src2Stride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+    v.end = masked ? vectorRows(v, rows, cols,
+                                {{false, in[Field::Src]}, {false, in[Field::Src2]}, {false, in[Field::Dst]}})
+                   : vectorRows(v, rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
+    s.vectorOps += uint64_t(rows * cols) * (timing::kRowNormPasses - 1);
+    functional::softmax(in, v.spad);
+    markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+    const uint64_t passes = timing::kRowNormPasses * (masked ? 2 : 1);
+    s.scratchpadReadBytes += uint64_t(rows * cols) * passes + isa::kSoftmaxParamBytes;
+    s.scratchpadWriteBytes += uint64_t(rows * cols);
+    return Error::success();
+  }
+
+  /// layernorm (ISA v4): the parameter record once, three passes over each row.
+  Error executeLayerNorm(ComputeIssue& v) {
+    const Instruction& in = v.in;
+    SimStats& s = run_->stats;
+    const int64_t rows = in[Field::Rows], cols = in[Field::Cols];
+    const auto paramBytes = int64_t(isa::layerNormParamBytes(cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::ParamAddr], 1, 0, paramBytes));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Src], rows, in[Field::SrcStride], cols));
+    EMBER_RETURN_IF_ERROR(checkRows(false, in[Field::Dst], rows, in[Field::DstStride], cols));
+    v.end = vectorRows(v, rows, cols, {{false, in[Field::Src]}, {false, in[Field::Dst]}});
+    s.vectorOps += uint64_t(rows * cols) * (timing::kRowNormPasses - 1);
+    functional::layerNorm(in, v.spad);
+    markRows(scratchpad, in[Field::Dst], rows, in[Field::DstStride], cols, 1);
+    s.scratchpadReadBytes += uint64_t(rows * cols) * timing::kRowNormPasses + uint64_t(paramBytes);
+    s.scratchpadWriteBytes += uint64_t(rows * cols);
+    return Error::success();
+  }
+
+  /// A vector-unit instruction: requant, vadd, vclip, lut, pool, eadd,
+  /// softmax or layernorm.
   Error executeVectorOp(ComputeIssue& v) {
     switch (v.in.opcode) {
       case Opcode::Requant:
@@ -963,6 +1004,10 @@ class NpuTop : public sc_module {
         return executePool(v);
       case Opcode::EAdd:
         return executeEAdd(v);
+      case Opcode::Softmax:
+        return executeSoftmax(v);
+      case Opcode::LayerNorm:
+        return executeLayerNorm(v);
       default:
         return makeError("malformed instruction: not a compute instruction");
     }

@@ -3,6 +3,7 @@
 // one specification, ember::quant).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "NpuTestUtil.h"
 #include "ember/QuantMath.h"
@@ -135,6 +136,118 @@ TEST(NpuPrograms, VectorUnitOps) {
     const int32_t clipped = std::clamp(z[i], -3000, 3000);
     EXPECT_EQ(q[i], quant::requantize(clipped, mq, 5, -128, 127)) << i;
   }
+}
+
+// ---- softmax and layernorm (ISA v4) ----
+
+std::string hexBytes(const std::vector<uint8_t>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i % 64 == 0) text += (i ? "\n" : "") + std::string(".bytes ");
+    text += digits[bytes[i] >> 4];
+    text += digits[bytes[i] & 15];
+  }
+  return text + "\n";
+}
+
+template <typename T>
+void putLe(std::vector<uint8_t>& v, size_t at, T x) {
+  std::memcpy(v.data() + at, &x, sizeof(T));
+}
+
+// X [6, 20] (scale 0.1) -> softmax with a causal mask -> S; X [6, 20] (scale
+// 0.05, zp -3) -> layernorm over its 20 channels -> N. Weights: the softmax
+// record (32 bytes), the mask (6 x 20 keep bytes), the layernorm record.
+constexpr int kRnRows = 6, kRnCols = 20;
+
+std::vector<quant::LayerNormChannel> rowNormChannels() {
+  std::vector<quant::LayerNormChannel> channels;
+  for (int j = 0; j < kRnCols; ++j)
+    channels.push_back(
+        quant::layerNormChannel(float(j % 5) * 0.4f - 0.9f, float(j % 3) * 0.2f - 0.2f, 0.03f));
+  return channels;
+}
+
+std::string rowNormProgram() {
+  std::vector<uint8_t> weights(0x400, 0);
+  const quant::SoftmaxParams sp = quant::softmaxParams(0.1f, 1.0f / 255);
+  putLe<int32_t>(weights, 0, sp.input.multiplier), putLe<int32_t>(weights, 4, sp.input.shift);
+  putLe<int32_t>(weights, 8, sp.output.multiplier), putLe<int32_t>(weights, 12, sp.output.shift);
+  putLe<int8_t>(weights, 16, -128), putLe<int8_t>(weights, 17, -128), putLe<int8_t>(weights, 18, 127);
+  for (int i = 0; i < kRnRows; ++i)
+    for (int j = 0; j < kRnCols; ++j) weights[size_t(0x40 + i * kRnCols + j)] = j <= i ? 1 : 0;
+  putLe<int64_t>(weights, 0x100, quant::layerNormEpsilon(1e-5f, 0.05f, kRnCols));
+  putLe<int8_t>(weights, 0x108, -3), putLe<int8_t>(weights, 0x109, 2);
+  putLe<int8_t>(weights, 0x10a, -128), putLe<int8_t>(weights, 0x10b, 127);
+  const auto channels = rowNormChannels();
+  for (int j = 0; j < kRnCols; ++j) {
+    const size_t at = 0x110 + size_t(j) * 16;
+    putLe<int32_t>(weights, at, channels[size_t(j)].gamma.multiplier);
+    putLe<int8_t>(weights, at + 4, int8_t(channels[size_t(j)].gamma.shift));
+    putLe<int8_t>(weights, at + 5, channels[size_t(j)].gammaSign < 0 ? 1 : 0);
+    putLe<int64_t>(weights, at + 8, channels[size_t(j)].beta);
+  }
+  return ".input X i8 [6,20] @0x0\n"
+         ".output S i8 [6,20] @0x100\n"
+         ".output N i8 [6,20] @0x200\n"
+         ".dram 0x800\n"
+         ".weights @0x400\n" +
+         hexBytes(weights) +
+         "load mem=spad dram=0x0 sram=0x0 x=20 y=6 dram_ystride=20 sram_stride=32\n"
+         "load mem=spad dram=0x400 sram=0x10000 x=1024 y=1 push_next\n"
+         "softmax masked=1 src=0x0 dst=0x20000 rows=6 cols=20 src_stride=32 dst_stride=20 params=0x10000 "
+         "mask=0x10040 mask_stride=20 pop_prev\n"
+         "layernorm src=0x0 dst=0x20100 rows=6 cols=20 src_stride=32 dst_stride=20 params=0x10100 push_next\n"
+         "store mem=spad sram=0x20000 dram=0x100 x=20 y=6 dram_ystride=20 sram_stride=20 pop_prev\n"
+         "store mem=spad sram=0x20100 dram=0x200 x=20 y=6 dram_ystride=20 sram_stride=20\n"
+         "finish\n";
+}
+
+TEST(NpuPrograms, SoftmaxAndLayerNormAreQuantMathsRows) {
+  Bundle b = assembleText(rowNormProgram());
+  EXPECT_EQ(b.isaVersion, 4u);
+  DramImage dram = makeDram(b);
+  randomInputs(b, dram, 5);
+  const SimStats stats = run(b, config("npu-16x16-v3.yaml"), dram);
+  EXPECT_GT(stats.cycles, 0u);
+  const auto x = readI8(b, dram, "X"), s = readI8(b, dram, "S"), n = readI8(b, dram, "N");
+  const quant::SoftmaxParams sp = quant::softmaxParams(0.1f, 1.0f / 255);
+  const auto channels = rowNormChannels();
+  const int64_t eps = quant::layerNormEpsilon(1e-5f, 0.05f, kRnCols);
+  for (int i = 0; i < kRnRows; ++i) {
+    std::vector<int32_t> q(x.begin() + i * kRnCols, x.begin() + (i + 1) * kRnCols), out(kRnCols);
+    std::vector<int64_t> exps(kRnCols);
+    bool keep[kRnCols];
+    for (int j = 0; j < kRnCols; ++j) keep[j] = j <= i;
+    quant::softmaxRow(q.data(), keep, kRnCols, sp, -128, -128, 127, exps.data(), out.data());
+    for (int j = 0; j < kRnCols; ++j) EXPECT_EQ(s[size_t(i * kRnCols + j)], out[size_t(j)]) << i << "," << j;
+    quant::layerNormRow(q.data(), kRnCols, -3, eps, channels.data(), 2, -128, 127, out.data());
+    for (int j = 0; j < kRnCols; ++j) EXPECT_EQ(n[size_t(i * kRnCols + j)], out[size_t(j)]) << i << "," << j;
+  }
+}
+
+TEST(NpuPrograms, SoftmaxAndLayerNormRoundTripAndNeedVersion4) {
+  const Bundle b = assembleText(rowNormProgram());
+  auto text = disassemble(b);
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_NE(text->find("softmax masked=1 dst=0x20000 rows=6 cols=20"), std::string::npos) << *text;
+  EXPECT_NE(text->find("mask=0x10040 mask_stride=20"), std::string::npos) << *text;
+  EXPECT_NE(text->find("layernorm dst=0x20100 rows=6 cols=20"), std::string::npos) << *text;
+  EXPECT_EQ(serializeBundle(assembleText(*text)), serializeBundle(b));
+  // Older bundles cannot hold the new opcodes.
+  Bundle v3 = b;
+  v3.isaVersion = 3;
+  const Error refused = v3.validate();
+  ASSERT_TRUE(refused);
+  for (const char* part : {"instruction 2", "softmax", "ISA version 4", "version 3"})
+    EXPECT_NE(refused.message().find(part), std::string::npos) << refused.message();
+  EXPECT_FALSE(assemble(".isa 3\nlayernorm rows=1 cols=1\nfinish\n", "v3.s"));
+  // A layernorm wider than the parameter buffer is refused at run time, naming the limit.
+  const Bundle wide =
+      assembleText("layernorm rows=1 cols=1025 src_stride=1025 dst=0x1000 params=0x8000\nfinish\n");
+  const std::string error = runError(wide, config());
+  EXPECT_NE(error.find("1024 channels"), std::string::npos) << error;
 }
 
 TEST(NpuPrograms, RunsAreDeterministicAndRepeatable) {

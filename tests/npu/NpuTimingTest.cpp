@@ -219,6 +219,40 @@ TEST(NpuTiming, VectorOps) {
   EXPECT_EQ(runAlone(make(Opcode::Sync, {{Field::QueueSel, 1}}), c), 1u);
 }
 
+// softmax and layernorm (ISA v4): three passes per row at the lanes' and the
+// bank's pace, one division per row (layernorm: and a square root), after
+// their parameter record (a zero record is valid: every probability 0, every
+// normalised value beta = 0).
+TEST(NpuTiming, RowNormalisations) {
+  for (const char* name : {"npu-16x16.yaml", "npu-64x64-v3.yaml"}) {
+    const NpuConfig c = config(name);
+    const uint64_t L = uint64_t(c.vectorLanes), W = uint64_t(c.bankWidthBytes);
+    const uint64_t vlat = uint64_t(c.vectorLatencyCycles), bank = uint64_t(c.bankBytes());
+    for (int i = 0; i < kShapes; ++i) {
+      const int64_t rows = 1 + i * 11 % 40, cols = 1 + i * 37 % 700;
+      const uint64_t r = uint64_t(rows), pass = std::max(cdiv(uint64_t(cols), L), cdiv(uint64_t(cols), W));
+      const Instruction softmax = make(Opcode::Softmax, {{Field::Masked, i % 2},
+                                                         {Field::Rows, rows},
+                                                         {Field::Cols, cols},
+                                                         {Field::SrcStride, cols},
+                                                         {Field::Dst, int64_t(bank)},
+                                                         {Field::DstStride, cols},
+                                                         {Field::ParamAddr, int64_t(3 * bank)},
+                                                         {Field::Src2, int64_t(2 * bank)},
+                                                         {Field::Src2Stride, cols}});
+      EXPECT_EQ(runAlone(softmax, c), cdiv(32, W) + r * (3 * pass + 16) + vlat) << name << " softmax " << i;
+      const Instruction layerNorm = make(Opcode::LayerNorm, {{Field::Rows, rows},
+                                                             {Field::Cols, cols},
+                                                             {Field::SrcStride, cols},
+                                                             {Field::Dst, int64_t(bank)},
+                                                             {Field::DstStride, cols},
+                                                             {Field::ParamAddr, int64_t(3 * bank)}});
+      EXPECT_EQ(runAlone(layerNorm, c), cdiv(16 + 16 * uint64_t(cols), W) + r * (3 * pass + 32) + vlat)
+          << name << " layernorm " << i;
+    }
+  }
+}
+
 TEST(NpuTiming, DoubleBufferingOverlapsLoadAndCompute) {
   NpuConfig c = config();
   c.dramBytesPerCycle = 8;  // balances loads and GEMMs of this tiling

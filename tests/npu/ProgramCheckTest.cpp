@@ -101,6 +101,36 @@ TEST(ProgramCheck, AMissingPopIsARace) {
   EXPECT_EQ(runError(assembleText(withPop(false)), c), "");
 }
 
+// softmax and layernorm (ISA v4): the race check sees their mask and parameter
+// reads and their destination writes.
+TEST(ProgramCheck, RowNormalisationsReadTheirMaskAndParameters) {
+  const NpuConfig c = config();
+  const std::string loads =
+      "load mem=spad dram=0x0 sram=0x0 x=16 y=4 dram_ystride=16 sram_stride=16\n"
+      "load mem=spad dram=0x0 sram=0x100 x=16 y=4 dram_ystride=16 sram_stride=16\n"
+      "load mem=spad dram=0x0 sram=0x400 x=288 y=1 push_next\n";
+  const std::string softmax =
+      "softmax masked=1 src=0x0 dst=0x200 rows=4 cols=16 src_stride=16 dst_stride=16 params=0x400 mask=0x100 "
+      "mask_stride=16 pop_prev\n";
+  const std::string layernorm =
+      "layernorm src=0x0 dst=0x200 rows=4 cols=16 src_stride=16 dst_stride=16 params=0x400 pop_prev\n";
+  for (const std::string& op : {softmax, layernorm}) {
+    const auto good = programOf(loads + op + "finish\n");
+    EXPECT_FALSE(checkSramRaces(good, c)) << checkSramRaces(good, c).message();
+    EXPECT_FALSE(checkTokens(good, c)) << checkTokens(good, c).message();
+  }
+  // A load into the mask (softmax) or the last channel record (layernorm: 16 +
+  // 16 x 16 bytes from 0x400) that no token orders after the read.
+  const std::string late = "load mem=spad dram=0x0 sram=0x100 x=16 y=1\nfinish\n";
+  expectMessage(checkSramRaces(programOf(loads + softmax + late), c),
+                {"SRAM race", "(softmax)", "'mask'", "(load)"});
+  const std::string lateParams = "load mem=spad dram=0x0 sram=0x500 x=16 y=1\nfinish\n";
+  expectMessage(checkSramRaces(programOf(loads + layernorm + lateParams), c),
+                {"SRAM race", "(layernorm)", "'params'", "(load)"});
+  const std::string lateDst = "load mem=spad dram=0x0 sram=0x200 x=16 y=1\nfinish\n";
+  expectMessage(checkSramRaces(programOf(loads + softmax + lateDst), c), {"SRAM race", "(softmax)", "'dst'"});
+}
+
 // The compiler builds the queue view once and runs both checks on it: the
 // same verdicts and messages as the checks that build their own.
 TEST(ProgramCheck, OneViewServesBothChecks) {

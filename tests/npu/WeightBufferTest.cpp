@@ -178,7 +178,7 @@ TEST(WeightBuffers, VersionOneBundlesStillRun) {
   EXPECT_NE(text->find(".isa 1\n"), std::string::npos);
   const Bundle again = assembleText(*text);
   EXPECT_EQ(serializeBundle(again), serializeBundle(*parsed));
-  EXPECT_FALSE(assemble(".isa 4\nfinish\n", "v4.s"));
+  EXPECT_FALSE(assemble(".isa 5\nfinish\n", "v5.s"));
   // A version-1 bundle cannot use the field version 2 added.
   Bundle v1 = assembleText(kTwoBuffers);
   v1.isaVersion = 1;
@@ -186,12 +186,12 @@ TEST(WeightBuffers, VersionOneBundlesStillRun) {
   auto refused = parseBundle(serializeBundle(v1), "v1wbuf.bundle");
   ASSERT_FALSE(refused);
   expectMessage(refused.error(), {"v1wbuf.bundle", "'wbuf'"});
-  v1.isaVersion = 4;
-  expectMessage(v1.validate(), {"ISA version 4", "1 to 3"});
+  v1.isaVersion = 5;
+  expectMessage(v1.validate(), {"ISA version 5", "1 to 4"});
   // The compiler's form reads its decoded program instead of decoding the
   // bundle's: the same verdicts and messages.
   const std::vector<isa::Instruction> decoded = decodeAll(v1);
-  for (uint32_t version : {1u, 2u, 3u, 4u}) {
+  for (uint32_t version : {1u, 2u, 3u, 4u, 5u}) {
     v1.isaVersion = version;
     EXPECT_EQ(v1.validate(decoded).message(), v1.validate().message()) << "version " << version;
   }

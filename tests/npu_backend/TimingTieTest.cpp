@@ -160,6 +160,21 @@ std::vector<Instruction> instructionsFor(const NpuConfig& c, int shape) {
                           {Field::SrcStride, ((ow - 1) * sw + kw) * ch},
                           {Field::Dst, bank},
                           {Field::DstStride, ow * ch}}),
+      make(Opcode::Softmax, {{Field::Masked, shape % 2},
+                             {Field::Rows, rows},
+                             {Field::Cols, cols},
+                             {Field::SrcStride, cols},
+                             {Field::Src2, bank},
+                             {Field::Src2Stride, cols},
+                             {Field::Dst, 2 * bank},
+                             {Field::DstStride, cols},
+                             {Field::ParamAddr, 3 * bank}}),
+      make(Opcode::LayerNorm, {{Field::Rows, rows},
+                               {Field::Cols, cols},
+                               {Field::SrcStride, cols},
+                               {Field::Dst, 2 * bank},
+                               {Field::DstStride, cols},
+                               {Field::ParamAddr, 3 * bank}}),
       make(Opcode::Sync, {{Field::QueueSel, shape % 3}}),
   };
 }
@@ -185,7 +200,7 @@ TEST(NpuTimingTie, CostModelAndSimulatorAgreeWithTheTimingHeader) {
           ++checked;
         }
     }
-  EXPECT_EQ(checked, 3 * 2 * 6 * 12);
+  EXPECT_EQ(checked, 3 * 2 * 6 * 14);  // configs x dataflows x shapes x instructions
 }
 
 /// The simulator's cycles for `program` (then finish), less the first fetch.

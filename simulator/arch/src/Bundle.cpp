@@ -148,6 +148,9 @@ Error Bundle::validateInstruction(size_t i, const isa::Instruction& instr) const
   if (isaVersion < 2 && instr.opcode == isa::Opcode::Gemm && instr[isa::Field::WeightBuffer] != 0)
     return makeError("instruction ", i, ": gemm field 'wbuf' is ISA version 2, but the bundle is version ",
                      isaVersion);
+  if (isaVersion < 4 && instr.minIsaVersion() >= 4)
+    return makeError("instruction ", i, ": ", isa::findOpcode(uint8_t(instr.opcode))->mnemonic,
+                     " is ISA version 4, but the bundle is version ", isaVersion);
   if (isaVersion < 3 && instr.minIsaVersion() >= 3)
     return makeError("instruction ", i,
                      ": the vector queue (pop_side, push_side, vq, sync q=vector) and gemm bias_init are ISA "

@@ -71,6 +71,7 @@ std::optional<Queue> linkedQueue(Queue q, Link link) {
 }
 
 uint32_t Instruction::minIsaVersion() const {
+  if (opcode == Opcode::Softmax || opcode == Opcode::LayerNorm) return 4;
   if (deps.popSide || deps.pushSide || vectorQueue || queue() == Queue::Vector) return 3;
   if (opcode == Opcode::Gemm && ((*this)[Field::BiasInit] != 0 || (*this)[Field::BiasAddr] != 0)) return 3;
   if (opcode == Opcode::Gemm && (*this)[Field::WeightBuffer] != 0) return 2;

@@ -269,6 +269,19 @@ size_t footprints(const Instruction& in, std::array<Footprint, 4>& out) {
       add("dst", false, true, in[Field::Dst], oh, ow * c, in[Field::DstStride]);
       break;
     }
+    case Opcode::Softmax:
+      add("params", false, false, in[Field::ParamAddr], 1, int64_t(isa::kSoftmaxParamBytes), 0);
+      add("src", false, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
+      if (in[Field::Masked])
+        add("mask", false, false, in[Field::Src2], in[Field::Rows], in[Field::Cols], in[Field::Src2Stride]);
+      add("dst", false, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
+    case Opcode::LayerNorm:
+      add("params", false, false, in[Field::ParamAddr], 1, int64_t(isa::layerNormParamBytes(in[Field::Cols])),
+          0);
+      add("src", false, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);
+      add("dst", false, true, in[Field::Dst], in[Field::Rows], in[Field::Cols], in[Field::DstStride]);
+      break;
     case Opcode::EAdd:
       add("params", false, false, in[Field::ParamAddr], 1, int64_t(isa::kEAddParamBytes), 0);
       add("a", false, false, in[Field::Src], in[Field::Rows], in[Field::Cols], in[Field::SrcStride]);

@@ -36,7 +36,10 @@ namespace ember::npu::isa {
 /// Version 3 adds the vector queue (header bits pop_side, push_side, vq and
 /// sync q=3) and gemm's `bias_init`/`bias` (the bias row as the accumulator's
 /// initial value); a version-2 program never sets them, so versions 1-3 all run.
-inline constexpr uint32_t kIsaVersion = 3;
+/// Version 4 adds the vector unit's row normalisations `softmax` and
+/// `layernorm` (opcodes 12 and 13, undefined before): a program that uses them
+/// needs version 4, and programs of versions 1-3 run unchanged.
+inline constexpr uint32_t kIsaVersion = 4;
 inline constexpr uint32_t kOldestIsaVersion = 1;
 inline constexpr size_t kInstructionBytes = 32;
 inline constexpr unsigned kFieldsFirstBit = 32;
@@ -61,18 +64,20 @@ constexpr int pipelineRank(Queue q) {
   return q == Queue::Load ? 0 : q == Queue::Compute ? 1 : q == Queue::Vector ? 2 : 3;
 }
 
-#define EMBER_NPU_OPCODES(X)                                                    \
-  X(Load, 1, "load", Load)          /* DMA DRAM -> scratchpad/accumulator */    \
-  X(Store, 2, "store", Store)       /* DMA scratchpad/accumulator -> DRAM */    \
-  X(Gemm, 3, "gemm", Compute)       /* matrix engine: acc (+)= inp x wgt */     \
-  X(Requant, 4, "requant", Compute) /* vector: acc int32 -> spad int8 */        \
-  X(VAdd, 5, "vadd", Compute)       /* vector: acc += acc (bias, broadcast) */  \
-  X(VClip, 6, "vclip", Compute)     /* vector: acc = clamp(acc, lo32, hi32) */  \
-  X(Lut, 7, "lut", Compute)         /* vector: spad int8 -> table -> int8 */    \
-  X(Pool, 8, "pool", Compute)       /* vector: max/avg window over spad int8 */ \
-  X(EAdd, 9, "eadd", Compute)       /* vector: int8 + int8 with rescale */      \
-  X(Sync, 10, "sync", Compute)      /* tokens only; queue chosen by field q */  \
-  X(Finish, 11, "finish", Compute)  /* end of program */
+#define EMBER_NPU_OPCODES(X)                                                         \
+  X(Load, 1, "load", Load)               /* DMA DRAM -> scratchpad/accumulator */    \
+  X(Store, 2, "store", Store)            /* DMA scratchpad/accumulator -> DRAM */    \
+  X(Gemm, 3, "gemm", Compute)            /* matrix engine: acc (+)= inp x wgt */     \
+  X(Requant, 4, "requant", Compute)      /* vector: acc int32 -> spad int8 */        \
+  X(VAdd, 5, "vadd", Compute)            /* vector: acc += acc (bias, broadcast) */  \
+  X(VClip, 6, "vclip", Compute)          /* vector: acc = clamp(acc, lo32, hi32) */  \
+  X(Lut, 7, "lut", Compute)              /* vector: spad int8 -> table -> int8 */    \
+  X(Pool, 8, "pool", Compute)            /* vector: max/avg window over spad int8 */ \
+  X(EAdd, 9, "eadd", Compute)            /* vector: int8 + int8 with rescale */      \
+  X(Sync, 10, "sync", Compute)           /* tokens only; queue chosen by field q */  \
+  X(Finish, 11, "finish", Compute)       /* end of program */                        \
+  X(Softmax, 12, "softmax", Compute)     /* vector: int8 rows -> softmax rows */     \
+  X(LayerNorm, 13, "layernorm", Compute) /* vector: int8 rows -> layernorm */
 
 enum class Opcode : uint8_t {
 #define EMBER_NPU_OPCODE_ENUM(name, value, mnemonic, queue) name = value,
@@ -82,19 +87,20 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                 \
-  X(Mem)                                                                                                    \
-  X(DramAddr)                                                                                               \
-  X(SramAddr)                                                                                               \
-  X(XSize)                                                                                                  \
-  X(YSize)                                                                                                  \
-  X(ZSize)                                                                                                  \
-  X(DramYStride) X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight) X(PadValue)     \
-      X(Accumulate) X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) X(InpStride) \
-          X(WgtStride) X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride) X(Src2Stride)        \
-              X(DstStride) X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32) X(LutAddr)       \
-                  X(ParamAddr) X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH) X(OutW)          \
-                      X(Channels) X(QueueSel) X(BiasInit) X(BiasAddr)
+#define EMBER_NPU_FIELDS(X)                                                                                \
+  X(Mem)                                                                                                   \
+  X(DramAddr)                                                                                              \
+  X(SramAddr)                                                                                              \
+  X(XSize)                                                                                                 \
+  X(YSize)                                                                                                 \
+  X(ZSize)                                                                                                 \
+  X(DramYStride)                                                                                           \
+  X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight) X(PadValue) X(Accumulate)     \
+      X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) X(InpStride) X(WgtStride) \
+          X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride) X(Src2Stride) X(DstStride)       \
+              X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr)      \
+                  X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH) X(OutW) X(Channels)          \
+                      X(QueueSel) X(BiasInit) X(BiasAddr) X(Masked)
 
 enum class Field : uint8_t {
 #define EMBER_NPU_FIELD_ENUM(name) name,
@@ -132,7 +138,7 @@ struct OpcodeSpec {
 /// Whether `op` is a vector-unit opcode (may run on the vector queue).
 constexpr bool isVectorOpcode(Opcode op) {
   return op == Opcode::Requant || op == Opcode::VAdd || op == Opcode::VClip || op == Opcode::Lut ||
-         op == Opcode::Pool || op == Opcode::EAdd;
+         op == Opcode::Pool || op == Opcode::EAdd || op == Opcode::Softmax || op == Opcode::LayerNorm;
 }
 
 /// The specification of `op`, or nullptr for an undefined opcode value.
@@ -169,8 +175,8 @@ struct Instruction {
   /// The queue that executes it (Sync: its `q` field; a vector opcode with
   /// `vq`: the vector queue).
   Queue queue() const;
-  /// The lowest ISA version that encodes it (3 with the vector queue's bits,
-  /// 2 with a gemm `wbuf`, else 1).
+  /// The lowest ISA version that encodes it (4 for softmax and layernorm, 3
+  /// with the vector queue's bits, 2 with a gemm `wbuf`, else 1).
   uint32_t minIsaVersion() const;
   bool operator==(const Instruction&) const = default;
 };
@@ -206,5 +212,23 @@ inline constexpr size_t kEAddParamBytes = 32;
 /// The left shift that EAdd applies to both inputs before rescaling them to a
 /// common scale (TFLite's scheme, composed from ember::quant functions).
 inline constexpr int kEAddLeftShift = 20;
+
+/// The 32-byte parameter record softmax reads (little-endian): int32
+/// input_multiplier, input_shift, output_multiplier, output_shift (ember::quant
+/// SoftmaxParams); int8 zero_out, lo, hi; 13 bytes 0.
+inline constexpr size_t kSoftmaxParamBytes = 32;
+/// layernorm's parameter record: a 16-byte header (int64 epsilon_c; int8
+/// zero_in, zero_out, lo, hi; 4 bytes 0), then one 16-byte record per channel
+/// (int32 gamma_multiplier; int8 gamma_shift; int8 gamma_negative (non-zero:
+/// gamma < 0); 2 bytes 0; int64 beta), the ember::quant LayerNormChannel of
+/// each column.
+inline constexpr size_t kLayerNormHeaderBytes = 16;
+inline constexpr size_t kLayerNormChannelBytes = 16;
+/// Channels of one layernorm: its per-channel records are latched in the
+/// vector unit's 16 KiB parameter buffer (docs/npu/isa.md).
+inline constexpr int64_t kLayerNormMaxChannels = 1024;
+inline constexpr size_t layerNormParamBytes(int64_t channels) {
+  return kLayerNormHeaderBytes + size_t(channels) * kLayerNormChannelBytes;
+}
 
 }  // namespace ember::npu::isa

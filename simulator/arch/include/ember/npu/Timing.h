@@ -208,6 +208,35 @@ inline VectorTiming pool(const NpuConfig& c, uint64_t outH, uint64_t outW, uint6
   return vectorRows(c, outH * outW, kh * kw * std::max(lanes(c, channels), bank(c, channels)));
 }
 
+/// The row normalisations (ISA v4) make three passes over each row, each at
+/// the lanes' and the scratchpad port's pace: softmax finds the row's maximum,
+/// then sums exp (recomputed in the third pass, so no scratch), then scales;
+/// layernorm sums the row, then its squared deviations, then normalises. Per
+/// row, softmax divides once (the reciprocal of the sum) and layernorm takes
+/// one integer square root and one division; the row's statistics stay in the
+/// unit, so each row ends before the next begins.
+inline constexpr uint64_t kRowNormPasses = 3;
+/// A 64-bit integer division, radix 16 (the reciprocals' quotients have at most
+/// 64 bits).
+inline constexpr uint64_t kRowDivideCycles = 16;
+/// A 64-bit integer square root, two result bits per cycle (32 result bits).
+inline constexpr uint64_t kRowSqrtCycles = 16;
+
+/// Softmax over `rows` rows of `cols` codes: its 32-byte parameters first.
+inline VectorTiming softmax(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  const uint64_t pass = std::max(lanes(c, cols), bank(c, cols));
+  return vectorRows(c, rows, kRowNormPasses * pass + kRowDivideCycles, bank(c, isa::kSoftmaxParamBytes));
+}
+/// LayerNorm over `rows` rows of `cols` channels: the header and the channels'
+/// records are read once into the unit's parameter buffer.
+inline VectorTiming layerNorm(const NpuConfig& c, uint64_t rows, uint64_t cols) {
+  using namespace detail;
+  const uint64_t pass = std::max(lanes(c, cols), bank(c, cols));
+  return vectorRows(c, rows, kRowNormPasses * pass + kRowSqrtCycles + kRowDivideCycles,
+                    bank(c, isa::layerNormParamBytes(int64_t(cols))));
+}
+
 // ---- one instruction ----
 
 inline uint64_t field(const isa::Instruction& in, isa::Field f) { return uint64_t(in[f]); }
@@ -234,7 +263,7 @@ inline GemmTiming gemm(const NpuConfig& c, const isa::Instruction& in) {
 }
 
 /// The vector unit's timing of a vector instruction (requant, vadd, vclip,
-/// lut, eadd, pool); {} for any other opcode.
+/// lut, eadd, pool, softmax, layernorm); {} for any other opcode.
 inline VectorTiming vector(const NpuConfig& c, const isa::Instruction& in) {
   using isa::Field;
   using isa::Opcode;
@@ -253,6 +282,10 @@ inline VectorTiming vector(const NpuConfig& c, const isa::Instruction& in) {
     case Opcode::Pool:
       return pool(c, field(in, Field::OutH), field(in, Field::OutW), field(in, Field::KernelH),
                   field(in, Field::KernelW), field(in, Field::Channels));
+    case Opcode::Softmax:
+      return softmax(c, rows, cols);
+    case Opcode::LayerNorm:
+      return layerNorm(c, rows, cols);
     default:
       return {};
   }
@@ -274,6 +307,8 @@ inline uint64_t isolatedCycles(const NpuConfig& c, const isa::Instruction& in) {
     case Opcode::Lut:
     case Opcode::EAdd:
     case Opcode::Pool:
+    case Opcode::Softmax:
+    case Opcode::LayerNorm:
       return vector(c, in).total();
     case Opcode::Sync:
       return kSyncCycles;
