@@ -274,14 +274,34 @@ Error checkLayerNormParams(const int8_t* record, int64_t channels) {
   return Error::success();
 }
 
+/// Size fields (rows, cols, ...) must be at least 1.
+Error positiveFields(const isa::Instruction& in,
+                     std::initializer_list<std::pair<Field, const char*>> fields) {
+  for (auto [f, name] : fields)
+    if (in[f] <= 0) return makeError("malformed instruction: field '", name, "' must be at least 1");
+  return Error::success();
+}
+
+/// softmax and layernorm: the sizes, the channel limit and the parameter record.
+Error checkRowNormOperands(const isa::Instruction& in, const int8_t* spad, int64_t spadBytes) {
+  EMBER_RETURN_IF_ERROR(positiveFields(in, {{Field::Rows, "rows"}, {Field::Cols, "cols"}}));
+  const int64_t cols = in[Field::Cols];
+  const bool softmax = in.opcode == isa::Opcode::Softmax;
+  if (!softmax && cols > isa::kLayerNormMaxChannels)
+    return makeError("malformed instruction: layernorm cols=", cols, " exceeds the ",
+                     isa::kLayerNormMaxChannels, " channels of the vector unit's parameter buffer");
+  const auto recordBytes = int64_t(softmax ? isa::kSoftmaxParamBytes : isa::layerNormParamBytes(cols));
+  if (in[Field::ParamAddr] + recordBytes > spadBytes) return Error::success();  // range check reports it
+  const int8_t* record = spad + in[Field::ParamAddr];
+  return softmax ? checkSoftmaxParams(record) : checkLayerNormParams(record, cols);
+}
+
 }  // namespace
 
 Error checkOperands(const isa::Instruction& in, const int8_t* spad, int64_t spadBytes) {
   using isa::Opcode;
-  auto positive = [&](std::initializer_list<std::pair<Field, const char*>> fields) -> Error {
-    for (auto [f, name] : fields)
-      if (in[f] <= 0) return makeError("malformed instruction: field '", name, "' must be at least 1");
-    return Error::success();
+  const auto positive = [&in](std::initializer_list<std::pair<Field, const char*>> fields) {
+    return positiveFields(in, fields);
   };
   switch (in.opcode) {
     case Opcode::Load:
@@ -322,21 +342,9 @@ Error checkOperands(const isa::Instruction& in, const int8_t* spad, int64_t spad
       if (p.lo > p.hi) return makeError("eadd parameters: lo > hi");
       return Error::success();
     }
-    case Opcode::Softmax: {
-      EMBER_RETURN_IF_ERROR(positive({{Field::Rows, "rows"}, {Field::Cols, "cols"}}));
-      if (in[Field::ParamAddr] + int64_t(isa::kSoftmaxParamBytes) > spadBytes)
-        return Error::success();  // range check reports it
-      return checkSoftmaxParams(spad + in[Field::ParamAddr]);
-    }
-    case Opcode::LayerNorm: {
-      EMBER_RETURN_IF_ERROR(positive({{Field::Rows, "rows"}, {Field::Cols, "cols"}}));
-      if (in[Field::Cols] > isa::kLayerNormMaxChannels)
-        return makeError("malformed instruction: layernorm cols=", in[Field::Cols], " exceeds the ",
-                         isa::kLayerNormMaxChannels, " channels of the vector unit's parameter buffer");
-      if (in[Field::ParamAddr] + int64_t(isa::layerNormParamBytes(in[Field::Cols])) > spadBytes)
-        return Error::success();  // range check reports it
-      return checkLayerNormParams(spad + in[Field::ParamAddr], in[Field::Cols]);
-    }
+    case Opcode::Softmax:
+    case Opcode::LayerNorm:
+      return checkRowNormOperands(in, spad, spadBytes);
     default:
       return Error::success();
   }

@@ -9,8 +9,7 @@
 #include <cstring>
 #include <random>
 
-#include "backends/BuiltinBackends.h"
-#include "ember/Runtime.h"
+#include "SweepRun.h"
 
 namespace ember {
 namespace {
@@ -28,8 +27,6 @@ std::string nameOf(const AttentionShape& s) {
 
 Expected<Tensor> runShape(const AttentionShape& s, const std::string& backendName,
                           const std::string& config) {
-  static const bool registered = (registerBuiltinBackends(), true);
-  (void)registered;
   Function f("sweep");
   const Type lhsType(ElemKind::Int8Q, {s.heads, s.m, s.k}, 0.02f, s.lhsZero);
   const Type rhsType(ElemKind::Int8Q, {s.heads, s.k, s.n}, 0.03f, s.rhsZero);
@@ -48,23 +45,15 @@ Expected<Tensor> runShape(const AttentionShape& s, const std::string& backendNam
       {{"kind", std::string("i8q")}, {"scale", outScale}, {"offset", int64_t(-2)}});
   if (!mm) return mm.error();
   f.addOutput("out", *mm);
-  auto backend = BackendRegistry::global().create(backendName);
-  if (!backend) return backend.error();
-  if (!config.empty())
-    EMBER_RETURN_IF_ERROR((*backend)->setOption("config", std::string(EMBER_NPU_CONFIG_DIR) + "/" + config));
-  EMBER_ASSIGN_OR_RETURN(CompiledModel model, compileFunction(f, backend.take()));
-  ExecutionContext context;
   std::mt19937 rng(uint32_t(s.m * 131 + s.k * 7 + s.n));
   std::uniform_int_distribution<int> dist(-128, 127);
+  std::map<std::string, Tensor> inputs;
   for (const Type* type : {&lhsType, &rhsType}) {
     Tensor t(*type);
     for (int64_t i = 0; i < type->numElements(); ++i) t.as<int8_t>()[i] = int8_t(dist(rng));
-    context.setInput(type == &lhsType ? "a" : "b", t);
+    inputs.emplace(type == &lhsType ? "a" : "b", std::move(t));
   }
-  EMBER_RETURN_IF_ERROR(model.function->execute(context));
-  if (backendName == "npu" && !model.report.fallbackNodes.empty())
-    return makeError("npu: the matmul fell back to ", model.report.fallbackNodes[0].backend);
-  return context.outputs().at("out");
+  return sweep::runOnBackend(f, backendName, config, inputs);
 }
 
 TEST(NpuSweep, ActivationMatMul) {
@@ -89,11 +78,7 @@ TEST(NpuSweep, ActivationMatMul) {
       auto got = runShape(s, "npu", config);
       ASSERT_TRUE(got) << got.error().message();
       ASSERT_EQ(got->sizeInBytes(), expected->sizeInBytes());
-      int64_t differing = 0;
-      for (size_t i = 0; i < got->sizeInBytes(); ++i)
-        differing +=
-            static_cast<const int8_t*>(got->data())[i] != static_cast<const int8_t*>(expected->data())[i];
-      EXPECT_EQ(differing, 0) << nameOf(s) << " on " << config;
+      EXPECT_EQ(sweep::differingElements(*got, *expected), 0) << nameOf(s) << " on " << config;
     }
 }
 

@@ -8,8 +8,7 @@
 
 #include <random>
 
-#include "backends/BuiltinBackends.h"
-#include "ember/Runtime.h"
+#include "SweepRun.h"
 
 namespace ember {
 namespace {
@@ -55,27 +54,15 @@ Expected<Node*> buildOp(Function& f, const RowNormShape& s, Node* x) {
 }
 
 Expected<Tensor> runShape(const RowNormShape& s, const std::string& backendName, const std::string& config) {
-  static const bool registered = (registerBuiltinBackends(), true);
-  (void)registered;
   Function f("sweep");
   const Type inType(ElemKind::Int8Q, {s.heads, s.rows, s.cols}, s.softmax ? 0.1f : 0.04f, 7);
   EMBER_ASSIGN_OR_RETURN(Node * op, buildOp(f, s, f.createPlaceholder("x", inType)));
   f.addOutput("out", op);
-  auto backend = BackendRegistry::global().create(backendName);
-  if (!backend) return backend.error();
-  if (!config.empty())
-    EMBER_RETURN_IF_ERROR((*backend)->setOption("config", std::string(EMBER_NPU_CONFIG_DIR) + "/" + config));
-  EMBER_ASSIGN_OR_RETURN(CompiledModel model, compileFunction(f, backend.take()));
-  ExecutionContext context;
   std::mt19937 rng(uint32_t(s.heads * 7 + s.rows * 131 + s.cols));
   std::uniform_int_distribution<int> dist(-128, 127);
   Tensor x(inType);
   for (int64_t i = 0; i < inType.numElements(); ++i) x.as<int8_t>()[i] = int8_t(dist(rng));
-  context.setInput("x", x);
-  EMBER_RETURN_IF_ERROR(model.function->execute(context));
-  if (backendName == "npu" && !model.report.fallbackNodes.empty())
-    return makeError("npu: the op fell back to ", model.report.fallbackNodes[0].backend);
-  return context.outputs().at("out");
+  return sweep::runOnBackend(f, backendName, config, {{"x", x}});
 }
 
 void sweepRowNorm(const std::vector<RowNormShape>& shapes) {
@@ -88,11 +75,7 @@ void sweepRowNorm(const std::vector<RowNormShape>& shapes) {
       auto got = runShape(s, "npu", config);
       ASSERT_TRUE(got) << got.error().message();
       ASSERT_EQ(got->sizeInBytes(), expected->sizeInBytes());
-      int64_t differing = 0;
-      for (size_t i = 0; i < got->sizeInBytes(); ++i)
-        differing +=
-            static_cast<const int8_t*>(got->data())[i] != static_cast<const int8_t*>(expected->data())[i];
-      EXPECT_EQ(differing, 0) << nameOf(s) << " on " << config;
+      EXPECT_EQ(sweep::differingElements(*got, *expected), 0) << nameOf(s) << " on " << config;
     }
   }
 }
@@ -119,6 +102,7 @@ TEST(NpuSweep, LayerNorm) {
       {256, 320}, {300, 384}, {512, 64}, {512, 16}, {1, 1024},  {5, 1000},  {16, 768},  {17, 513},
       {40, 640},  {3, 1023},  {9, 900},  {64, 512}, {100, 200}, {11, 33},   {13, 129}};
   std::vector<RowNormShape> shapes;
+  shapes.reserve(seqAndChannels.size());
   for (const auto& [seq, channels] : seqAndChannels) shapes.push_back({false, 1, seq, channels});
   sweepRowNorm(shapes);
 }
