@@ -22,6 +22,7 @@ struct LayerInfo {
   std::string shape, tiles;
   uint64_t estimatedCycles = 0;
   bool fusedResidualAdd = false;  ///< the conv also ran the add it was offered
+  bool fusedMaxPool = false;      ///< the conv also ran the max pooling it was offered
 };
 
 class CompileContext {

@@ -97,38 +97,41 @@ bool takesSlice(const NodeInfo& info, const npu::NpuConfig&) {
 
 bool takesI8DataMovement(const NodeInfo& info, const npu::NpuConfig&) { return allI8(info.inputTypes); }
 
-Expected<LayerInfo> lowerConvNode(CompileContext& ctx, const Instruction& inst,
-                                  const ResidualAddCandidate* fusion) {
-  return fusion ? lowerConv(ctx, inst, &ctx.ir().instructions()[fusion->add], fusion->overwritesInput)
-                : lowerConv(ctx, inst);
+Expected<LayerInfo> lowerConvNode(CompileContext& ctx, const Instruction& inst, const ConvFusion* fusion) {
+  const auto& instructions = ctx.ir().instructions();
+  ConvEpilogue epilogue;
+  if (fusion && fusion->add) {
+    epilogue.add = &instructions[fusion->add->add];
+    epilogue.addOverwritesInput = fusion->add->overwritesInput;
+  }
+  if (fusion && fusion->maxPool) epilogue.maxPool = &instructions[*fusion->maxPool];
+  return lowerConv(ctx, inst, epilogue);
 }
 
-Expected<LayerInfo> lowerMatMulNode(CompileContext& ctx, const Instruction& inst,
-                                    const ResidualAddCandidate*) {
+Expected<LayerInfo> lowerMatMulNode(CompileContext& ctx, const Instruction& inst, const ConvFusion*) {
   if (ctx.ir().regionOf(ctx.ir().resolve(inst.operands[2].value).first) != Region::Constants)
     return lowerActivationMatMul(ctx, inst);
   return lowerMatMul(ctx, inst);
 }
 
-Expected<LayerInfo> lowerReshapeNode(CompileContext& ctx, const Instruction& inst,
-                                     const ResidualAddCandidate*) {
+Expected<LayerInfo> lowerReshapeNode(CompileContext& ctx, const Instruction& inst, const ConvFusion*) {
   Instruction copy = inst;  // a reshape moves the bytes as they are
   copy.kind = OpKind::Copy;
   return lowerDataMovement(ctx, copy);
 }
 
 /// An op the NPU lowers: whether it takes a node (beyond the common
-/// conditions) and its lowering; `fusion` is a residual add to run in a conv's
-/// epilogue (ResidualFusion.h), which only the conv lowering takes.
+/// conditions) and its lowering; `fusion` is a residual add or a max pooling
+/// to run in a conv's epilogue (ResidualFusion.h), which only the conv
+/// lowering takes.
 struct NpuLowering {
   OpKind kind;
   bool (*takes)(const NodeInfo& info, const npu::NpuConfig& config);
-  Expected<LayerInfo> (*lower)(CompileContext& ctx, const Instruction& inst,
-                               const ResidualAddCandidate* fusion);
+  Expected<LayerInfo> (*lower)(CompileContext& ctx, const Instruction& inst, const ConvFusion* fusion);
 };
 
 template <Expected<LayerInfo> (*lowering)(CompileContext&, const Instruction&)>
-Expected<LayerInfo> withoutFusion(CompileContext& ctx, const Instruction& inst, const ResidualAddCandidate*) {
+Expected<LayerInfo> withoutFusion(CompileContext& ctx, const Instruction& inst, const ConvFusion*) {
   return lowering(ctx, inst);
 }
 
@@ -173,8 +176,7 @@ bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
 
 namespace {
 
-Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& inst,
-                                     const ResidualAddCandidate* fusion) {
+Expected<LayerInfo> lowerInstruction(CompileContext& ctx, const Instruction& inst, const ConvFusion* fusion) {
   if (const NpuLowering* lowering = findLowering(inst.kind)) return lowering->lower(ctx, inst, fusion);
   if (isUnaryTableOp(ctx, inst)) return lowerUnaryAsLookup(ctx, inst);
   return makeError("layer '", inst.name, "' (", opName(inst.kind), "): not supported by the npu backend");
@@ -264,8 +266,8 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
   CompileContext ctx(ir, config);
   ctx.program().setVectorQueue(config.vectorQueue == npu::VectorQueue::Separate);
   CompiledProgram result;
-  const std::map<size_t, ResidualAddCandidate> fusion = residualAddCandidates(ctx);
-  std::set<size_t> fusedAdds;  // adds already run in their conv's epilogue
+  const std::map<size_t, ConvFusion> fusion = convFusionCandidates(ctx);
+  std::set<size_t> fusedAdds;  // adds and pools already run in their conv's epilogue
   const auto& instructions = ir.instructions();
   for (size_t index = 0; index < instructions.size(); ++index) {
     const Instruction& inst = instructions[index];
@@ -276,7 +278,8 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     const auto candidate = fusion.find(index);
     auto info = lowerInstruction(ctx, inst, candidate != fusion.end() ? &candidate->second : nullptr);
     if (!info) return info.error();
-    if (info->fusedResidualAdd) fusedAdds.insert(candidate->second.add);
+    if (info->fusedResidualAdd) fusedAdds.insert(candidate->second.add->add);
+    if (info->fusedMaxPool) fusedAdds.insert(*candidate->second.maxPool);
     const auto [first, last] = ctx.program().endLayer();
     ctx.sram().endLayer(first, last);
     LayerReport layer;

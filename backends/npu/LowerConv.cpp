@@ -130,9 +130,12 @@ namespace {
 
 /// The SRAM buffers of one conv layer.
 struct ConvSlots {
-  std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, accTiles;
+  /// With a fused max pooling, outSlots are the pooling tiles (one per band,
+  /// alternating) and pooledSlots the stored tiles.
+  std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, pooledSlots, accTiles;
   std::optional<uint64_t> biasAcc;
   uint64_t residualParams = 0;
+  std::optional<uint64_t> preAddSlot;
 };
 
 /// One placement attempt: input slots in banks 0 and 1, weights in bank 2,
@@ -145,6 +148,7 @@ bool tryAllocateConvSlots(CompileContext& ctx, const ConvJob& job, const ConvTil
   const npu::NpuConfig& cfg = ctx.config();
   SramAllocator& sram = ctx.sram();
   slots.inSlots.clear(), slots.wSlots.clear(), slots.outSlots.clear(), slots.residualSlots.clear();
+  slots.pooledSlots.clear();
   bool ok = true;
   auto take = [&](std::vector<uint64_t>& into, const std::string& role, int64_t count, int64_t bytes,
                   int bank, int bankStep = 1, bool awayFromPreviousLayer = false) {
@@ -166,8 +170,25 @@ bool tryAllocateConvSlots(CompileContext& ctx, const ConvJob& job, const ConvTil
   // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
   const bool outputsShareBank = t.vectorQueue && cfg.scratchpadBanks <= 4;
   take(slots.outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
-  if (g.residualAdd) {  // beside the weights: the engine reads those only while preloading
-    take(slots.residualSlots, "residual", kResidualSlots, needs.residualTileBytes, 2, 0);
+  // The pooled tiles away from the pooling tiles the pool reads.
+  const bool manyBanks = cfg.scratchpadBanks >= 8;
+  if (g.pool.kh)
+    take(slots.pooledSlots, "pooled", 2, needs.pooledTileBytes, manyBanks ? 5 : 2, manyBanks ? 1 : 0);
+  if (g.residualAdd) {
+    // In place: beside the weights (the engine reads those only while
+    // preloading). Out of place with 8+ banks: one slot per bank in the last
+    // three, so the DMA filling one and the eadd reading another do not meet;
+    // the requant's tile in the last bank (measured best on ResNet-50), or
+    // with fewer banks in input bank 1.
+    const bool spread = needs.preAddTileBytes > 0 && manyBanks;
+    const int lastBank = int(cfg.scratchpadBanks) - 1;
+    take(slots.residualSlots, "residual", kResidualSlots, needs.residualTileBytes,
+         spread ? lastBank - int(kResidualSlots) + 1 : 2, spread ? 1 : 0);
+    if (needs.preAddTileBytes > 0) {
+      std::vector<uint64_t> preAdd;
+      take(preAdd, "pre_add", 1, needs.preAddTileBytes, manyBanks ? lastBank : 1);
+      if (ok) slots.preAddSlot = preAdd[0];
+    }
     std::vector<uint64_t> params;
     take(params, "residual_params", 1, int64_t(npu::isa::kEAddParamBytes), int(cfg.scratchpadBanks) - 1);
     if (ok) slots.residualParams = params[0];
@@ -204,6 +225,13 @@ Expected<ConvSlots> allocateConvSlots(CompileContext& ctx, const ConvJob& job, c
   }
   return slots;
 }
+
+/// Where requantized output rows [firstRow, endRow) of a band land: row r at
+/// `base + (r - firstRow) * pitch` pixels of the block's width.
+struct RequantDst {
+  uint64_t base;
+  int64_t pitch, firstRow, endRow;
+};
 
 /// One step of the sequence: a band of output rows, a block of n-tiles and a
 /// k-part of that block.
@@ -277,7 +305,10 @@ class ConvStepEmitter {
   BlockSpan blockSpan(int64_t block, int64_t part) const;
   void emitGemms(Step& step, const BlockSpan& span, int64_t b, int64_t accRowCount, uint64_t accTile) const;
   void emitRequant(Step& step, const BlockSpan& span, const Band& band, uint64_t accTile,
-                   uint64_t outSlot) const;
+                   const RequantDst& dst) const;
+  void loadPoolPadding(Step& step, const BlockSpan& span) const;
+  void emitPooledEpilogue(Step& step, const BlockSpan& span, const std::vector<Band>& bands, size_t bandIndex,
+                          uint64_t accTile, size_t s) const;
   /// One requant of `rows` x `cols` accumulator entries at `src` (row stride
   /// `stride`) into the output slot at `dst`, with the job's zero point and clip.
   npu::isa::Instruction requant(const FixedPointMultiplier& m, uint64_t src, uint64_t dst, int64_t rows,
@@ -528,7 +559,7 @@ void ConvStepEmitter::emitGemms(Step& step, const BlockSpan& span, int64_t b, in
 /// Requantizes the accumulator tile into the output slot, one requant per
 /// run of equal multipliers (per channel, or per position for pooling).
 void ConvStepEmitter::emitRequant(Step& step, const BlockSpan& span, const Band& band, uint64_t accTile,
-                                  uint64_t outSlot) const {
+                                  const RequantDst& dst) const {
   const int64_t blockWidth = span.width, blockC0 = span.c0, b = band.rows;
   const auto channelRuns = equalRuns(blockWidth, [&](int64_t a, int64_t c) {
     return uniformChannels_ || sameMultiplier(job_.channelMultipliers[size_t(blockC0 + a)],
@@ -537,16 +568,17 @@ void ConvStepEmitter::emitRequant(Step& step, const BlockSpan& span, const Band&
   auto channelMultiplier = [&](int64_t c) {
     return job_.channelMultipliers[uniformChannels_ ? 0 : size_t(blockC0 + c)];
   };
-  const bool dense = !t_.multiRow || wv_ == g_.ow;
+  const bool dense =
+      (!t_.multiRow || wv_ == g_.ow) && dst.pitch == g_.ow && dst.firstRow == 0 && dst.endRow == b;
   if (dense && !job_.positionMultiplier) {
     for (auto [c0, c1] : channelRuns) {
       const FixedPointMultiplier m = channelMultiplier(c0);
       step.computes.push_back(
-          requant(m, accTile + uint64_t(c0), outSlot + uint64_t(c0), b * g_.ow, c1 - c0, blockWidth));
+          requant(m, accTile + uint64_t(c0), dst.base + uint64_t(c0), b * g_.ow, c1 - c0, blockWidth));
     }
     return;
   }
-  for (int64_t r = 0; r < b; ++r) {
+  for (int64_t r = dst.firstRow; r < dst.endRow; ++r) {
     const int64_t accRow = t_.multiRow ? r * wv_ : r * g_.ow;
     std::vector<std::pair<int64_t, int64_t>> positionRuns{{0, g_.ow}};
     if (job_.positionMultiplier)
@@ -558,9 +590,10 @@ void ConvStepEmitter::emitRequant(Step& step, const BlockSpan& span, const Band&
       for (auto [c0, c1] : channelRuns) {
         const FixedPointMultiplier m =
             job_.positionMultiplier ? job_.positionMultiplier(band.oy0 + r, x0) : channelMultiplier(c0);
-        step.computes.push_back(requant(m, accTile + uint64_t((accRow + x0) * blockWidth + c0),
-                                        outSlot + uint64_t((r * g_.ow + x0) * blockWidth + c0), x1 - x0,
-                                        c1 - c0, blockWidth));
+        step.computes.push_back(
+            requant(m, accTile + uint64_t((accRow + x0) * blockWidth + c0),
+                    dst.base + uint64_t(((r - dst.firstRow) * dst.pitch + x0) * blockWidth + c0), x1 - x0,
+                    c1 - c0, blockWidth));
       }
   }
 }
@@ -587,6 +620,79 @@ DmaOperands ConvStepEmitter::outputTileDma(const BlockSpan& span, const Band& ba
     d.dramZStride = g_.ow * g_.o;
   }
   return d;
+}
+
+/// A fused pooling's tiles: their -128 padding columns, written once.
+void ConvStepEmitter::loadPoolPadding(Step& step, const BlockSpan& span) const {
+  const auto& p = g_.pool;
+  const int64_t tileWidth = p.tileWidth(g_.ow);
+  for (uint64_t tile : slots_.outSlots)
+    for (auto [col, width] : {std::pair<int64_t, int64_t>{0, p.pl}, {p.pl + g_.ow, p.pr}}) {
+      if (width <= 0) continue;
+      LoadOperands fill;
+      fill.dram = ctx_.fillRegion(-128, uint64_t(width * span.width));
+      fill.sram = tile + uint64_t(col * span.width);
+      fill.x = width * span.width;
+      fill.y = p.pt + t_.bandRows;
+      fill.sramStride = tileWidth * span.width;
+      step.loads.push_back(instruction(fill));
+    }
+}
+
+/// A fused max pooling's epilogue: the band's rows requantized into its
+/// pooling tile below `pt` halo rows (-128 above an image's first band), its
+/// last `pt` rows also into the next band's tile as that band's halo (the
+/// tiles alternate and the epilogue queue is in order, so the pooling of the
+/// band before has read that tile), the pooling, and the store of the pooled
+/// rows.
+void ConvStepEmitter::emitPooledEpilogue(Step& step, const BlockSpan& span, const std::vector<Band>& bands,
+                                         size_t bandIndex, uint64_t accTile, size_t s) const {
+  const auto& p = g_.pool;
+  const Band& band = bands[bandIndex];
+  const int64_t width = span.width, tileWidth = p.tileWidth(g_.ow);
+  const uint64_t tile = slots_.outSlots[bandIndex % slots_.outSlots.size()];
+  if (band.oy0 == 0 && p.pt > 0)  // every value clipped to -128: the padding rows
+    step.computes.push_back(instruction(RequantOperands{.zeroPoint = 0,
+                                                        .lo = -128,
+                                                        .hi = -128,
+                                                        .src = accTile,
+                                                        .dst = tile,
+                                                        .shift = 0,
+                                                        .rows = p.pt * tileWidth,
+                                                        .cols = width,
+                                                        .srcStride = 0,
+                                                        .dstStride = width,
+                                                        .multiplier = 0}));
+  emitRequant(step, span, band, accTile,
+              {tile + uint64_t((p.pt * tileWidth + p.pl) * width), tileWidth, 0, band.rows});
+  if (p.pt > 0 && bandIndex + 1 < bands.size() && bands[bandIndex + 1].image == band.image) {
+    const uint64_t next = slots_.outSlots[(bandIndex + 1) % slots_.outSlots.size()];
+    emitRequant(step, span, band, accTile,
+                {next + uint64_t(p.pl * width), tileWidth, band.rows - p.pt, band.rows});
+  }
+  const uint64_t pooled = slots_.pooledSlots[s % slots_.pooledSlots.size()];
+  const int64_t pooledRows = band.rows / p.sh;
+  step.computes.push_back(instruction(PoolOperands{.kh = p.kh,
+                                                   .kw = p.kw,
+                                                   .sh = p.sh,
+                                                   .src = tile,
+                                                   .dst = pooled,
+                                                   .sw = p.sw,
+                                                   .outH = pooledRows,
+                                                   .outW = p.ow,
+                                                   .c = width,
+                                                   .srcStride = tileWidth * width,
+                                                   .dstStride = p.ow * width}));
+  StoreOperands st;
+  st.sram = pooled;
+  st.dram = job_.output + uint64_t(((band.image * p.oh + band.oy0 / p.sh) * p.ow) * g_.o + span.c0);
+  st.x = width;
+  st.y = p.ow;
+  st.z = pooledRows;
+  st.sramStride = width;
+  st.dramYStride = g_.o;
+  st.dramZStride = p.ow * g_.o;
+  step.stores.push_back(instruction(st));
 }
 
 Error ConvStepEmitter::emit(const std::vector<Band>& bands, const std::vector<StepPlan>& order) {
@@ -637,15 +743,22 @@ Error ConvStepEmitter::emit(const std::vector<Band>& bands, const std::vector<St
                                                        .cols = span.width,
                                                        .dstStride = span.width,
                                                        .srcStride = 0}));
+    if (g_.pool.kh) {
+      if (s == 0) loadPoolPadding(step, span);
+      emitPooledEpilogue(step, span, bands, bandIndex, accTile, s);
+      ctx_.program().addStep(std::move(step));
+      continue;
+    }
     const uint64_t outSlot = slots_.outSlots[s % slots_.outSlots.size()];
-    emitRequant(step, span, band, accTile, outSlot);
+    const uint64_t requantSlot = slots_.preAddSlot.value_or(outSlot);
+    emitRequant(step, span, band, accTile, {requantSlot, g_.ow, 0, b});
     if (g_.residualAdd) {
       // The add's other operand, then the add in place on the requantized
       // tile: the same eadd (and rounding) as the QuantizedAdd layer.
       const uint64_t residualSlot = slots_.residualSlots[s % slots_.residualSlots.size()];
       step.loads.push_back(instruction(outputTileDma<LoadOperands>(span, band, job_.residual, residualSlot)));
-      const uint64_t a = job_.convIsLhs ? outSlot : residualSlot,
-                     bOperand = job_.convIsLhs ? residualSlot : outSlot;
+      const uint64_t a = job_.convIsLhs ? requantSlot : residualSlot,
+                     bOperand = job_.convIsLhs ? residualSlot : requantSlot;
       step.computes.push_back(instruction(EAddOperands{.a = a,
                                                        .b = bOperand,
                                                        .rows = b * g_.ow,
@@ -692,7 +805,7 @@ Expected<LayerInfo> emitConvJob(CompileContext& ctx, const ConvJob& job) {
   EMBER_RETURN_IF_ERROR(emitter.emit(bands, convStepOrder(bands.size(), numBlocks, t)));
   const std::string shape = describe(g) + (job.inPixelBytes ? " (strided 1x1, input gathered by DMA)" : "") +
                             (job.spaceToDepthChannels ? " (stride 2 as 2x2 blocks)" : "") +
-                            (g.residualAdd ? " + residual add" : "");
+                            (g.residualAdd ? " + residual add" : "") + (g.pool.kh ? " + max pool" : "");
   return LayerInfo{shape, t.str(), t.estimatedCycles};
 }
 
@@ -776,10 +889,40 @@ void fuseResidualAdd(CompileContext& ctx, const Instruction& conv, const Instruc
   job.output = ctx.addressOf(fusedAdd.operands[0].value);
 }
 
+/// Runs `pool` in the conv's epilogue when the conv's bands are whole
+/// pooling rows of one image, a tiling with the pooling tiles still fits, and
+/// its estimate beats the conv's alone plus the pooling layer's (the pooling
+/// unit's time or its DRAM traffic, its first load and last store): the fused tiling needs one block of all
+/// output channels, which on a small accumulator can cost more than it saves.
+void fuseMaxPool(CompileContext& ctx, const Instruction& pool, ConvJob& job) {
+  const Type &in = operandValue(ctx, pool, 1).type, &out = operandValue(ctx, pool, 0).type;
+  const MaxPoolAttrs attrs = MaxPoolAttrs::from(pool.attrs);
+  ConvGeometry fused = job.g;
+  // The engine's geometry must be the pooling's input (not a batch as rows).
+  if (fused.n != in.dims[0] || fused.oh != in.dims[1] || fused.ow != in.dims[2] || fused.o != in.dims[3])
+    return;
+  auto& p = fused.pool;
+  p.kh = attrs.kernel[0], p.kw = attrs.kernel[1], p.sh = attrs.strides[0], p.sw = attrs.strides[1];
+  p.pt = attrs.pads[0], p.pl = attrs.pads[1], p.oh = out.dims[1], p.ow = out.dims[2];
+  p.pr = std::max<int64_t>(0, (p.ow - 1) * p.sw + p.kw - p.pl - fused.ow);
+  if (fused.oh % p.sh != 0 || p.oh != fused.oh / p.sh) return;
+  const CostModel& cost = ctx.cost();
+  const auto withPool = fitConv(fused, makeNTiles(fused, ctx.config().rows, ctx.config().cols), cost);
+  const auto alone = fitConv(job.g, makeNTiles(job.g, ctx.config().rows, ctx.config().cols), cost);
+  if (!withPool || !alone) return;
+  // The pooling layer: its streams overlapped, then its first load and last store.
+  const uint64_t poolLayer = std::max(cost.pool(p.oh, p.ow, p.kh, p.kw, fused.o) * uint64_t(fused.n),
+                                      cost.dramCycles(fused.n * fused.oh, fused.ow * fused.o) +
+                                          cost.dramCycles(fused.n * p.oh, p.ow * fused.o)) +
+                             cost.load(fused.ow * fused.o, p.kh) + cost.store(p.ow * fused.o, 1);
+  if (withPool->estimatedCycles >= alone->estimatedCycles + poolLayer) return;
+  job.g = fused;
+  job.output = ctx.addressOf(pool.operands[0].value);
+}
+
 }  // namespace
 
-Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, const Instruction* fusedAdd,
-                              bool addOverwritesInput) {
+Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, const ConvEpilogue& epilogue) {
   const Type &out = operandValue(ctx, inst, 0).type, &in = operandValue(ctx, inst, 1).type;
   const Type& filterType = operandValue(ctx, inst, 2).type;
   EMBER_RETURN_IF_ERROR(requireConstant(ctx, inst, 2, "filter"));
@@ -811,9 +954,11 @@ Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst, cons
   job.input = ctx.addressOf(inst.operands[1].value);
   job.output = ctx.addressOf(inst.operands[0].value);
   chooseEngineGeometry(ctx, job);
-  if (fusedAdd) fuseResidualAdd(ctx, inst, *fusedAdd, addOverwritesInput, job);
+  if (epilogue.add) fuseResidualAdd(ctx, inst, *epilogue.add, epilogue.addOverwritesInput, job);
+  if (epilogue.maxPool) fuseMaxPool(ctx, *epilogue.maxPool, job);
   auto info = emitConvJob(ctx, job);
   if (info) info->fusedResidualAdd = g.residualAdd;
+  if (info) info->fusedMaxPool = g.pool.kh > 0;
   return info;
 }
 

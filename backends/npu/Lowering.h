@@ -42,7 +42,8 @@ struct ConvJob {
   /// A QuantizedAdd fused into the epilogue (g.residualAdd): every output tile
   /// loads the add's other operand from `residual` (NHWC like the output) and
   /// one eadd with the add's `residualParams` combines it in place with the
-  /// requantized tile; `output` is then the add's result.
+  /// requantized tile; `output` is then the add's result (with a fused max
+  /// pooling, g.pool, the pooling's result).
   uint64_t residual = 0;
   bool convIsLhs = true;  ///< the conv's result is the add's first operand
   std::vector<uint8_t> residualParams;
@@ -71,10 +72,16 @@ ConvGeometry gatheredGeometry(ConvGeometry g);
 /// A QuantizedMatMul [.., K] x [K, N] as a 1x1 conv of K channels over the lhs rows.
 ConvGeometry matMulGeometry(const Type& lhs, const Type& rhs);
 
-/// `fusedAdd`: a QuantizedAdd whose operand is this conv's result, to run in
-/// its epilogue (ResidualFusion.h says when that is allowed).
+/// What a conv may run in its epilogue (ResidualFusion.h says when): `add`, a
+/// QuantizedAdd with this conv's result as an operand, or `maxPool`, a
+/// MaxPool of it.
+struct ConvEpilogue {
+  const Instruction* add = nullptr;
+  bool addOverwritesInput = false;
+  const Instruction* maxPool = nullptr;
+};
 Expected<LayerInfo> lowerConv(CompileContext& ctx, const Instruction& inst,
-                              const Instruction* fusedAdd = nullptr, bool addOverwritesInput = false);
+                              const ConvEpilogue& epilogue = {});
 Expected<LayerInfo> lowerMatMul(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerAvgPool(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerMaxPool(CompileContext& ctx, const Instruction& inst);

@@ -1,5 +1,8 @@
 #include "ResidualFusion.h"
 
+#include "IsaLimits.h"
+#include "ember/OpAttrs.h"
+
 namespace ember::npu_backend {
 namespace {
 
@@ -62,6 +65,49 @@ std::map<size_t, ResidualAddCandidate> residualAddCandidates(CompileContext& ctx
     if (out.overlaps(residual) && out.begin != residual.begin) continue;
     plan[i] = {j, out.overlaps(input)};
   }
+  return plan;
+}
+
+namespace {
+
+/// The MaxPool a conv at `i` may run in its epilogue (convFusionCandidates).
+std::optional<size_t> maxPoolAfter(CompileContext& ctx, size_t i) {
+  const IRFunction& ir = ctx.ir();
+  const auto& instrs = ir.instructions();
+  const Instruction& conv = instrs[i];
+  size_t j = i + 1;
+  while (j < instrs.size() && isAllocation(instrs[j].kind)) ++j;
+  if (j == instrs.size() || instrs[j].kind != OpKind::MaxPool) return std::nullopt;
+  const Instruction& pool = instrs[j];
+  const ValueId result = conv.operands[0].value;
+  if (pool.operands[1].value != result || ir.value(result).kind != ValueKind::Activation ||
+      usedElsewhere(ir, result, i, j, false))
+    return std::nullopt;
+  const Type &in = ir.value(result).type, &out = ir.value(pool.operands[0].value).type;
+  if (in.rank() != 4 || out.rank() != 4 || in.scale != out.scale || in.offset != out.offset)
+    return std::nullopt;
+  const MaxPoolAttrs attrs = MaxPoolAttrs::from(pool.attrs);
+  for (size_t a = 0; a < 2; ++a)
+    if (attrs.dilations[a] != 1 || attrs.kernel[a] > limits::kPoolWindow ||
+        attrs.strides[a] > limits::kPoolStride)
+      return std::nullopt;
+  const int64_t halo = attrs.kernel[0] - attrs.strides[0];
+  if (attrs.pads[0] != halo || halo < 0 || halo > attrs.strides[0]) return std::nullopt;
+  if (rangeOf(ctx, pool.operands[0].value).overlaps(rangeOf(ctx, conv.operands[1].value)))
+    return std::nullopt;
+  return j;
+}
+
+}  // namespace
+
+std::map<size_t, ConvFusion> convFusionCandidates(CompileContext& ctx) {
+  std::map<size_t, ConvFusion> plan;
+  for (const auto& [conv, add] : residualAddCandidates(ctx)) plan[conv].add = add;
+  if (!ctx.config().fuseMaxPool) return plan;
+  const auto& instrs = ctx.ir().instructions();
+  for (size_t i = 0; i < instrs.size(); ++i)
+    if (instrs[i].kind == OpKind::QuantizedConv)
+      if (auto pool = maxPoolAfter(ctx, i)) plan[i].maxPool = pool;
   return plan;
 }
 

@@ -16,6 +16,8 @@ std::string ConvGeometry::key() const {
   std::ostringstream os;
   for (int64_t v : {n, h, w, c, oh, ow, o, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group}) os << v << ',';
   os << perChannelRequant << perPositionRequant << residualAdd << singleBand;
+  for (int64_t v : {pool.kh, pool.kw, pool.sh, pool.sw, pool.pt, pool.pl, pool.pr, pool.oh, pool.ow})
+    os << ',' << v;
   return os.str();
 }
 
@@ -141,7 +143,9 @@ ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, 
     maxWidth = std::max(maxWidth, blockWidth(tiles, b, e));
   }
   s.weightSlots = blocks > 1 || t.kParts > 1 ? 2 : 1;
-  s.outTileBytes = t.bandRows * g.ow * maxWidth;
+  s.outTileBytes =
+      g.pool.kh ? (g.pool.pt + t.bandRows) * g.pool.tileWidth(g.ow) * maxWidth : t.bandRows * g.ow * maxWidth;
+  s.pooledTileBytes = g.pool.kh ? t.bandRows / g.pool.sh * g.pool.ow * maxWidth : 0;
   s.accEntries = accRows(g, t.bandRows, t.multiRow) * maxWidth;
   // With the vector queue the gemms of step s+1 write one tile while the
   // requant of step s reads the other (ping-pong), whatever the bias.
@@ -149,6 +153,7 @@ ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, 
   s.tilePerBank = t.vectorQueue && c.accumulatorBanks >= 2;
   s.biasEntries = t.biasByDma ? 0 : g.o;
   s.residualTileBytes = g.residualAdd ? s.outTileBytes : 0;
+  s.preAddTileBytes = g.residualAdd && c.residualOutOfPlace ? s.outTileBytes : 0;
   return s;
 }
 
@@ -159,6 +164,8 @@ bool fits(const ConvSramNeeds& s, const npu::NpuConfig& c) {
                        s.weightSlots * int64_t(alignUp(uint64_t(s.blockWeightBytes), 64)) +
                        2 * int64_t(alignUp(uint64_t(s.outTileBytes), 64)) +
                        kResidualSlots * int64_t(alignUp(uint64_t(s.residualTileBytes), 64)) +
+                       int64_t(alignUp(uint64_t(s.preAddTileBytes), 64)) +
+                       2 * int64_t(alignUp(uint64_t(s.pooledTileBytes), 64)) +
                        (s.residualTileBytes > 0 ? int64_t(alignUp(npu::isa::kEAddParamBytes, 64)) : 0);
   const int64_t acc = s.accSlots * int64_t(alignUp(uint64_t(s.accEntries), 16)) +
                       int64_t(alignUp(uint64_t(s.biasEntries), 16));
@@ -216,7 +223,8 @@ ComputeSplit computeCycles(const ConvGeometry& g, const CostModel& cost,
   cycles = 0;
   const int64_t rows = accRows(g, bandRows, multiRow);
   if (!biasByDma && !c.biasInit) cycles += cost.vadd(rows, width);
-  const bool dense = !multiRow || g.virtualWidth() == g.ow;
+  // A fused pooling's tile has padding columns: one requant per output row.
+  const bool dense = (!multiRow || g.virtualWidth() == g.ow) && g.pool.pl + g.pool.pr == 0;
   const int64_t groups = g.perChannelRequant ? width : 1;
   const int64_t colsPerGroup = ceilDiv(width, groups);
   if (g.perPositionRequant)
@@ -226,6 +234,9 @@ ComputeSplit computeCycles(const ConvGeometry& g, const CostModel& cost,
   else
     cycles += uint64_t(bandRows * groups) * cost.requant(g.ow, colsPerGroup);
   if (g.residualAdd) cycles += cost.eadd(bandRows * g.ow, width);  // in place on the output tile
+  if (g.pool.kh)  // the next band's halo rows, then the pooling
+    cycles += uint64_t(g.pool.pt) * cost.requant(g.ow, width) +
+              cost.pool(bandRows / g.pool.sh, g.pool.ow, g.pool.kh, g.pool.kw, width);
   split.vector = cycles;
   return split;
 }
@@ -303,8 +314,11 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
       total.dram += uint64_t(fullBands) * cost.dramCycles(fullRows, 4 * width) +
                     uint64_t(lastBands) * cost.dramCycles(lastRows, 4 * width);
     }
-    const uint64_t fullStore = cost.store(width, g.ow, t.bandRows),
-                   lastStore = cost.store(width, g.ow, lastBandRows);
+    // What a band stores: its output rows, or its pooled rows.
+    const int64_t storedWidth = g.pool.kh ? g.pool.ow : g.ow, storedRowsPerRow = g.pool.kh ? g.pool.sh : 1;
+    const int64_t fullStored = t.bandRows / storedRowsPerRow, lastStored = lastBandRows / storedRowsPerRow;
+    const uint64_t fullStore = cost.store(width, storedWidth, fullStored),
+                   lastStore = cost.store(width, storedWidth, lastStored);
     total.store += uint64_t(fullBands) * fullStore + uint64_t(lastBands) * lastStore;
     if (g.residualAdd) {  // the add's other operand, loaded like the output tile is stored
       total.load += uint64_t(fullBands) * cost.load(width, g.ow, t.bandRows) +
@@ -312,8 +326,8 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
       total.dram += uint64_t(fullBands) * cost.dramCycles(t.bandRows * g.ow, width) +
                     uint64_t(lastBands) * cost.dramCycles(lastBandRows * g.ow, width);
     }
-    total.dram += uint64_t(fullBands) * cost.dramCycles(t.bandRows * g.ow, width) +
-                  uint64_t(lastBands) * cost.dramCycles(lastBandRows * g.ow, width);
+    total.dram += uint64_t(fullBands) * cost.dramCycles(fullStored * storedWidth, width) +
+                  uint64_t(lastBands) * cost.dramCycles(lastStored * storedWidth, width);
     // Weights: once per block (block-outer, or a single block), else every step.
     const bool weightsOnce = t.order == LoopOrder::BlockOuter || blocks == 1;
     const uint64_t wTimes = weightsOnce ? 1 : uint64_t(bands);
@@ -362,7 +376,7 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
   const std::string key = g.key() + "|" + std::to_string(c.hash()) + "," + std::to_string(c.weightBuffers) +
                           "," + std::to_string(c.dramBytesPerCycle) + "," +
                           std::to_string(c.dramLatencyCycles) + "," + std::to_string(c.bankWidthBytes) + "," +
-                          std::to_string(c.accumulatorPortBytes);
+                          std::to_string(c.accumulatorPortBytes) + "," + std::to_string(c.residualOutOfPlace);
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
@@ -400,6 +414,10 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
                                    order != LoopOrder::BandOuter || int64_t(tiles[0].steps.size()) < kParts))
                   continue;
                 if (g.singleBand && g.n * ceilDiv(g.oh, bandRows) > 1) continue;
+                // A fused pooling: whole pooling rows per band, one block, one part.
+                if (g.pool.kh &&
+                    (bandRows % g.pool.sh != 0 || perBlock != int64_t(tiles.size()) || kParts > 1))
+                  continue;
                 ConvTiling t{bandRows, perBlock, multiRow, order, biasByDma, kParts, 0, vectorQueue};
                 auto cycles = evaluate(g, tiles, agg, cost, t);
                 if (!cycles) continue;

@@ -26,6 +26,15 @@ struct ConvGeometry {
   /// The whole input is one band, loaded before any output tile is stored
   /// (a fused add's result may then overwrite the conv's input).
   bool singleBand = false;
+  /// A max pooling fused into the epilogue (compiler.fuse_max_pool): each
+  /// band's requantized rows, below the last `pool.pt` rows of the band
+  /// before and between -128 padding columns, are pooled in the scratchpad
+  /// and only the pooled rows are stored. `pool.kh == 0`: none.
+  struct FusedMaxPool {
+    int64_t kh = 0, kw = 0, sh = 1, sw = 1, pt = 0, pl = 0, pr = 0, oh = 0, ow = 0;
+    /// Pixels per row of the pooling tile (the conv's row and its padding).
+    int64_t tileWidth(int64_t convWidth) const { return pl + convWidth + pr; }
+  } pool;
 
   int64_t cg() const { return c / group; }
   int64_t og() const { return o / group; }
@@ -102,6 +111,12 @@ struct ConvSramNeeds {
   int64_t bandBytes, inputSlots, blockWeightBytes, weightSlots, outTileBytes, accEntries, accSlots,
       biasEntries;
   int64_t residualTileBytes;  ///< per slot (kResidualSlots), 0 without a fused residual add
+  /// The requant's tile before the fused add (compiler.residual_out_of_place),
+  /// 0 when the add runs in place on the output tile.
+  int64_t preAddTileBytes;
+  /// Per slot (two) of a fused max pooling's result; 0 without one (the
+  /// output tile is then the pooling tile, with its halo rows and padding).
+  int64_t pooledTileBytes;
   bool tilePerBank;  ///< each accumulator tile within one bank (vector queue, accumulator.banks >= 2)
 };
 ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, const ConvTiling& t,

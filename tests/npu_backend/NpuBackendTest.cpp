@@ -738,5 +738,79 @@ TEST(NpuDenseStem, StrideTwoConvOnPixelBlocks) {
     }
 }
 
+/// A conv (with ReLU) and a MaxPool of its result, like ResNet's stem.
+struct ConvPoolCase {
+  ConvCase conv;
+  int64_t poolK, poolStride, poolPad;
+  bool ceil;
+  bool fusedOn16, fusedOn64;
+};
+
+Builder convPoolBuilder(const ConvPoolCase& p) {
+  return [p](Function& f) -> Error {
+    EMBER_RETURN_IF_ERROR(convBuilder(p.conv)(f));
+    const NodeValue conv = f.outputs().back().second;
+    f.outputs().pop_back();
+    Attributes attrs{{"kernel", std::vector<int64_t>{p.poolK, p.poolK}},
+                     {"strides", std::vector<int64_t>{p.poolStride, p.poolStride}},
+                     {"pads", std::vector<int64_t>(4, p.poolPad)},
+                     {"ceil_mode", int64_t(p.ceil)},
+                     {"dilations", std::vector<int64_t>{1, 1}}};
+    EMBER_ASSIGN_OR_RETURN(Node * pool, f.create(OpKind::MaxPool, "pool", {conv}, attrs));
+    f.addOutput("y", pool);
+    return Error::success();
+  };
+}
+
+// compiler.fuse_max_pool: the pooling runs in the conv's epilogue (one layer,
+// "+ max pool") where the bands are whole pooling rows and the estimate says
+// it pays, bit-exact either way on both v3 configs; the plain configs keep
+// two layers.
+TEST(NpuMaxPoolFusion, ConvThenMaxPool) {
+  for (const ConvPoolCase& p :
+       {ConvPoolCase{{"stem_7x7", 1, 32, 32, 3, 64, 7, 2, 3, 1, 1, false, true}, 3, 2, 1, false, true, true},
+        // Per-channel multipliers: one requant per channel and row in the
+        // fused epilogue, which the estimate finds too slow.
+        ConvPoolCase{
+            {"k3_per_channel", 1, 16, 16, 24, 40, 3, 1, 1, 1, 1, true, true}, 3, 2, 1, false, false, false},
+        ConvPoolCase{
+            {"k3_batch2", 2, 12, 14, 16, 32, 3, 1, 1, 1, 1, false, false}, 3, 2, 1, false, true, true},
+        ConvPoolCase{
+            {"pool2_no_halo", 1, 12, 12, 8, 16, 3, 1, 1, 1, 1, false, true}, 2, 2, 0, false, true, true},
+        ConvPoolCase{
+            {"ceil_mode", 1, 12, 12, 8, 16, 3, 1, 1, 1, 1, false, true}, 3, 2, 1, true, false, false},
+        ConvPoolCase{
+            {"odd_rows", 1, 13, 13, 8, 16, 3, 1, 1, 1, 1, false, true}, 3, 2, 1, false, false, false},
+        ConvPoolCase{
+            {"pool_stride1", 1, 10, 10, 8, 16, 3, 1, 1, 1, 1, false, true}, 3, 1, 1, false, false, false}})
+    for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"}) {
+      SCOPED_TRACE(std::string(p.conv.name) + " on " + cfg);
+      RunResult on, off;
+      expectBitExact(convPoolBuilder(p), configWith(cfg, "fuse_max_pool", true), {}, &on);
+      expectBitExact(convPoolBuilder(p), configWith(cfg, "fuse_max_pool", false), {}, &off);
+      const bool fused = std::string(cfg).find("16x16") != std::string::npos ? p.fusedOn16 : p.fusedOn64;
+      ASSERT_EQ(on.report.layers.size(), fused ? 1u : 2u);
+      EXPECT_EQ(on.report.layers[0].text("shape").find("+ max pool") != std::string::npos, fused)
+          << on.report.layers[0].text("shape");
+      EXPECT_EQ(off.report.layers.size(), 2u);
+    }
+}
+
+// compiler.residual_out_of_place: the fused add reads the requantized tile
+// from its own buffer; bit-exact with and without on both v3 configs.
+TEST(NpuResidualFusion, OutOfPlaceBitExact) {
+  for (const ResidualCase& p :
+       {ResidualCase{"pointwise_lhs", 14, 14, 64, 256, 1, 1, true, false, false},
+        ResidualCase{"k3_stride2_rhs_per_channel", 15, 15, 24, 40, 3, 2, false, true, false},
+        ResidualCase{"batch4_pointwise", 7, 7, 128, 256, 1, 1, true, true, false, 4}})
+    for (const char* cfg : {"npu-16x16-v3.yaml", "npu-64x64-v3.yaml"})
+      for (bool outOfPlace : {false, true}) {
+        SCOPED_TRACE(std::string(p.name) + " on " + cfg + (outOfPlace ? ", out of place" : ", in place"));
+        RunResult npu;
+        expectBitExact(residualBuilder(p), configWith(cfg, "residual_out_of_place", outOfPlace), {}, &npu);
+        ASSERT_EQ(npu.report.layers.size(), 1u);
+      }
+}
+
 }  // namespace
 }  // namespace ember

@@ -88,6 +88,10 @@ const std::vector<KeySpec>& keys() {
        EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.denseStem = i == 1; }}},
       {"compiler.batch_rows",
        EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.batchRows = i == 1; }}},
+      {"compiler.fuse_max_pool",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.fuseMaxPool = i == 1; }}},
+      {"compiler.residual_out_of_place",
+       EnumKey{{"false", "true"}, [](NpuConfig& c, size_t i) { c.residualOutOfPlace = i == 1; }}},
       {"simulation.quantum_cycles", IntKey{&NpuConfig::quantumCycles, 1, 1000000000}},
   };
   return kKeys;

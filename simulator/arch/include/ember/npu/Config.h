@@ -81,6 +81,15 @@ struct NpuConfig {
   /// Run a stride-2 conv over few channels (the stem) as a stride-1 conv over
   /// 2x2 blocks of pixels (docs/npu/compiler.md, "The stem as 2x2 blocks").
   bool denseStem = false;
+  /// A conv whose result only feeds a max pooling pools each band in its
+  /// epilogue and stores only the pooled rows (docs/npu/compiler.md, "Max
+  /// pooling in the conv epilogue").
+  bool fuseMaxPool = false;
+  /// A fused residual add reads the requantized tile from a buffer of its own
+  /// and writes the output tile, instead of running in place, where its two
+  /// streams share one scratchpad bank (docs/npu/compiler.md, "Residual add in
+  /// the conv epilogue").
+  bool residualOutOfPlace = false;
   // Simulation (not hardware): how far a DMA may run ahead of SystemC time.
   int64_t quantumCycles = 1000;
 
