@@ -155,7 +155,7 @@ LATE_ORDER = ["GridSample", "ResizeCubic", "BatchNormTraining", "LayerNormStats"
               "Compress", "MaxUnpool", "Window", "Dft", "Stft", "IntPow", "RnnOnnx", "F64Chain",
               "Spatial3d", "ValueDependentConst", "QuantRoundTrip", "QLinearOps", "ResizeDown", "MaxPoolIndices",
               "RoiAlign", "MaskedSoftmax", "ResidualConv", "ConvBnRelu", "AttentionGelu",
-              "ConvPoolMatMul", "StemConv"]
+              "ConvPoolMatMul", "StemConv", "StemConvPool"]
 
 
 def all_ops():

@@ -1254,7 +1254,39 @@ class StemConv(Op):
         return e.node("Relu", [y]) if r["relu"] else y
 
 
+class StemConvPool(StemConv):
+    """stem_conv, then a MaxPool of the conv's result (ResNet's 3x3 stride 2 pad 1, or 2x2 stride 2): the
+    npu's v3 configs pool each band in the conv's epilogue (compiler.fuse_max_pool, docs/npu/compiler.md
+    "Max pooling in the conv epilogue"). Weight 0, like stem_conv: its cases are in
+    regressions/int8-npu_stem_conv_pool_*."""
+    name = "stem_conv_pool"
+
+    def draw(self, g, a):
+        ops, p = super().draw(g, a)
+        return ops, dict(p, pool=int(g.rng.choice([2, 3])))
+
+    def infer(self, p, ins):
+        out, r, w = super().infer(p, ins)
+        n, o, oh, ow = out.shape
+        k = r["pool"]
+        pad = 1 if k == 3 else 0
+        ph, pw = (oh + 2 * pad - k) // 2 + 1, (ow + 2 * pad - k) // 2 + 1
+        if ph < 1 or pw < 1:
+            raise Invalid("too small for the pooling")
+        return Val(check_size((n, o, ph, pw))), r, w
+
+    def torch(self, r, w, x):
+        _, tf = _t()
+        k = r["pool"]
+        return tf.max_pool2d(super().torch(r, w, x), k, 2, 1 if k == 3 else 0)
+
+    def onnx(self, r, w, e, x):
+        k = r["pool"]
+        pad = 1 if k == 3 else 0
+        return e.node("MaxPool", [super().onnx(r, w, e, x)], kernel_shape=[k, k], strides=[2, 2], pads=[pad] * 4)
+
+
 def late_ops():
     return [GridSample(), ResizeCubic(), BatchNormTraining(), LayerNormStats(), Mvn(), Det(), Loss(), RnnOnnx(),
             Spatial3d(), MaskedSoftmax(), ResidualConv(), ConvBnRelu(), AttentionGelu(), ConvPoolMatMul(),
-            StemConv()]
+            StemConv(), StemConvPool()]
