@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "ember/HostModel.h"
 #include "ember/PassGate.h"
 #include "ember/multichip/StageSplit.h"
 #include "ember/npu/CoSimulation.h"
@@ -67,8 +68,7 @@ Expected<CompiledStage> compileStage(StageFunction stageFunction, const std::str
     stage.estimatedCycles += layer.estimatedCycles;
   const std::string ownBackend = options.backend + ":";
   for (const std::string& partition : compiled->report.partitions)
-    if (partition.rfind(ownBackend, 0) != 0 && compiled->report.partitions.size() > 1)
-      stage.hostPartitions.push_back(partition);
+    if (partition.rfind(ownBackend, 0) != 0) stage.hostPartitions.push_back(partition);
   const MemoryPlan& memory = compiled->report.memory;
   stage.dramBytes = int64_t(memory.constantBytes + memory.ioBytes + memory.activationBytes);
   stage.model = std::make_shared<CompiledModel>(compiled.take());
@@ -236,6 +236,20 @@ std::vector<size_t> assignMicroBatches(const MultichipModel& model, size_t micro
   return assigned;
 }
 
+/// The last run's host time of a stage: its host partitions (modelled) and
+/// the tensors that crossed the host link between them and the chip.
+double hostNanoseconds(const CompiledModel& stage, const SystemConfig& system) {
+  if (!system.hostTimed) return 0;
+  const HostModel& host = system.host;
+  double nanoseconds =
+      modelledHostSeconds(stage, stage.backend->name(), host.macsPerSecond, host.memoryGbps * 1e9) * 1e9;
+  if (const RunStatistics* stats = lastRunStatistics(*stage.function))
+    nanoseconds += hostLinkMicroseconds(stats->hostTransfers, stats->hostTransferBytes, host.linkGbps * 1e9,
+                                        host.linkLatencyUs) *
+                   1e3;
+  return nanoseconds;
+}
+
 Error runStage(CompiledStage& stage, std::map<std::string, Tensor>& values, size_t microBatch,
                MultichipRun& run, size_t stageIndex, const SystemConfig& system) {
   ExecutionContext context;
@@ -256,6 +270,7 @@ Error runStage(CompiledStage& stage, std::map<std::string, Tensor>& values, size
     run.hostSeconds += device->hostSeconds;
   }
   run.stageCycles[microBatch][stageIndex] = cycles;
+  run.stageHostNs[microBatch][stageIndex] = hostNanoseconds(*stage.model, system);
   for (const std::string& output : stage.outputs) {
     const Tensor* tensor = context.output(output);
     if (!tensor) return makeError(where, ": no output '", output, "'");
@@ -272,6 +287,7 @@ Expected<MultichipRun> runMultichip(MultichipModel& model,
   MultichipRun run;
   run.outputs.resize(inputs.size());
   run.stageCycles.resize(inputs.size());
+  run.stageHostNs.resize(inputs.size());
   run.stageMacs.assign(model.stages.size(), 0);
   const std::vector<size_t> assigned =
       model.split == SplitMode::Data ? assignMicroBatches(model, inputs.size()) : std::vector<size_t>{};
@@ -306,6 +322,7 @@ std::vector<Task> buildTasks(const MultichipModel& model, const MultichipRun& ru
       compute.microBatch = i;
       compute.chip = stage.chip;
       compute.nanoseconds = nanosecondsOf(system, stage.chip, cycles);
+      compute.hostNanoseconds = run.stageHostNs[i].at(s);
       compute.label = stage.name + " #" + std::to_string(i);
       for (const CutTransfer& transfer : model.transfers) {
         if (transfer.toStage != s) continue;
@@ -345,9 +362,11 @@ MultichipFigures figuresOf(const MultichipModel& model, const MultichipRun& run,
   const double span = schedule.makespanNs > 0 ? schedule.makespanNs : 1.0;
   figures.throughputPerSecond =
       schedule.makespanNs > 0 ? double(microBatches) * 1e9 / schedule.makespanNs : 0.0;
-  // The steady state: one micro-batch per interval of the busiest chip or link direction.
+  // The steady state: one micro-batch per interval of the busiest chip (its
+  // programs and its host's partitions, run one after the other) or link direction.
   double bottleneck = 0;
-  for (double busy : schedule.chipBusyNs) bottleneck = std::max(bottleneck, busy);
+  for (size_t c = 0; c < schedule.chipBusyNs.size(); ++c)
+    bottleneck = std::max(bottleneck, schedule.chipBusyNs[c] + schedule.hostBusyNs[c]);
   for (const LinkUse& use : schedule.links) bottleneck = std::max({bottleneck, use.busyNs[0], use.busyNs[1]});
   figures.steadyThroughputPerSecond =
       bottleneck > 0 && microBatches ? double(microBatches) * 1e9 / bottleneck : 0.0;
@@ -408,6 +427,7 @@ Error driveStage(npu::ChipPort& port, CoSimContext& context, size_t s) {
       values[transfers[t].tensor] = std::move(tensor);
     }
     EMBER_RETURN_IF_ERROR(runStage(stage, values, i, context.run, s, context.system));
+    port.hostWork(context.run.stageHostNs[i].at(s));
     for (size_t t = 0; t < transfers.size(); ++t) {
       if (transfers[t].fromStage != s) continue;
       const size_t to = model.stages[transfers[t].toStage].chip;
@@ -426,6 +446,7 @@ npu::CoSimSystemSpec coSimSpecOf(const SystemConfig& system) {
   for (const Chip& chip : system.chips) spec.chips.push_back({chip.name, chip.config.clockGhz});
   for (const Link& link : system.links)
     spec.links.push_back({link.a, link.b, link.bandwidthGBps, link.latencyNs});
+  if (system.dram == DramKind::Shared) spec.sharedDramGBps = system.sharedDramGBps;
   return spec;
 }
 
@@ -437,6 +458,7 @@ Expected<CoSimulatedRun> coSimulateMultichip(MultichipModel& model,
   CoSimContext context{model, system, inputs, {}, {}, {}};
   context.run.outputs.resize(inputs.size());
   context.run.stageCycles.resize(inputs.size());
+  context.run.stageHostNs.resize(inputs.size());
   context.run.stageMacs.assign(model.stages.size(), 0);
   context.microBatchEndNs.assign(inputs.size(), 0.0);
   context.microBatchesOf.resize(model.stages.size());
@@ -458,6 +480,7 @@ Expected<CoSimulatedRun> coSimulateMultichip(MultichipModel& model,
         return makeError("micro-batch ", i, ": no stage produced output '", name, "'");
   Schedule schedule;
   schedule.chipBusyNs = result.chipBusyNs;
+  schedule.hostBusyNs = result.chipHostNs;
   for (const npu::CoSimLinkStats& stats : result.links) {
     LinkUse use;
     use.busyNs[0] = stats.busyNs[0];
@@ -471,6 +494,16 @@ Expected<CoSimulatedRun> coSimulateMultichip(MultichipModel& model,
   for (double end : context.microBatchEndNs) schedule.makespanNs = std::max(schedule.makespanNs, end);
   CoSimulatedRun coSimulated;
   coSimulated.figures = figuresOf(model, context.run, system, std::move(schedule));
+  MultichipFigures& figures = coSimulated.figures;
+  figures.chipDramStallCycles = result.dramStallCycles;
+  figures.chipSharedDramWaitCycles = result.sharedDramWaitCycles;
+  figures.sharedDramBusyNs = result.sharedDramBusyNs;
+  figures.sharedDramBytes = result.sharedDramBytes;
+  if (figures.makespanNs > 0) figures.sharedDramUtilization = result.sharedDramBusyNs / figures.makespanNs;
+  // The shared DRAM is one more resource a long stream is bound by.
+  if (result.sharedDramBusyNs > 0)
+    figures.steadyThroughputPerSecond = std::min(figures.steadyThroughputPerSecond,
+                                                 double(inputs.size()) * 1e9 / result.sharedDramBusyNs);
   coSimulated.run = std::move(context.run);
   coSimulated.hostSeconds = result.hostSeconds;
   return coSimulated;

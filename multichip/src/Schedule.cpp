@@ -67,6 +67,7 @@ Schedule scheduleTasks(const SystemConfig& system, const std::vector<Task>& task
   Schedule schedule;
   schedule.tasks.resize(tasks.size());
   schedule.chipBusyNs.assign(system.chips.size(), 0.0);
+  schedule.hostBusyNs.assign(system.chips.size(), 0.0);
   schedule.links.assign(system.links.size(), LinkUse{});
   schedule.microBatchEndNs.assign(microBatches, 0.0);
   std::vector<double> chipFree(system.chips.size(), 0.0);
@@ -83,9 +84,10 @@ Schedule scheduleTasks(const SystemConfig& system, const std::vector<Task>& task
     TaskTiming& timing = schedule.tasks[pick];
     timing.start = pickStart;
     if (task.kind == Task::Kind::Compute) {
-      timing.end = pickStart + task.nanoseconds;
+      timing.end = pickStart + task.nanoseconds + task.hostNanoseconds;
       chipFree[task.chip] = timing.end;
       schedule.chipBusyNs[task.chip] += task.nanoseconds;
+      schedule.hostBusyNs[task.chip] += task.hostNanoseconds;
     } else {
       std::vector<size_t> links;
       double slowest = std::numeric_limits<double>::infinity();

@@ -219,6 +219,25 @@ Error readDram(const Reader& reader, const YAML::Node& node, SystemConfig& syste
   return Error::success();
 }
 
+/// host: {timed, macs_per_s, gbps, link_gb_per_s, link_latency_us}: each
+/// chip's host, which runs its stages' host partitions (ember/HostModel.h).
+Error readHost(const Reader& reader, const YAML::Node& node, SystemConfig& system) {
+  if (!node) return Error::success();
+  if (!node.IsMap()) return reader.error(node, "'host' must be a map");
+  EMBER_RETURN_IF_ERROR(
+      reader.onlyKeys(node, "host", {"timed", "macs_per_s", "gbps", "link_gb_per_s", "link_latency_us"}));
+  if (YAML::Node timed = node["timed"]; timed && !YAML::convert<bool>::decode(timed, system.hostTimed))
+    return reader.error(timed, "host: 'timed' must be true or false");
+  HostModel& host = system.host;
+  EMBER_ASSIGN_OR_RETURN(host.macsPerSecond,
+                         reader.positive(node, "macs_per_s", "host", host.macsPerSecond, true));
+  EMBER_ASSIGN_OR_RETURN(host.memoryGbps, reader.positive(node, "gbps", "host", host.memoryGbps, true));
+  EMBER_ASSIGN_OR_RETURN(host.linkGbps, reader.positive(node, "link_gb_per_s", "host", host.linkGbps, true));
+  EMBER_ASSIGN_OR_RETURN(host.linkLatencyUs,
+                         reader.positive(node, "link_latency_us", "host", host.linkLatencyUs, true));
+  return Error::success();
+}
+
 /// Every chip must reach every other over the links.
 Error checkConnected(const SystemConfig& system) {
   std::vector<bool> reached(system.chips.size(), false);
@@ -265,12 +284,13 @@ Expected<SystemConfig> parseSystemConfig(const std::string& yamlText, const std:
   SystemConfig system;
   system.path = origin;
   try {
-    EMBER_RETURN_IF_ERROR(reader.onlyKeys(root, "system", {"name", "chips", "interconnect", "dram"}));
+    EMBER_RETURN_IF_ERROR(reader.onlyKeys(root, "system", {"name", "chips", "interconnect", "dram", "host"}));
     system.name = root["name"] ? root["name"].as<std::string>() : fs::path(origin).stem().string();
     if (!root["chips"]) return makeError(origin, ": missing 'chips'");
     EMBER_ASSIGN_OR_RETURN(system.chips, readChips(reader, root["chips"], fs::path(origin).parent_path()));
     EMBER_RETURN_IF_ERROR(readInterconnect(reader, root["interconnect"], system));
     EMBER_RETURN_IF_ERROR(readDram(reader, root["dram"], system));
+    EMBER_RETURN_IF_ERROR(readHost(reader, root["host"], system));
   } catch (const YAML::Exception& e) {
     return makeError(origin, ":", e.mark.line + 1, ": ", e.msg);
   }

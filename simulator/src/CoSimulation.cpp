@@ -7,6 +7,9 @@
 // each direction keeps the time it is next free, and a transfer reserves
 // [start, start + hold) on every hop of its route). The last hop hands the
 // data to the receiving chip, which takes it once the arrival time is reached.
+//
+// A shared DRAM is a calendar (SimKernel.h) every chip's DRAM target
+// (Simulator.cpp) reserves its transactions on, in absolute SystemC time.
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn of the chip drivers
 #include "ember/npu/CoSimulation.h"
 
@@ -99,6 +102,7 @@ struct SystemRun {
   const std::vector<ChipDriver>* drivers = nullptr;
   uint64_t start = 0;  ///< SystemC time units at the run's start
   std::vector<detail::CoSimChip> chips;
+  std::vector<uint64_t> hostUnits;  ///< per chip: its host work
   std::vector<std::deque<Message>> inboxes;
   std::vector<bool> finished;
   std::vector<bool> stopped;  ///< its driver stopped because another failed
@@ -111,9 +115,9 @@ class SystemKernel : public sc_module, public ChipPort {
   SC_HAS_PROCESS(SystemKernel);
   // NOLINTNEXTLINE(performance-unnecessary-value-param): SystemC's naming needs sc_module_name by value
   explicit SystemKernel(sc_module_name name) : sc_module(name) {
-    for (size_t l = 0; l < detail::kMaxCoSimulatedLinks; ++l)
+    for (size_t l = 0; l < detail::coSimulatedLinkCapacity(); ++l)
       links_.push_back(std::make_unique<LinkChannel>(("link" + std::to_string(l)).c_str(), *this));
-    for (size_t c = 0; c < detail::kMaxCoSimulatedChips; ++c) {
+    for (size_t c = 0; c < detail::coSimulatedChipCapacity(); ++c) {
       sockets_.push_back(std::make_unique<tlm_utils::multi_passthrough_initiator_socket<SystemKernel>>(
           ("chip" + std::to_string(c) + "_links").c_str()));
       for (auto& link : links_) sockets_.back()->bind(link->socket);
@@ -122,7 +126,7 @@ class SystemKernel : public sc_module, public ChipPort {
       handles_.push_back(sc_spawn(sc_bind(&SystemKernel::driverThread, this, c),
                                   ("driver" + std::to_string(c)).c_str(), &options));
     }
-    for (size_t c = 0; c < detail::kMaxCoSimulatedChips; ++c)
+    for (size_t c = 0; c < detail::coSimulatedChipCapacity(); ++c)
       inboxEvents_.emplace_back(std::make_unique<sc_event>());
     payload_.set_extension(new HopExtension);
   }
@@ -151,10 +155,16 @@ class SystemKernel : public sc_module, public ChipPort {
   Error send(size_t to, const std::vector<size_t>& route, uint64_t tag, std::vector<uint8_t> bytes) override;
   Expected<std::vector<uint8_t>> receive(uint64_t tag) override;
   double nowNs() const override { return nanosecondsOf(sc_time_stamp().value() - run_->start); }
+  void hostWork(double nanoseconds) override {
+    const uint64_t units = unitsOf(std::max(0.0, nanoseconds));
+    run_->hostUnits[chip()] += units;
+    wait(sc_time::from_value(units));
+  }
 
  private:
   void driverThread(size_t chip);
   Error checkSystem(const CoSimSystemSpec& system) const;
+  CoSimResult resultOf(const CoSimSystemSpec& system, const SystemRun& state) const;
   void cancel() {
     run_->cancelled = true;
     for (auto& event : inboxEvents_) event->notify(SC_ZERO_TIME);
@@ -167,6 +177,7 @@ class SystemKernel : public sc_module, public ChipPort {
   sc_event startEvent_;
   SystemRun* run_ = nullptr;
   tlm::tlm_generic_payload payload_;  // owns a HopExtension
+  detail::SharedDramCalendar sharedDram_;
 };
 
 void LinkChannel::bTransport(int, tlm::tlm_generic_payload& payload, sc_time& delay) {
@@ -280,12 +291,10 @@ void SystemKernel::driverThread(size_t chip) {
 }
 
 Error SystemKernel::checkSystem(const CoSimSystemSpec& system) const {
-  if (system.chips.size() > detail::kMaxCoSimulatedChips)
-    return makeError("the co-simulation elaborates at most ", detail::kMaxCoSimulatedChips,
-                     " chips; the system has ", system.chips.size());
-  if (system.links.size() > detail::kMaxCoSimulatedLinks)
-    return makeError("the co-simulation elaborates at most ", detail::kMaxCoSimulatedLinks,
+  if (system.links.size() > detail::coSimulatedLinkCapacity())
+    return makeError("the co-simulation elaborates at most ", detail::coSimulatedLinkCapacity(),
                      " links; the system has ", system.links.size());
+  if (system.sharedDramGBps < 0) return makeError("the shared DRAM's bandwidth must not be negative");
   for (const CoSimChipSpec& chip : system.chips)
     if (!(chip.clockGhz > 0)) return makeError("chip '", chip.name, "': the clock must be positive");
   for (const CoSimLinkSpec& link : system.links)
@@ -310,8 +319,11 @@ Expected<CoSimResult> SystemKernel::run(const CoSimSystemSpec& system,
     detail::CoSimChip chip;
     chip.top = c;
     chip.unitsPerCycle = std::max<uint64_t>(1, unitsOf(1.0 / system.chips[c].clockGhz));
+    if (system.sharedDramGBps > 0) chip.sharedDram = &sharedDram_;
     state.chips.push_back(chip);
   }
+  if (system.sharedDramGBps > 0) sharedDram_.configure(system.sharedDramGBps, unitsPerNanosecond());
+  state.hostUnits.assign(system.chips.size(), 0);
   state.inboxes.resize(system.chips.size());
   state.finished.assign(system.chips.size(), false);
   state.stopped.assign(system.chips.size(), false);
@@ -337,22 +349,100 @@ Expected<CoSimResult> SystemKernel::run(const CoSimSystemSpec& system,
   if (!stuck.empty())
     return makeError("chip '", system.chips[stuck.front()].name,
                      "' can make no progress: it waits for a transfer no chip sends (deadlock)");
-  CoSimResult result;
-  result.endNs = nanosecondsOf(sc_time_stamp().value() - state.start);
-  for (const detail::CoSimChip& chip : state.chips) {
-    result.chipBusyNs.push_back(nanosecondsOf(chip.busyUnits));
-    result.programs.push_back(chip.programs);
-  }
-  for (size_t l = 0; l < system.links.size(); ++l) result.links.push_back(links_[l]->stats);
+  CoSimResult result = resultOf(system, state);
   result.hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - hostStart).count();
   return result;
 }
 
+CoSimResult SystemKernel::resultOf(const CoSimSystemSpec& system, const SystemRun& state) const {
+  CoSimResult result;
+  result.endNs = nanosecondsOf(sc_time_stamp().value() - state.start);
+  for (size_t c = 0; c < state.chips.size(); ++c) {
+    const detail::CoSimChip& chip = state.chips[c];
+    result.chipBusyNs.push_back(nanosecondsOf(chip.busyUnits));
+    result.chipHostNs.push_back(nanosecondsOf(state.hostUnits[c]));
+    result.programs.push_back(chip.programs);
+    result.dramStallCycles.push_back(chip.dramStallCycles);
+    result.sharedDramWaitCycles.push_back(chip.sharedDramWaitCycles);
+  }
+  for (size_t l = 0; l < system.links.size(); ++l) result.links.push_back(links_[l]->stats);
+  if (system.sharedDramGBps > 0) {
+    result.sharedDramBusyNs = nanosecondsOf(sharedDram_.busyUnits);
+    result.sharedDramBytes = sharedDram_.bytes;
+  }
+  return result;
+}
+
 SystemKernel* systemKernel = nullptr;  // created by elaborateKernel, never destroyed
+size_t chipCapacity = detail::kMinCoSimulatedChips;
+bool kernelElaborated = false;
+
+/// With the simulator mutex held.
+Error reserveChips(size_t chips) {
+  if (!kernelElaborated) {
+    chipCapacity = std::max(chipCapacity, chips);
+    return Error::success();
+  }
+  if (chips <= chipCapacity) return Error::success();
+  return makeError("the system has ", chips, " chips but this process co-simulates at most ", chipCapacity,
+                   ": SystemC elaborates once per process, and its first simulation elaborated that many "
+                   "chips (run the larger system first, or in a process of its own)");
+}
 
 }  // namespace
 
 namespace detail {
+
+size_t coSimulatedChipCapacity() { return chipCapacity; }
+
+void SharedDramCalendar::configure(double gbPerSecond, uint64_t unitsPerNanosecond) {
+  busy_.clear();
+  busyUnits = bytes = transactions = 0;
+  unitsPerByte_ = double(unitsPerNanosecond) / gbPerSecond;  // GB/s = bytes per ns
+}
+
+uint64_t SharedDramCalendar::holdUnits(uint64_t count) const {
+  return uint64_t(std::floor(double(count) * unitsPerByte_));
+}
+
+uint64_t SharedDramCalendar::reserve(uint64_t at, uint64_t count) {
+  const uint64_t hold = holdUnits(count);
+  uint64_t start = at;
+  ++transactions;
+  bytes += count;
+  if (hold == 0) return start;
+  for (;;) {  // move past every reservation that overlaps [start, start + hold)
+    auto next = busy_.upper_bound(start);
+    if (next != busy_.begin() && std::prev(next)->second > start) {
+      start = std::prev(next)->second;
+      continue;
+    }
+    if (next != busy_.end() && next->first < start + hold) {
+      start = next->second;
+      continue;
+    }
+    break;
+  }
+  busyUnits += hold;
+  uint64_t begin = start, end = start + hold;
+  auto next = busy_.lower_bound(end);
+  if (next != busy_.end() && next->first == end) {
+    end = next->second;
+    busy_.erase(next);
+  }
+  auto after = busy_.upper_bound(begin);
+  if (after != busy_.begin() && std::prev(after)->second == begin) {
+    std::prev(after)->second = end;
+  } else {
+    busy_[begin] = end;
+  }
+  if (busy_.size() > 256) forgetBefore(sc_time_stamp().value());
+  return start;
+}
+
+void SharedDramCalendar::forgetBefore(uint64_t time) {
+  while (!busy_.empty() && busy_.begin()->second <= time) busy_.erase(busy_.begin());
+}
 
 std::mutex& simulatorMutex() {
   static std::mutex m;
@@ -363,6 +453,7 @@ void elaborateKernel() {
   static const bool elaborated = [] {
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
+    kernelElaborated = true;
     createNpuTops();
     systemKernel = new SystemKernel("ember_system");
     sc_start(SC_ZERO_TIME);  // elaborate and park every thread on its first wait
@@ -377,8 +468,14 @@ CoSimChip* currentCoSimChip() { return systemKernel ? systemKernel->currentChip(
 
 Expected<CoSimResult> coSimulate(const CoSimSystemSpec& system, const std::vector<ChipDriver>& drivers) {
   std::lock_guard<std::mutex> lock(detail::simulatorMutex());
+  EMBER_RETURN_IF_ERROR(reserveChips(system.chips.size()));
   detail::elaborateKernel();
   return systemKernel->run(system, drivers);
+}
+
+Error reserveCoSimulatedChips(size_t chips) {
+  std::lock_guard<std::mutex> lock(detail::simulatorMutex());
+  return reserveChips(chips);
 }
 
 }  // namespace ember::npu

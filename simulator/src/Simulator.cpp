@@ -122,10 +122,36 @@ class MemoryTarget : public sc_module {
   }
   uint64_t peakBytes() const { return std::min(size_, writtenLines_ * 64); }
 
+  /// Co-simulated with a shared DRAM: every data transaction also reserves
+  /// its bytes' time on the system's calendar (null: this memory alone).
+  void shareWith(detail::SharedDramCalendar* calendar) {
+    shared_ = calendar;
+    sharedWaitCycles = 0;
+  }
+
   uint64_t readBytes = 0, writeBytes = 0;
+  uint64_t sharedWaitCycles = 0;  ///< cycles transactions waited for the shared DRAM
 
  private:
   uint64_t nowCycle() const { return (sc_time_stamp().value() - *t0_) / unitsPerCycle_; }
+
+  /// A data transaction on a shared DRAM: it starts on this memory's port as
+  /// usual and also takes its bytes' time on the shared DRAM from then (or
+  /// once the DRAM is free); it ends when both are done, in whole cycles.
+  /// `occupy` grows by what the shared DRAM adds: a DRAM stall (`waited`),
+  /// also counted in sharedWaitCycles.
+  uint64_t reserveShared(Port& port, uint64_t at, uint64_t length, uint64_t& occupy, uint64_t& waited) {
+    const uint64_t start = port.reserve(at, occupy, waited);
+    const uint64_t sharedStart = shared_->reserve(*t0_ + start * unitsPerCycle_, length);
+    const uint64_t sharedEnd = ceilDiv(sharedStart + shared_->holdUnits(length) - *t0_, unitsPerCycle_);
+    if (sharedEnd > start + occupy) {
+      waited += sharedEnd - (start + occupy);
+      sharedWaitCycles += sharedEnd - (start + occupy);
+      occupy = sharedEnd - start;
+      port.freeAt = sharedEnd;
+    }
+    return start;
+  }
 
   void bTransport(int, tlm::tlm_generic_payload& p, sc_time& delay) {
     auto* ext = p.get_extension<TimingExtension>();
@@ -136,11 +162,12 @@ class MemoryTarget : public sc_module {
     }
     const uint64_t now = nowCycle();
     const uint64_t at = now + delay.value() / unitsPerCycle_;
-    const uint64_t occupy = p.get_command() == tlm::TLM_IGNORE_COMMAND && ext
-                                ? ext->occupyCycles
-                                : timing::portCycles(length, bytesPerCycle_);
+    const bool data = p.get_command() != tlm::TLM_IGNORE_COMMAND;
+    uint64_t occupy = !data && ext ? ext->occupyCycles : timing::portCycles(length, bytesPerCycle_);
     uint64_t waited = 0;
-    const uint64_t start = ports_[bankOf(address)].reserve(at, occupy, waited);
+    Port& port = ports_[bankOf(address)];
+    const uint64_t start =
+        shared_ && data ? reserveShared(port, at, length, occupy, waited) : port.reserve(at, occupy, waited);
     if (p.get_command() == tlm::TLM_READ_COMMAND) {
       std::memcpy(p.get_data_ptr(), data_ + address, length);
       readBytes += length;
@@ -172,6 +199,7 @@ class MemoryTarget : public sc_module {
   uint64_t unitsPerCycle_ = 1;
   std::vector<bool> written_;
   uint64_t writtenLines_ = 0;
+  detail::SharedDramCalendar* shared_ = nullptr;
 };
 
 // Dependency-token counters, one per ordered pair of linked queues
@@ -194,7 +222,8 @@ struct RunState {
   uint64_t t0 = 0;             ///< SystemC time units at the run's start
   uint64_t unitsPerCycle = 1;  ///< SystemC time units per cycle
   bool signalDone = false;     ///< co-simulated: notify the top's doneEvent once drained
-  int activeUnits = 0;         ///< units holding an instruction (popped, not yet parked again)
+  detail::SharedDramCalendar* sharedDram = nullptr;  ///< co-simulated on a shared DRAM
+  int activeUnits = 0;  ///< units holding an instruction (popped, not yet parked again)
 
   std::deque<uint32_t> queues[isa::kNumQueues];
   uint64_t tokens[kNumTokens] = {};
@@ -264,6 +293,7 @@ class NpuTop : public sc_module {
     const uint64_t scale = state.unitsPerCycle;
     dram.configure(state.dram, state.dramBytes, 1, uint64_t(state.config->dramBytesPerCycle), &state.t0,
                    scale);
+    dram.shareWith(state.sharedDram);
     scratchpad.configure(state.scratchpad.data(), state.scratchpad.size(),
                          uint64_t(state.config->scratchpadBanks), uint64_t(state.config->bankWidthBytes),
                          &state.t0, scale);
@@ -1342,7 +1372,7 @@ namespace detail {
 
 void createNpuTops() {
   tops().push_back(new NpuTop("ember_npu"));
-  for (size_t chip = 0; chip < kMaxCoSimulatedChips; ++chip)
+  for (size_t chip = 0; chip < coSimulatedChipCapacity(); ++chip)
     tops().push_back(new NpuTop(("ember_chip" + std::to_string(chip)).c_str()));
 }
 
@@ -1352,6 +1382,7 @@ Expected<SimStats> simulateOnChip(CoSimChip& chip, const Bundle& bundle, const N
   RunState state;
   EMBER_RETURN_IF_ERROR(prepareRun(bundle, config, dram, options, state));
   state.unitsPerCycle = chip.unitsPerCycle;
+  state.sharedDram = chip.sharedDram;
   NpuTop& npu = *tops()[1 + chip.top];
   npu.runHere(state);
   if (state.error || !NpuTop::drained(state)) {
@@ -1367,6 +1398,9 @@ Expected<SimStats> simulateOnChip(CoSimChip& chip, const Bundle& bundle, const N
   if (end > sc_time_stamp().value()) wait(sc_time::from_value(end - sc_time_stamp().value()));
   chip.busyUnits += end - state.t0;
   ++chip.programs;
+  for (const UnitStats& unit : stats->units)
+    chip.dramStallCycles += unit.stallCycles[size_t(StallReason::DramBandwidth)];
+  chip.sharedDramWaitCycles += npu.dram.sharedWaitCycles;
   return stats;
 }
 

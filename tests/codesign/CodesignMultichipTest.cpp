@@ -124,6 +124,41 @@ TEST(CodesignMultichip, ExampleSweepMatchesDirectMultichipRuns) {
   EXPECT_EQ(readFile(out / "results.csv"), csv);
 }
 
+TEST(CodesignMultichip, SharedDramAndHostAxesChangeTheFigures) {
+  // Two chips, data parallel, on one shared DRAM: a slower DRAM, or timed
+  // hosts, lower the throughput; each point is its direct `ember multichip` run.
+  fs::path dir = freshDir("multichip_dram");
+  fs::path out = dir / "out";
+  writeFile(dir / "spec.yaml", "name: dram\nbackend: npu\nbase_config: " + std::string(EMBER_NPU_CONFIG_DIR) +
+                                   "/npu-16x16.yaml\nmodels:\n  - path: " + kModel +
+                                   "\n    calibrate: " + std::string(EMBER_EXAMPLE_MODELS_DIR) +
+                                   "/tiny_cnn.input.npy\n"
+                                   "system:\n  chips: 2\n  interconnect: {bandwidth_gb_per_s: 32}\n"
+                                   "  dram: {kind: shared, size_mib: 2048, bandwidth_gb_per_s: 16}\n"
+                                   "split: data\nbatch: 4\naxes:\n"
+                                   "  system.dram.bandwidth_gb_per_s: [0.5, 64]\n"
+                                   "  system.host.timed: [true, false]\n");
+  CommandResult sweep = runEmber("sweep " + (dir / "spec.yaml").string() + " -o " + out.string() + " -j 2");
+  ASSERT_EQ(sweep.status, 0) << sweep.output;
+  std::map<std::string, double> throughput;
+  for (const CsvRow& row : readRows(out / "results.csv")) {
+    ASSERT_EQ(row.at("status"), "ok") << row.at("error");
+    Json direct = directRun(out, row, dir / ("direct-" + row.at("index") + ".json"));
+    expectSame(row.at("throughput_images_per_s"), direct.numberAt("throughput_images_per_s"), "throughput");
+    throughput[row.at("system.dram.bandwidth_gb_per_s") + ", " + row.at("system.host.timed")] =
+        std::stod(row.at("throughput_images_per_s"));
+  }
+  ASSERT_EQ(throughput.size(), 4u);
+  const std::string slow = "system.dram.bandwidth_gb_per_s=0.5", fast = "system.dram.bandwidth_gb_per_s=64";
+  for (const char* host : {"system.host.timed=true", "system.host.timed=false"}) {
+    EXPECT_LT(throughput.at(slow + ", " + host), throughput.at(fast + ", " + host)) << host;
+  }
+  for (const std::string& dram : {slow, fast})
+    EXPECT_LT(throughput.at(dram + ", system.host.timed=true"),
+              throughput.at(dram + ", system.host.timed=false"))
+        << dram;
+}
+
 TEST(CodesignMultichip, SlurmTaskRunsAMultichipPoint) {
   fs::path dir = freshDir("multichip_slurm");
   fs::path out = dir / "out";

@@ -107,6 +107,58 @@ TEST_F(MultichipCli, BatchOutputsEqualTheOneChipRun) {
   }
 }
 
+TEST_F(MultichipCli, TwelveChipsOnASharedDramWithTimedHosts) {
+  // More chips than the 8 a process elaborated before, on one shared DRAM:
+  // co-simulated, the report has the DRAM's use and each chip's stalls; the
+  // event schedule says it cannot model the contention. The host partitions
+  // (digits' input Quantize, output Dequantize) take time unless --untimed-host.
+  const std::string model = kModels + "/digits.onnx", profile = kModels + "/digits.profile.yaml";
+  std::ofstream(dir_ / "twelve.yaml") << "chips: {count: 12, config: " << EMBER_NPU_CONFIG_DIR
+                                      << "/npu-16x16.yaml}\n"
+                                         "interconnect: {topology: ring, bandwidth_gb_per_s: 8}\n"
+                                         "dram: {kind: shared, size_mib: 4096, bandwidth_gb_per_s: 4}\n";
+  auto runWith = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args{"multichip",
+                                  model,
+                                  "--system",
+                                  (dir_ / "twelve.yaml").string(),
+                                  "--split",
+                                  "data",
+                                  "--quantize",
+                                  profile,
+                                  "--dim",
+                                  "N=1",
+                                  "--batch",
+                                  "12",
+                                  "--random-inputs",
+                                  "--report-json",
+                                  (dir_ / (name + ".json")).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ToolRun r = ember(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return std::make_pair(r.out, readWholeFile(dir_ / (name + ".json")));
+  };
+  const auto [text, report] = runWith("cosim", {});
+  EXPECT_NE(report.find("\"num_chips\": 12"), std::string::npos);
+  EXPECT_NE(report.find("\"co_simulated\": true"), std::string::npos);
+  EXPECT_NE(report.find("\"kind\": \"shared\""), std::string::npos);
+  EXPECT_NE(report.find("\"contention_modelled\": true"), std::string::npos);
+  EXPECT_NE(report.find("\"shared_dram_wait_cycles\""), std::string::npos);
+  EXPECT_NE(report.find("\"warnings\": []"), std::string::npos);
+  EXPECT_NE(text.find("shared DRAM:  4.0 GB/s, busy"), std::string::npos) << text;
+  EXPECT_NE(text.find("us per micro-batch (modelled"), std::string::npos) << text;
+  EXPECT_EQ(report.find("\"host_us_per_micro_batch\": 0,"), std::string::npos);
+
+  const auto [scheduleText, scheduleReport] = runWith("schedule", {"--schedule-only", "--untimed-host"});
+  EXPECT_NE(scheduleReport.find("\"contention_modelled\": false"), std::string::npos);
+  EXPECT_NE(scheduleReport.find("does not model shared-DRAM contention"), std::string::npos);
+  EXPECT_NE(scheduleText.find("warning:      the event schedule (--schedule-only) does not model"),
+            std::string::npos)
+      << scheduleText;
+  EXPECT_NE(scheduleReport.find("\"timed\": false"), std::string::npos);
+  EXPECT_NE(scheduleReport.find("\"host_us_per_micro_batch\": 0,"), std::string::npos);
+}
+
 TEST_F(MultichipCli, BadCommandLinesAndSystems) {
   const std::string model = kModels + "/digits.onnx";
   ToolRun r = ember({"multichip", model});
@@ -128,6 +180,12 @@ TEST_F(MultichipCli, BadCommandLinesAndSystems) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("cut.yaml"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("chip 'npu2'"), std::string::npos) << r.err;
+  // The host section is checked like the rest.
+  std::ofstream(dir_ / "host.yaml") << "chips: {count: 1, config: " << EMBER_NPU_CONFIG_DIR
+                                    << "/npu-16x16.yaml}\nhost: {macs_per_second: 1e9}\n";
+  r = ember({"multichip", model, "--system", (dir_ / "host.yaml").string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("host: unknown key 'macs_per_second'"), std::string::npos) << r.err;
 }
 
 }  // namespace

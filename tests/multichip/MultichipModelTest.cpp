@@ -206,7 +206,10 @@ TEST(MultichipCoSimulation, LinkBusyIsBytesOverBandwidthAndTransfersAddTheLatenc
   EXPECT_NEAR(link.busyNs[0], 4 * double(bytesPerMicroBatch) / 2.0, 0.01);
   // The first image: stage 0, its cut tensors one after the other on the
   // link plus the latency once they are sent, then stage 1.
-  const double stage0 = double(run->run.stageCycles[0].at(0)), stage1 = double(run->run.stageCycles[0].at(1));
+  // Each stage's host partitions (the input's Quantize, the output's Dequantize) follow its programs.
+  const double stage0 = double(run->run.stageCycles[0].at(0)) + run->run.stageHostNs[0].at(0);
+  const double stage1 = double(run->run.stageCycles[0].at(1)) + run->run.stageHostNs[0].at(1);
+  EXPECT_GT(run->run.stageHostNs[0].at(0), 0);
   EXPECT_NEAR(run->figures.latencyNs, stage0 + double(bytesPerMicroBatch) / 2.0 + 700.0 + stage1, 0.01);
 }
 
@@ -282,6 +285,177 @@ TEST(MultichipErrors, DisconnectedLinksNameTheChipsAndLinks) {
       kConfigs + "/system.yaml");
   ASSERT_FALSE(system);
   EXPECT_NE(system.error().message().find("link 'npu0-npu5'"), std::string::npos) << system.error().message();
+}
+
+// ---- a shared DRAM, and the host's time ----
+
+/// digits (int8) on `chips` npu-16x16 chips, data parallel, with `extra`
+/// system lines; the host not timed unless `extra` says otherwise.
+Expected<MultichipModel> digitsDataParallel(size_t chips, const std::string& extra) {
+  registerBuiltinBackends();
+  std::string yaml = "chips: {count: " + std::to_string(chips) + ", config: npu-16x16.yaml}\n" + extra;
+  if (extra.find("host:") == std::string::npos) yaml += "host: {timed: false}\n";
+  EMBER_ASSIGN_OR_RETURN(SystemConfig system, parseSystemConfig(yaml, kConfigs + "/system.yaml"));
+  EMBER_ASSIGN_OR_RETURN(Model model, load("digits"));
+  MultichipOptions options;
+  options.split = SplitMode::Data;
+  options.compile = quantizing(model.profile, true);
+  return compileMultichip(*model.function, system, options);
+}
+
+/// The DRAM bytes a stage's last run read and wrote (the npu's device counters).
+uint64_t lastRunDramBytes(const CompiledStage& stage) {
+  const DeviceReport* device = stage.model->function->deviceReport();
+  EXPECT_TRUE(device);
+  if (!device) return 0;
+  uint64_t bytes = 0;
+  for (const char* name : {"dram_read_bytes", "dram_write_bytes"})
+    if (const ReportCounter* counter = device->counter(name)) bytes += std::get<uint64_t>(counter->value);
+  return bytes;
+}
+
+TEST(MultichipSharedDram, DataParallelChipsShareItsBandwidth) {
+  Expected<Model> probe = load("digits");
+  ASSERT_TRUE(probe);
+  const auto inputs = microBatches("digits", *probe->function);  // one per chip
+  Expected<MultichipModel> own = digitsDataParallel(2, "interconnect: {bandwidth_gb_per_s: 32}\n");
+  ASSERT_TRUE(own) << own.error().message();
+  Expected<CoSimulatedRun> alone = coSimulateMultichip(*own, inputs, own->system);
+  ASSERT_TRUE(alone) << alone.error().message();
+  // Each image's DRAM traffic, as the chip's own counters saw it.
+  const uint64_t bytesPerImage = lastRunDramBytes(own->stages[0]);
+  ASSERT_GT(bytesPerImage, 0u);
+  ASSERT_EQ(lastRunDramBytes(own->stages[1]), bytesPerImage);
+
+  // A shared DRAM far below the chips' 2 x 16 GB/s: both images' bytes pass
+  // through it one after the other, so the batch takes at least 2 x bytes /
+  // bandwidth, and the chips' own work adds at most the one-chip-per-image time.
+  for (double gbps : {0.5, 0.1}) {
+    SCOPED_TRACE(std::to_string(gbps) + " GB/s shared");
+    Expected<MultichipModel> shared = digitsDataParallel(
+        2,
+        "interconnect: {bandwidth_gb_per_s: 32}\ndram: {kind: shared, size_mib: 1024, bandwidth_gb_per_s: " +
+            std::to_string(gbps) + "}\n");
+    ASSERT_TRUE(shared) << shared.error().message();
+    Expected<CoSimulatedRun> contended = coSimulateMultichip(*shared, inputs, shared->system);
+    ASSERT_TRUE(contended) << contended.error().message();
+    const double dramNs = 2.0 * double(bytesPerImage) / gbps;  // GB/s = bytes per ns
+    const MultichipFigures& figures = contended->figures;
+    EXPECT_EQ(figures.sharedDramBytes, 2 * bytesPerImage);
+    EXPECT_NEAR(figures.sharedDramBusyNs, dramNs, 2.0);  // each transaction's hold rounds down to 1 ps
+    EXPECT_GE(figures.makespanNs, dramNs);
+    EXPECT_LE(figures.makespanNs, dramNs + alone->figures.makespanNs);
+    // Throughput drops by the factor the DRAM sets: (one image's own time) / (the DRAM's time per image).
+    EXPECT_NEAR(figures.throughputPerSecond / alone->figures.throughputPerSecond,
+                alone->figures.makespanNs / dramNs, 0.1 * alone->figures.makespanNs / dramNs + 0.02);
+    EXPECT_GT(figures.chipSharedDramWaitCycles[0] + figures.chipSharedDramWaitCycles[1], 0u);
+    // The outputs do not depend on the DRAM's timing.
+    for (size_t i = 0; i < inputs.size(); ++i)
+      for (const auto& [name, tensor] : alone->run.outputs[i])
+        EXPECT_EQ(std::memcmp(tensor.data(), contended->run.outputs[i].at(name).data(), tensor.sizeInBytes()),
+                  0);
+  }
+}
+
+TEST(MultichipSharedDram, HugeBandwidthGivesTheFiguresOfDramPerChip) {
+  Expected<Model> probe = load("digits");
+  ASSERT_TRUE(probe);
+  const auto two = microBatches("digits", *probe->function);
+  std::vector<std::map<std::string, Tensor>> inputs = two;
+  inputs.insert(inputs.end(), two.begin(), two.end());  // four micro-batches, two per chip
+  Expected<MultichipModel> own = digitsDataParallel(2, "interconnect: {bandwidth_gb_per_s: 32}\n");
+  Expected<MultichipModel> shared = digitsDataParallel(2,
+                                                       "interconnect: {bandwidth_gb_per_s: 32}\ndram: {kind: "
+                                                       "shared, size_mib: 1024, bandwidth_gb_per_s: 1e6}\n");
+  ASSERT_TRUE(own) << own.error().message();
+  ASSERT_TRUE(shared) << shared.error().message();
+  Expected<CoSimulatedRun> a = coSimulateMultichip(*own, inputs, own->system);
+  Expected<CoSimulatedRun> b = coSimulateMultichip(*shared, inputs, shared->system);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(b->figures.makespanNs, a->figures.makespanNs);
+  EXPECT_EQ(b->figures.latencyNs, a->figures.latencyNs);
+  EXPECT_EQ(b->figures.schedule.chipBusyNs, a->figures.schedule.chipBusyNs);
+  EXPECT_EQ(b->figures.chipDramStallCycles, a->figures.chipDramStallCycles);
+  EXPECT_EQ(b->run.stageCycles, a->run.stageCycles);
+}
+
+TEST(MultichipSharedDram, OneChipOnADramOfItsOwnBandwidthIsCycleIdentical) {
+  Expected<Model> probe = load("digits");
+  ASSERT_TRUE(probe);
+  const auto inputs = microBatches("digits", *probe->function);
+  Expected<MultichipModel> own = digitsDataParallel(1, "");
+  Expected<MultichipModel> shared =
+      digitsDataParallel(1, "dram: {kind: shared, size_mib: 1024, bandwidth_gb_per_s: 16}\n");
+  ASSERT_TRUE(own && shared);
+  Expected<CoSimulatedRun> a = coSimulateMultichip(*own, inputs, own->system);
+  Expected<CoSimulatedRun> b = coSimulateMultichip(*shared, inputs, shared->system);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(b->run.stageCycles, a->run.stageCycles);
+  EXPECT_EQ(b->figures.makespanNs, a->figures.makespanNs);
+  EXPECT_EQ(b->figures.chipDramStallCycles, a->figures.chipDramStallCycles);
+  EXPECT_EQ(b->figures.chipSharedDramWaitCycles, (std::vector<uint64_t>{0}));
+  EXPECT_GT(b->figures.sharedDramUtilization, 0);
+}
+
+/// Multiply-accumulates of the convolutions and matrix products of `function`, from the graph's shapes.
+double graphMacs(const Function& function) {
+  double macs = 0;
+  for (const Node* node : function.nodes()) {
+    const std::string_view op = opName(node->kind());
+    const Type& out = node->resultType();
+    if (op == "Conv") {
+      const Type& weights = node->input(1).type();  // [O, I/g, kh, kw]
+      macs += double(out.numElements()) * double(weights.numElements() / weights.dims[0]);
+    } else if (op == "Gemm" || op == "MatMul") {
+      macs += double(out.numElements()) * double(node->input(0).type().dims.back());
+    }
+  }
+  return macs;
+}
+
+TEST(MultichipHost, HostPartitionsTakeTheirModelledTime) {
+  // Float digits: the npu runs no float node, so the whole model is one host
+  // partition on the reference backend. With a host memory so fast that only
+  // MACs count and a free host link, its time is MACs / (MAC/s).
+  registerBuiltinBackends();
+  Expected<Model> probe = load("digits");
+  ASSERT_TRUE(probe);
+  const double macs = graphMacs(*probe->function);
+  ASSERT_GT(macs, 1e4);
+  const auto inputs = microBatches("digits", *probe->function);
+  std::map<double, CoSimulatedRun> runs;
+  for (double macsPerSecond : {1e9, 2e9}) {
+    const std::string yaml =
+        "chips: {count: 1, config: npu-16x16.yaml}\nhost: {macs_per_s: " + std::to_string(macsPerSecond) +
+        ", gbps: 1e12, link_gb_per_s: 1e12, link_latency_us: 0}\n";
+    Expected<SystemConfig> system = parseSystemConfig(yaml, kConfigs + "/system.yaml");
+    ASSERT_TRUE(system) << system.error().message();
+    Expected<Model> model = load("digits");
+    ASSERT_TRUE(model);
+    MultichipOptions options;
+    options.split = SplitMode::Data;
+    options.compile.fallbackBackends = {"reference"};
+    Expected<MultichipModel> compiled = compileMultichip(*model->function, *system, options);
+    ASSERT_TRUE(compiled) << compiled.error().message();
+    ASSERT_EQ(compiled->stages[0].hostPartitions.size(), 1u);
+    Expected<CoSimulatedRun> run = coSimulateMultichip(*compiled, inputs, compiled->system);
+    ASSERT_TRUE(run) << run.error().message();
+    const double expectedNs = macs / macsPerSecond * 1e9;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      EXPECT_NEAR(run->run.stageHostNs[i].at(0), expectedNs, 1e-3 * expectedNs);
+    EXPECT_NEAR(run->figures.schedule.hostBusyNs[0], 2 * expectedNs, 2e-3 * expectedNs);
+    // The event schedule of the same runs counts it the same way.
+    const MultichipFigures scheduled = timeRun(*compiled, run->run, compiled->system);
+    EXPECT_NEAR(scheduled.latencyNs, run->figures.latencyNs, 0.01);  // the co-simulation counts whole ps
+    EXPECT_NEAR(scheduled.makespanNs, run->figures.makespanNs, 0.01);
+    runs.emplace(macsPerSecond, run.take());
+  }
+  // Doubling the host's MAC/s halves the host part; latency and makespan lose exactly that.
+  const CoSimulatedRun &slow = runs.at(1e9), &fast = runs.at(2e9);
+  const double saved = slow.run.stageHostNs[0].at(0) - fast.run.stageHostNs[0].at(0);
+  EXPECT_NEAR(saved, macs / 2e9 * 1e9, 1e-3 * macs);
+  EXPECT_NEAR(slow.figures.latencyNs - fast.figures.latencyNs, saved, 1e-6 * saved);
+  EXPECT_NEAR(slow.figures.makespanNs - fast.figures.makespanNs, 2 * saved, 1e-6 * saved);
 }
 
 }  // namespace

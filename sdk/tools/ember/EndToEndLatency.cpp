@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ember/IR.h"
+#include "ember/HostModel.h"
 #include "ember/JsonWriter.h"
 
 namespace ember::cli {
@@ -31,43 +31,11 @@ void HostModelOptions::addTo(OptionParser& parser) {
                               "--host-model: host memory bandwidth (default: 20)");
 }
 
-namespace {
-/// Multiply-accumulates of one instruction: convolutions and matrix products
-/// count output elements x reduction length; everything else counts none.
-double instructionMacs(const IRFunction& ir, const Instruction& instr) {
-  const std::string_view op = opName(instr.kind);
-  if (instr.operands.size() < 3) return 0;
-  const Type& out = ir.value(instr.operands[0].value).type;
-  const Type& lhs = ir.value(instr.operands[1].value).type;
-  const Type& rhs = ir.value(instr.operands[2].value).type;
-  if (op.find("Conv") != std::string_view::npos && rhs.rank() >= 1 && rhs.dims[0] > 0) {
-    const int64_t reduction = rhs.numElements() / rhs.dims[0];  // exact: the filter of one output channel
-    return double(out.numElements()) * double(reduction);
-  }
-  if ((op.find("MatMul") != std::string_view::npos || op == "Gemm") && lhs.rank() >= 1)
-    return double(out.numElements()) * double(lhs.dims.back());
-  return 0;
-}
-}  // namespace
-
 double modelledHostSeconds(const CompiledModel& model, const std::string& targetBackend,
                            const HostModelOptions& host) {
-  const double macsPerSecond = host.macsPerSecond.value_or(kDefaultHostMacsPerSecond);
-  const double bytesPerSecond = host.gbps.value_or(kDefaultHostGbps) * 1e9;
-  double seconds = 0;
-  for (const auto& [backend, ir] : model.partitionIRs) {
-    if (backend == targetBackend || !ir) continue;
-    for (const Instruction& instr : ir->instructions()) {
-      if (opInfo(instr.kind).category == OpCategory::IROnly) continue;
-      double bytes = 0;
-      for (const Operand& operand : instr.operands)
-        bytes += double(ir->value(operand.value).type.sizeInBytes());
-      const double macs = instructionMacs(*ir, instr);
-      seconds += std::max(macsPerSecond > 0 ? macs / macsPerSecond : 0.0,
-                          bytesPerSecond > 0 ? bytes / bytesPerSecond : 0.0);
-    }
-  }
-  return seconds;
+  return ember::modelledHostSeconds(model, targetBackend,
+                                    host.macsPerSecond.value_or(kDefaultHostMacsPerSecond),
+                                    host.gbps.value_or(kDefaultHostGbps) * 1e9);
 }
 
 EndToEndLatency modelledEndToEndLatency(const DeviceReport& device, const RunStatistics* stats,
@@ -87,9 +55,8 @@ EndToEndLatency endToEndLatency(const DeviceReport& device, const RunStatistics*
   latency.hostPartitionsUs = std::max(0.0, hostSecondsMedian) * 1e6;
   latency.transfers = stats->hostTransfers;
   latency.transferBytes = stats->hostTransferBytes;
-  const double bytesPerSecond = link.bytesPerSecond();
-  latency.transfersUs = double(latency.transfers) * link.perTransferUs() +
-                        (bytesPerSecond > 0 ? double(latency.transferBytes) / bytesPerSecond * 1e6 : 0.0);
+  latency.transfersUs = hostLinkMicroseconds(latency.transfers, latency.transferBytes, link.bytesPerSecond(),
+                                             link.perTransferUs());
   return latency;
 }
 

@@ -11,6 +11,7 @@
 
 #include "Options.h"
 #include "ember/Backend.h"
+#include "ember/HostModel.h"
 #include "ember/JsonWriter.h"
 #include "ember/Runtime.h"
 
@@ -24,9 +25,6 @@ struct HostLinkOptions {
   double bytesPerSecond() const;
   double perTransferUs() const;
 };
-/// A PCIe 4.0 x8 link's usable bandwidth and a DMA set-up time.
-inline constexpr double kDefaultHostLinkGbps = 12.0;
-inline constexpr double kDefaultHostLinkUs = 2.0;
 
 /// --host-model: the host partitions' time modelled instead of measured, each
 /// instruction bound by the slower of its MACs at a host MAC/s and the bytes
@@ -37,12 +35,9 @@ struct HostModelOptions {
   std::optional<double> gbps;           ///< default kDefaultHostGbps
   void addTo(OptionParser& parser);
 };
-/// Two AVX2 cores at about 3 GHz (2 x 8 f32 FMA lanes) and one DDR4 channel.
-inline constexpr double kDefaultHostMacsPerSecond = 50e9;
-inline constexpr double kDefaultHostGbps = 20.0;
 
 /// Modelled seconds of every partition of `model` not compiled by
-/// `targetBackend` (its IR in partitionIRs).
+/// `targetBackend` (ember/HostModel.h) at the options' rates.
 double modelledHostSeconds(const CompiledModel& model, const std::string& targetBackend,
                            const HostModelOptions& host);
 

@@ -15,6 +15,7 @@
 #include "Tool.h"
 #include "ember/multichip/MultichipModel.h"
 #include "ember/multichip/SystemConfig.h"
+#include "ember/npu/CoSimulation.h"
 
 namespace ember::cli {
 namespace {
@@ -63,6 +64,8 @@ struct MultichipArgs {
   int64_t batch = 1;
   bool quiet = false;
   bool scheduleOnly = false;
+  bool untimedHost = false;
+  std::optional<double> hostMacsPerSecond, hostGbps, hostLinkGbps, hostLinkUs;  ///< over the system's host:
   std::vector<double> sweep;  ///< parsed from sweepList by validateMultichipArgs
 };
 
@@ -90,7 +93,29 @@ void addMultichipOptions(OptionParser& parser, MultichipArgs& a) {
   parser.addFlag("--schedule-only", &a.scheduleOnly,
                  "simulate each stage on its own and time the chips and links with the event schedule\n"
                  "instead of co-simulating them (faster link sweeps; same outputs)");
+  parser.addNonNegativeNumber("--host-macs-per-s", "N", &a.hostMacsPerSecond,
+                              "each chip's host: multiply-accumulates per second of its host partitions\n"
+                              "(default: the system's host.macs_per_s, else 50e9)");
+  parser.addNonNegativeNumber("--host-gbps", "GB/s", &a.hostGbps,
+                              "each chip's host: memory bandwidth (default: host.gbps, else 20)");
+  parser.addNonNegativeNumber("--host-link-gbps", "GB/s", &a.hostLinkGbps,
+                              "host link between a chip and its host (default: host.link_gb_per_s, else 12)");
+  parser.addNonNegativeNumber(
+      "--host-link-us", "US", &a.hostLinkUs,
+      "set-up time of each host-link transfer (default: host.link_latency_us, else 2)");
+  parser.addFlag("--untimed-host", &a.untimedHost,
+                 "host partitions and host-link transfers take no simulated time (host.timed: false)");
   parser.addFlag("--quiet", &a.quiet, "print nothing on success");
+}
+
+/// The command line's host options over the system's `host:` section.
+void applyHostOptions(const MultichipArgs& a, multichip::SystemConfig& system) {
+  HostModel& host = system.host;
+  host.macsPerSecond = a.hostMacsPerSecond.value_or(host.macsPerSecond);
+  host.memoryGbps = a.hostGbps.value_or(host.memoryGbps);
+  host.linkGbps = a.hostLinkGbps.value_or(host.linkGbps);
+  host.linkLatencyUs = a.hostLinkUs.value_or(host.linkLatencyUs);
+  if (a.untimedHost) system.hostTimed = false;
 }
 
 /// Checks what the parser cannot and creates --output-dir; an exit status on failure.
@@ -218,6 +243,11 @@ int multichipCommand(const std::vector<std::string>& args) {
 
   Expected<multichip::SystemConfig> system = multichip::loadSystemConfig(a.systemPath);
   if (!system) return fail(system.error());
+  applyHostOptions(a, *system);
+  // Before any simulation: the process elaborates its chips once (docs/multichip.md).
+  if (!a.scheduleOnly)
+    if (Error e = npu::reserveCoSimulatedChips(system->chips.size()))
+      return fail(e.withContext(a.systemPath));
   if (Error e = loadBackends(a.pipeline.backendPaths)) return fail(e);
   Expected<LoadedModel> loaded = importModel(a.pipeline);
   if (!loaded) return fail(loaded.error());

@@ -44,7 +44,8 @@ struct CompiledStage {
   uint64_t estimatedCycles = 0;  ///< the compiler's estimate for its chip
   int64_t dramBytes = 0;         ///< planned constants + inputs/outputs + activations
   /// Its partitions on other backends than the chip's (the host: e.g. the
-  /// input's Quantize), "backend:nodes"; they take no simulated time.
+  /// input's Quantize), "backend:nodes"; their modelled time and host-link
+  /// transfers take simulated time on the chip's host (SystemConfig::host).
   std::vector<std::string> hostPartitions;
   /// Shared by the data-parallel stages of chips with the same config.
   std::shared_ptr<CompiledModel> model;
@@ -77,6 +78,9 @@ struct MultichipRun {
   std::vector<std::map<std::string, Tensor>> outputs;  ///< per micro-batch, by model output name
   /// Per micro-batch, the stages it ran on ([stage] = cycles; data: only its chip's stage).
   std::vector<std::map<size_t, uint64_t>> stageCycles;
+  /// The same runs' host time: host partitions plus host-link transfers
+  /// (ember/HostModel.h; 0 when the system's host is not timed).
+  std::vector<std::map<size_t, double>> stageHostNs;
   std::vector<uint64_t> stageMacs;  ///< summed over micro-batches
   double hostSeconds = 0;           ///< host time the simulations took
 };
@@ -102,6 +106,12 @@ struct MultichipFigures {
   std::vector<double> chipUtilization;   ///< busy / makespan
   std::vector<double> chipMacUtilization;
   std::vector<double> linkUtilization;  ///< the busier direction's busy / makespan
+  /// Co-simulated: per chip, its programs' DRAM bandwidth stall cycles and,
+  /// of those, the cycles waiting for the shared DRAM (empty from the schedule).
+  std::vector<uint64_t> chipDramStallCycles, chipSharedDramWaitCycles;
+  /// Co-simulated on a shared DRAM: its busy time, bytes, and busy / makespan.
+  double sharedDramBusyNs = 0, sharedDramUtilization = 0;
+  uint64_t sharedDramBytes = 0;
 };
 MultichipFigures timeRun(const MultichipModel& model, const MultichipRun& run, const SystemConfig& system);
 

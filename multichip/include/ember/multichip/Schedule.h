@@ -19,11 +19,12 @@ namespace ember::multichip {
 struct Task {
   enum class Kind { Compute, Transfer } kind = Kind::Compute;
   size_t microBatch = 0;
-  size_t chip = 0;            ///< Compute: the chip; Transfer: the sender
-  size_t toChip = 0;          ///< Transfer: the receiver
-  double nanoseconds = 0;     ///< Compute: its cycles at the chip's clock
-  int64_t bytes = 0;          ///< Transfer
-  std::vector<size_t> after;  ///< tasks that must end before this one starts
+  size_t chip = 0;             ///< Compute: the chip; Transfer: the sender
+  size_t toChip = 0;           ///< Transfer: the receiver
+  double nanoseconds = 0;      ///< Compute: its cycles at the chip's clock
+  double hostNanoseconds = 0;  ///< Compute: then its host partitions' time on the chip's host
+  int64_t bytes = 0;           ///< Transfer
+  std::vector<size_t> after;   ///< tasks that must end before this one starts
   std::string label;
 };
 
@@ -39,7 +40,8 @@ struct LinkUse {
 
 struct Schedule {
   std::vector<TaskTiming> tasks;
-  std::vector<double> chipBusyNs;  ///< per chip: compute time
+  std::vector<double> chipBusyNs;  ///< per chip: compute time (its programs)
+  std::vector<double> hostBusyNs;  ///< per chip: its host's time (host partitions)
   std::vector<LinkUse> links;      ///< per link of the system
   double makespanNs = 0;           ///< the last task's end
   /// Per micro-batch, its last task's end (the batch's first image is done at

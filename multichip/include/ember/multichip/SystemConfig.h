@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/Error.h"
+#include "ember/HostModel.h"
 #include "ember/npu/Config.h"
 
 namespace ember::multichip {
@@ -40,7 +41,11 @@ struct SystemConfig {
   std::vector<Link> links;
   DramKind dram = DramKind::PerChip;
   int64_t sharedDramBytes = 0;  ///< DramKind::Shared: the one DRAM every chip reads
-  double sharedDramGBps = 0;
+  double sharedDramGBps = 0;    ///< DramKind::Shared: every chip's DRAM traffic shares it
+  /// Each chip's host, which runs its stages' host partitions; their modelled
+  /// time and host-link transfers take simulated time unless !hostTimed.
+  HostModel host;
+  bool hostTimed = true;
 
   /// "npu1-npu2"
   std::string linkName(const Link& link) const;

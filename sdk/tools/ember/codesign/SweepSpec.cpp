@@ -85,7 +85,12 @@ bool isSystemKey(const std::string& key) {
                                       "interconnect.latency_ns",
                                       "dram.kind",
                                       "dram.size_mib",
-                                      "dram.bandwidth_gb_per_s"};
+                                      "dram.bandwidth_gb_per_s",
+                                      "host.timed",
+                                      "host.macs_per_s",
+                                      "host.gbps",
+                                      "host.link_gb_per_s",
+                                      "host.link_latency_us"};
   return std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys);
 }
 
@@ -98,10 +103,12 @@ Error checkAxisKey(const std::string& key, const YAML::Node& node, const std::st
     return makeError(where(origin, node), ": axis '", axis, "': key '", key,
                      "' needs a multi-chip system ('system:' or 'base_system:', docs/codesign.md)");
   if (kind == KeyKind::System && !isSystemKey(key.substr(7)))
-    return makeError(where(origin, node), ": axis '", axis, "': unknown system key '", key,
-                     "' (system.chips, system.interconnect.topology, system.interconnect.bandwidth_gb_per_s, "
-                     "system.interconnect.latency_ns, system.dram.kind, system.dram.size_mib, "
-                     "system.dram.bandwidth_gb_per_s, system.name)");
+    return makeError(
+        where(origin, node), ": axis '", axis, "': unknown system key '", key,
+        "' (system.chips, system.interconnect.topology, system.interconnect.bandwidth_gb_per_s, "
+        "system.interconnect.latency_ns, system.dram.kind, system.dram.size_mib, "
+        "system.dram.bandwidth_gb_per_s, system.host.timed, system.host.macs_per_s, "
+        "system.host.gbps, system.host.link_gb_per_s, system.host.link_latency_us, system.name)");
   return Error::success();
 }
 

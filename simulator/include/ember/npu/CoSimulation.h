@@ -5,11 +5,12 @@
 // the other chips over the links. No SystemC types here.
 //
 // SystemC 2.3 elaborates once per process, before the first sc_start: the
-// process elaborates the one-chip top, detail::kMaxCoSimulatedChips (8) chip
-// tops, every link channel among them and the drivers together, at its first
-// simulation of either kind, and reuses them for every run after (each run
-// configures the chips' clocks and the links' bandwidth and latency). A
-// system of more chips, or more links than its chips have pairs, is an error.
+// process elaborates the one-chip top, max(8, the chips reserved or of the
+// first co-simulated system) chip tops, every link channel among them and
+// the drivers together, at its first simulation of either kind, and reuses
+// them for every run after (each run configures the chips' clocks, the links'
+// bandwidth and latency and the shared DRAM). A later system of more chips
+// is an error naming the limit.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,10 @@ struct CoSimLinkSpec {
 struct CoSimSystemSpec {
   std::vector<CoSimChipSpec> chips;
   std::vector<CoSimLinkSpec> links;
+  /// > 0: the chips share one DRAM of this bandwidth (GB/s): every DRAM
+  /// transaction of every chip also takes its bytes' time on it, so chips
+  /// that use it at once slow each other down. 0: each chip's own DRAM.
+  double sharedDramGBps = 0;
 };
 
 /// A chip's view of the system, given to its driver for the run.
@@ -53,6 +58,9 @@ class ChipPort {
   virtual Expected<std::vector<uint8_t>> receive(uint64_t tag) = 0;
   /// The system's time since the run started.
   virtual double nowNs() const = 0;
+  /// Work on the chip's host for `nanoseconds` of the system's time (a
+  /// stage's host partitions): the driver waits; the chip's NPU idles.
+  virtual void hostWork(double nanoseconds) = 0;
 };
 
 /// A chip's work for the run; simulate() calls in it run on the chip.
@@ -67,8 +75,14 @@ struct CoSimLinkStats {
 struct CoSimResult {
   double endNs = 0;                ///< when the last driver finished
   std::vector<double> chipBusyNs;  ///< per chip: the time its programs ran
+  std::vector<double> chipHostNs;  ///< per chip: its host work (hostWork)
   std::vector<uint64_t> programs;  ///< per chip: programs run
+  /// Per chip: its programs' DRAM bandwidth stall cycles, and of those the
+  /// cycles spent waiting for the shared DRAM (0 without one).
+  std::vector<uint64_t> dramStallCycles, sharedDramWaitCycles;
   std::vector<CoSimLinkStats> links;
+  double sharedDramBusyNs = 0;  ///< the shared DRAM's busy time (0 without one)
+  uint64_t sharedDramBytes = 0;
   double hostSeconds = 0;
 };
 
@@ -77,5 +91,9 @@ struct CoSimResult {
 /// by chip), a chip whose program or driver can make no progress (naming
 /// the chip), a system the elaboration cannot hold.
 Expected<CoSimResult> coSimulate(const CoSimSystemSpec& system, const std::vector<ChipDriver>& drivers);
+
+/// Before the process's first simulation: elaborate max(8, `chips`) chip
+/// tops. Afterwards: an error naming the limit when `chips` is above it.
+Error reserveCoSimulatedChips(size_t chips);
 
 }  // namespace ember::npu
