@@ -75,13 +75,15 @@ stage_tsan() {
   grep -q "100% tests passed" "$log"
 }
 
-# Random NPU programs (tests/rtl_random): >= 10^4 on the 16x16 array and
-# >= 2,000 on the 32x32, the fast model against the RTL matrix engine, bit
-# for bit and cycle for cycle, plus illegal mutations against the checkers.
+# Random NPU programs (tests/rtl_random): >= 10^4 on the 16x16 array, as many
+# on it with two weight buffers (npu-16x16-v2, wbuf drawn) and >= 2,000 on the
+# 32x32, the fast model against the RTL matrix engine, bit for bit and cycle
+# for cycle, plus illegal mutations against the checkers.
 stage_rtl() {
   local bin=${EMBER_RTL_RANDOM:-build/default/tests/rtl_random/rtl_random} failed=0 config count line
   [ -x "$bin" ] || { record "rtl: $bin is not built (cmake --build build/default --target rtl_random)"; return 1; }
-  for config in npu-16x16:${EMBER_RTL_PROGRAMS_16:-10000} npu-32x32:${EMBER_RTL_PROGRAMS_32:-2000}; do
+  for config in npu-16x16:${EMBER_RTL_PROGRAMS_16:-10000} npu-16x16-v2:${EMBER_RTL_PROGRAMS_16:-10000} \
+    npu-32x32:${EMBER_RTL_PROGRAMS_32:-2000}; do
     count=${config#*:}
     if ! line=$("$bin" "simulator/configs/${config%%:*}.yaml" "$count" 2>"$out/rtl-${config%%:*}.log"); then
       failed=1

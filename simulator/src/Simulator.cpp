@@ -241,7 +241,6 @@ struct RunState {
   std::optional<std::pair<uint32_t, Queue>> fetchBlocked;
 
   std::unique_ptr<MatrixEngine> engine;  // fast model or verilated RTL
-  timing::GemmChain gemmChain;           // matrix_engine.weight_buffers: 2 (two-stage engine)
   SimStats stats;
   std::chrono::steady_clock::time_point hostStart;
   std::chrono::steady_clock::time_point lastProgress;
@@ -716,7 +715,17 @@ class NpuTop : public sc_module {
     // compute queue waits until every earlier gemm has drained (the vector
     // queue is ordered by its tokens instead).
     const bool twoBuffers = r.config->weightBuffers == 2;
-    if (twoBuffers && in.opcode != Opcode::Gemm && !vectorQueue) waitUntil(r.gemmChain.drained);
+    if (twoBuffers && in.opcode != Opcode::Gemm && !vectorQueue) {
+      // A sync on the load or store queue waits too, but must not clock the
+      // RTL ahead of the compute queue's next gemm.
+      uint64_t drained = r.engine->chainDoneBy();
+      if (in.queue() == Queue::Compute) {
+        auto finished = r.engine->drainChain();
+        if (!finished) return finished.error();
+        drained = *finished;
+      }
+      waitUntil(drained);
+    }
     ComputeIssue issue{in, rec, vectorQueue, now(), spad, acc};
     issue.end = issue.t;
     if (in.opcode == Opcode::Gemm) {
@@ -755,7 +764,7 @@ class NpuTop : public sc_module {
                                      ? contendedWeightStationary(g, phases)
                                      : contendedOutputStationary(g, phases);
       const EngineMemories memories{g.spad, r.scratchpad.size(), g.acc, r.accumulator.size() / 4};
-      auto latency = r.engine->gemm(engineIn, memories, g.t - r.t0);
+      auto latency = r.engine->gemm(engineIn, memories, g.t);
       if (!latency) return latency.error();
       g.end = contended - phases.total() + *latency;
     }
@@ -818,33 +827,27 @@ class NpuTop : public sc_module {
     return Error::success();
   }
 
-  /// Two weight buffers: the weight loader and the stream stage (Timing.h
-  /// GemmChain), each taking its ports when its stage starts; runs the engine.
+  /// Two weight buffers: the engine's weight loader and stream stage
+  /// (Timing.h GemmChain; the RTL's two machines), each taking its ports
+  /// when its stage starts.
   Error executeChainedGemm(ComputeIssue& g, const timing::GemmTiming& phases, const Instruction& engineIn) {
     RunState& r = *run_;
     const Instruction& in = g.in;
-    const uint64_t t = g.t;
-    timing::GemmChain& chain = r.gemmChain;
-    const unsigned b = unsigned(in[Field::WeightBuffer]) & 1;
-    if (in[Field::Preload] != 0) {
-      const uint64_t ready = std::max({t, chain.loaderFree, chain.bufferStreamed[b]});
-      const uint64_t start = occupy(false, uint64_t(in[Field::WgtAddr]), ready, phases.preload, g.bankWait);
-      chain.loaderFree = chain.bufferLoaded[b] = start + phases.preload;
-    }
-    const uint64_t ready = std::max({t, chain.streamFree, chain.bufferLoaded[b]});
-    const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), ready, phases.stream, g.bankWait);
-    const uint64_t w = occupy(true, uint64_t(in[Field::AccAddr]) * 4, ready, phases.stream, g.accWait);
-    const uint64_t streamStart = std::max(a, w);
-    chain.streamFree = chain.bufferStreamed[b] = streamStart + phases.stream;
-    const uint64_t done = chain.streamFree + phases.pipeline;
-    chain.drained = std::max(chain.drained, done);
-    const EngineMemories memories{g.spad, r.scratchpad.size(), g.acc, r.accumulator.size() / 4};
-    auto latency = r.engine->gemm(engineIn, memories, t - r.t0);
-    if (!latency) return latency.error();
+    const StageGrant grantPreload = [&](uint64_t ready) {
+      return occupy(false, uint64_t(in[Field::WgtAddr]), ready, phases.preload, g.bankWait);
+    };
+    const StageGrant grantStream = [&](uint64_t ready) {
+      const uint64_t a = occupy(false, uint64_t(in[Field::InpAddr]), ready, phases.stream, g.bankWait);
+      const uint64_t w = occupy(true, uint64_t(in[Field::AccAddr]) * 4, ready, phases.stream, g.accWait);
+      return std::max(a, w);
+    };
     // The queue moves on once the rows stream; tokens still leave at drain end.
     const bool pushes = in.deps.pushPrev || in.deps.pushNext;
-    g.end = pushes ? done : streamStart;
-    g.rec.endCycle = done;
+    const EngineMemories memories{g.spad, r.scratchpad.size(), g.acc, r.accumulator.size() / 4};
+    auto stages = r.engine->chainedGemm(engineIn, memories, g.t, grantPreload, grantStream, pushes);
+    if (!stages) return stages.error();
+    g.end = pushes ? stages->done : std::max(stages->streamStart, g.t + timing::kGemmIssueCycles);
+    g.rec.endCycle = stages->done;
     return Error::success();
   }
 
@@ -1354,6 +1357,8 @@ Error prepareRun(const Bundle& bundle, const NpuConfig& config, DramImage& dram,
 
 /// After a run that reached FINISH: the stats, checked against the budget.
 Expected<SimStats> finishRun(RunState& state, NpuTop& npu, const SimOptions& options) {
+  // Chained gemms (two weight buffers) whose results nothing waited for.
+  if (auto drained = state.engine->drainChain(); !drained) return drained.error();
   npu.finish();
   summarise(state, npu);
   state.stats.matrixEngineCycles = state.engine->engineCycles();

@@ -148,6 +148,77 @@ TEST(RtlEngine, EdgeValuesOutputStationary) {
   edgeValues(32, true);
 }
 
+// Chains of weight-stationary gemms on two weight buffers, issued as the
+// simulator issues them (each at the previous one's stream start, or a few
+// cycles later), every stage granted when it asks or after a random stall:
+// results equal to the golden model (one golden engine per buffer) and stage
+// times equal to the two-stage recurrence of docs/npu/timing-model.md, "Two
+// weight buffers", written out again here.
+struct ChainModel {
+  uint64_t loaderFree = 0, streamFree = 0, loaded[2] = {0, 0}, streamed[2] = {0, 0};
+};
+
+void chainCases(int size, int chains, uint32_t seed, bool alternate) {
+  Bench b(size);
+  ASSERT_TRUE(b.array);
+  std::mt19937 rng(seed);
+  auto pick = [&](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(rng); };
+  for (auto& v : b.spad) v = int8_t(rng());
+  for (size_t i = 0; i < kAccEntries; ++i) b.accRtl[i] = b.accGold[i] = int32_t(rng());
+  GoldenEngine golden[2];
+  const Memories mem{b.spad.data(), b.spad.size(), b.accRtl.data(), b.accRtl.size()};
+  const uint64_t R = uint64_t(size), C = uint64_t(size);
+  ChainModel model;
+  uint64_t at = 0, index = 0, lastDone = 0;
+  for (int chain = 0; chain < chains; ++chain) {
+    const int length = int(pick(2, 8));
+    for (int g = 0; g < length; ++g) {
+      const unsigned wbuf = alternate ? unsigned(index % 2) : pick(0, 1);
+      const bool preload = golden[wbuf].keptK == 0 || pick(0, 3) != 0;
+      GemmJob j = randomJob(rng, size, false, preload, golden[wbuf].keptK, golden[wbuf].keptN);
+      j.wbuf = wbuf;
+      if (pick(0, 3) == 0) j.m = pick(1, 3);  // short streams: preloads longer than streams
+      j.inpAddr = std::min<uint32_t>(j.inpAddr, uint32_t(kSpadBytes / 2) - j.m * j.inpStride - j.k);
+      j.accAddr = std::min<uint32_t>(j.accAddr, uint32_t(kAccEntries) - j.m * j.accStride - j.n - 1);
+      // The expected stages, with stalls the grants add.
+      const uint64_t stallP = pick(0, 4) == 0 ? pick(1, 5) : 0, stallS = pick(0, 4) == 0 ? pick(1, 5) : 0;
+      uint64_t expPreload = at;
+      if (preload) {
+        expPreload = std::max({at, model.loaderFree, model.streamed[wbuf]}) + stallP;
+        model.loaderFree = model.loaded[wbuf] = expPreload + j.k;
+      }
+      const uint64_t expStream = std::max({at, model.streamFree, model.loaded[wbuf]}) + stallS;
+      model.streamFree = model.streamed[wbuf] = expStream + j.m;
+      const uint64_t expDone = expStream + j.m + R + C + 3;
+      golden[wbuf].run(j, b.spad, b.accGold);
+      auto start = b.array->issue(
+          j, mem, at, [&](uint64_t ready) { return ready + stallP; },
+          [&](uint64_t ready) { return ready + stallS; });
+      ASSERT_TRUE(start) << start.error().message();
+      EXPECT_EQ(start->preloadStart, expPreload) << "gemm " << index << ": " << describe(j);
+      ASSERT_EQ(start->streamStart, expStream) << "gemm " << index << ": " << describe(j);
+      // Sometimes wait for the results (a gemm that pushes a token).
+      if (g + 1 == length || pick(0, 5) == 0) {
+        auto done = b.array->retire(index);
+        ASSERT_TRUE(done) << done.error().message();
+        EXPECT_EQ(*done, expDone) << "gemm " << index;
+        at = *done;
+        ASSERT_EQ(b.accRtl, b.accGold) << "gemm " << index << ": " << describe(j);
+      } else {
+        at = std::max(expStream, at + 1) + (pick(0, 3) == 0 ? pick(1, 6) : 0);  // one issue a cycle
+      }
+      lastDone = expDone;
+      ++index;
+    }
+  }
+  EXPECT_GT(lastDone, 0u);
+}
+
+TEST(RtlEngine, ChainsOnAlternatingBuffers16x16) { chainCases(16, 150, 21, true); }
+TEST(RtlEngine, ChainsOnRandomBuffers16x16) { chainCases(16, 150, 22, false); }
+TEST(RtlEngine, ChainsOnAlternatingBuffers32x32) { chainCases(32, 60, 23, true); }
+TEST(RtlEngine, ChainsOnRandomBuffers32x32) { chainCases(32, 60, 24, false); }
+
 TEST(RtlEngine, UnavailableSizeIsAnError) {
   auto a = RtlArray::create(64, 64);
   ASSERT_FALSE(a);

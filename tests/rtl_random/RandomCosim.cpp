@@ -12,7 +12,9 @@ namespace ember::npu::test {
 namespace {
 
 NpuConfig withDataflow(NpuConfig config, uint64_t seed) {
-  config.dataflow = seed % 2 ? Dataflow::OutputStationary : Dataflow::WeightStationary;
+  // Two weight buffers exist in the weight-stationary array only.
+  const bool outputStationary = seed % 2 && config.weightBuffers == 1;
+  config.dataflow = outputStationary ? Dataflow::OutputStationary : Dataflow::WeightStationary;
   config.matrixEngineModel = MatrixEngineModel::Fast;
   return config;
 }

@@ -96,29 +96,37 @@ class Generator {
     };
 
     std::vector<int64_t> outputs;  // DRAM bytes each store writes
+    // Two weight buffers: each preload draws its buffer, and a reuse streams
+    // from the buffer its preload filled. (Drawn only then, so that programs
+    // for one-buffer configs stay as they were.)
+    const bool twoBuffers = c_.weightBuffers == 2;
+    const bool drawBuffers = twoBuffers && mutation != Mutation::MissingWeightBuffer;
+    auto wbuf = [&]() { return drawBuffers ? fmt(" wbuf=", uniform(0, 1)) : std::string(); };
     auto emitCompute = [&](int t) {
       const Tile& s = plan[size_t(t)];
       firstCompute[size_t(t)] = program.size();
       if (chance(0.3)) program.push_back({"sync q=compute"});
+      const std::string firstBuffer = wbuf();
       program.push_back({fmt("gemm preload=1 m=", s.m, " k=", s.k, " n=", s.n, " inp=", s.spadA,
                              " inp_stride=", s.inpStride, " wgt=", s.spadW, " wgt_stride=", s.wgtStride,
-                             " acc=", s.acc, " acc_stride=", s.accStride)});
+                             " acc=", s.acc, " acc_stride=", s.accStride, firstBuffer)});
       firstGemm[size_t(t)] = program.size() - 1;
       program[firstCompute[size_t(t)]].popPrev = true;
       program[firstCompute[size_t(t)]].popNext = t >= 2;  // store has drained this tile's outputs
-      if (chance(0.5) || mutation == Mutation::WrongReuseShape) {
+      if (chance(0.5) || mutation == Mutation::WrongReuseShape ||
+          (mutation == Mutation::MissingWeightBuffer && twoBuffers)) {
         const int64_t m2 = uniform(1, s.m);
         reuseGemm[size_t(t)] = program.size();
         program.push_back(
             {fmt("gemm accumulate=1 m=", m2, " k=", s.k, " n=", s.n,
                  " inp=", s.spadA + (s.m - m2) * s.inpStride, " inp_stride=", s.inpStride, " wgt=", s.spadW,
-                 " wgt_stride=", s.wgtStride, " acc=", s.acc, " acc_stride=", s.accStride)});
+                 " wgt_stride=", s.wgtStride, " acc=", s.acc, " acc_stride=", s.accStride, firstBuffer)});
       }
       if (chance(0.3)) {
         const int64_t k3 = uniform(1, s.k), n3 = uniform(1, s.n);
         program.push_back({fmt("gemm preload=1 accumulate=1 m=", s.m, " k=", k3, " n=", n3, " inp=", s.spadA,
                                " inp_stride=", s.inpStride, " wgt=", s.spadW, " wgt_stride=", s.wgtStride,
-                               " acc=", s.acc, " acc_stride=", s.accStride)});
+                               " acc=", s.acc, " acc_stride=", s.accStride, wbuf())});
       }
       if (chance(0.7))
         program.push_back({fmt("vadd dst=", s.acc, " src=", s.bias, " rows=", s.m, " cols=", s.n,
@@ -216,7 +224,9 @@ class Generator {
         break;
       }
       case Mutation::MissingWeightBuffer:
-        program[firstGemm[victim]].text += " wbuf=1";
+        // One buffer: buffer 1 does not exist. Two: every gemm used buffer 0,
+        // so a reuse from buffer 1 streams weights no gemm preloaded.
+        program[twoBuffers ? reuseGemm[victim] : firstGemm[victim]].text += " wbuf=1";
         break;
     }
 

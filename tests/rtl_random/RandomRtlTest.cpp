@@ -26,6 +26,29 @@ TEST(RandomRtl, ThousandPrograms16x16AgreeBitForBitAndCycleForCycle) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// Two weight buffers (npu-16x16-v2): the generator draws every preload's
+// wbuf, so gemm chains overlap on the RTL's weight loader and stream machine.
+TEST(RandomRtl, ThreeHundredPrograms16x16TwoBuffersAgree) {
+  const NpuConfig config = shipped("npu-16x16-v2.yaml");
+  int mismatches = 0, withBufferOne = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    withBufferOne += randomProgram(config, seed).text.find("wbuf=1") != std::string::npos;
+    const Verdict v = checkValidProgram(config, seed);
+    if (!v.ok && ++mismatches <= 10) ADD_FAILURE() << v.message;
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(withBufferOne, 100);
+}
+
+TEST(RandomRtl, IllegalProgramsOnTwoBuffersAreRefused) {
+  const NpuConfig config = shipped("npu-16x16-v2.yaml");
+  for (int m = 1; m < kNumMutations; ++m)
+    for (uint64_t seed = 1; seed <= 50; ++seed) {
+      const Verdict v = checkIllegalProgram(config, seed, Mutation(m));
+      EXPECT_TRUE(v.ok) << v.message;
+    }
+}
+
 TEST(RandomRtl, ProgramsUseEveryOpcode) {
   // Over 50 seeds the generator emits each of the eleven opcodes.
   std::string all;

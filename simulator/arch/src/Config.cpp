@@ -268,11 +268,6 @@ Expected<NpuConfig> parseConfigImpl(const std::string& yamlText, const std::stri
         origin,
         ": key 'matrix_engine.weight_buffers': 2 weight buffers need "
         "matrix_engine.dataflow 'weight_stationary' (an output-stationary array keeps no weights)");
-  if (config.weightBuffers == 2 && config.matrixEngineModel == MatrixEngineModel::Rtl)
-    return makeError(
-        origin,
-        ": key 'matrix_engine.weight_buffers': the RTL (matrix_engine.model 'rtl') has "
-        "one weight buffer; use matrix_engine.weight_buffers 1 or model 'fast' (docs/npu/rtl.md)");
   return config;
 }
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@ struct GemmJob {
   bool outputStationary = false;
   bool accumulate = false;
   bool preload = true;
+  unsigned wbuf = 0;  ///< weight buffer (WS, matrix_engine.weight_buffers: 2)
   uint32_t m = 1, k = 1, n = 1;
   uint32_t inpAddr = 0, inpStride = 0;
   uint32_t wgtAddr = 0, wgtStride = 0;
@@ -34,6 +36,18 @@ struct Memories {
   size_t scratchpadBytes = 0;
   int32_t* accumulator = nullptr;
   size_t accumulatorEntries = 0;
+};
+
+/// Grants a stage of a chained gemm its ports: given the cycle the stage
+/// could start (its ready cycle), the cycle it starts (>= ready). The
+/// simulator arbitrates the scratchpad banks and the accumulator port here.
+using StageGrant = std::function<uint64_t(uint64_t ready)>;
+
+/// When a chained gemm's stages started (docs/npu/timing-model.md, "Two
+/// weight buffers"): a stage starting at cycle s reads its first row at s + 1.
+struct ChainedStart {
+  uint64_t preloadStart = 0;  ///< the issue cycle when the gemm has no preload
+  uint64_t streamStart = 0;
 };
 
 /// One verilated ROWS x COLS matrix engine, clocked cycle by cycle.
@@ -54,6 +68,21 @@ class RtlArray {
   /// Weights: WS keeps them in the PEs; OS keeps the last preloaded tile in a
   /// weight buffer outside the array, which port B reads when preload = 0.
   virtual Expected<uint64_t> run(const GemmJob& job, const Memories& memories, uint64_t startCycle = 0) = 0;
+
+  // Two weight buffers (weight-stationary): gemms overlap. The engine is
+  // clocked only as far as the caller's questions need, so earlier gemms
+  // finish while later ones are issued; `memories` must stay valid until
+  // drain().
+  /// Offers `job` at `issueCycle` (not before the previous issue's stream
+  /// start) and clocks until the engine asks to start its stream; each stage
+  /// starts when `grantPreload` / `grantStream` say.
+  virtual Expected<ChainedStart> issue(const GemmJob& job, const Memories& memories, uint64_t issueCycle,
+                                       const StageGrant& grantPreload, const StageGrant& grantStream) = 0;
+  /// Clocks until the gemm of issue call `index` (0-based) has written its
+  /// last row; returns the cycle its done pulse was high.
+  virtual Expected<uint64_t> retire(uint64_t index) = 0;
+  /// Gemms issued so far.
+  virtual uint64_t issued() const = 0;
   /// Cycles clocked since creation (for speed measurements).
   virtual uint64_t clockedCycles() const = 0;
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,6 +27,11 @@ struct EngineMemories {
   size_t accumulatorEntries = 0;
 };
 
+/// Grants a gemm stage its ports: given the cycle the stage is ready, the
+/// cycle it starts (>= ready). The simulator's compute unit reserves the
+/// scratchpad banks and the accumulator port here.
+using StageGrant = std::function<uint64_t(uint64_t ready)>;
+
 class MatrixEngine {
  public:
   virtual ~MatrixEngine() = default;
@@ -34,6 +40,25 @@ class MatrixEngine {
   /// (no port contention). `startCycle` is the program cycle it starts at.
   virtual Expected<uint64_t> gemm(const isa::Instruction& in, const EngineMemories& memories,
                                   uint64_t startCycle) = 0;
+  /// Two weight buffers (matrix_engine.weight_buffers: 2, weight-stationary):
+  /// issues one gemm of a chain at program cycle `issueCycle` (not before the
+  /// previous gemm's stream start) while earlier gemms are still in flight,
+  /// and returns its stages (docs/npu/timing-model.md, "Two weight buffers").
+  /// Each stage starts when its grant says. With `untilDone` the gemm's
+  /// results are written when this returns and `done` is the engine's own;
+  /// otherwise earlier gemms' results may still be on their way (the RTL is
+  /// clocked lazily) and `done` is the formula's, which the engine checks
+  /// when the gemm retires (drainChain, or a later call with `untilDone`).
+  virtual Expected<timing::GemmStages> chainedGemm(const isa::Instruction& in, const EngineMemories& memories,
+                                                   uint64_t issueCycle, const StageGrant& grantPreload,
+                                                   const StageGrant& grantStream, bool untilDone) = 0;
+  /// Finishes every chained gemm: its results are written; returns the cycle
+  /// the last one was done (0 before any). Only the compute queue's thread
+  /// may call it: the RTL is clocked on to that cycle.
+  virtual Expected<uint64_t> drainChain() = 0;
+  /// The cycle every chained gemm issued so far is done by, without clocking
+  /// the RTL (the formula's, checked when the gemms retire).
+  virtual uint64_t chainDoneBy() const = 0;
   /// k x n of the weights the last preload left in weight buffer `buffer`
   /// (gemm field `wbuf`; 0 x 0 before any).
   virtual std::pair<int64_t, int64_t> keptWeights(unsigned buffer = 0) const = 0;

@@ -137,16 +137,23 @@ struct ChainedGemm {
   unsigned wbuf = 0;
 };
 
+/// The compute queue issues at most one instruction a cycle: a chained gemm
+/// holds it until its stream starts, and for its issue cycle at least.
+inline constexpr uint64_t kGemmIssueCycles = 1;
+
 /// The cycles of a chain of gemms issued back to back on two weight buffers,
-/// each issued once the previous one starts streaming; with buffers
-/// alternating, P1 + sum max(S_i, P_i+1) + S_last + pipeline
+/// each issued once the previous one starts streaming (and a cycle after the
+/// previous issue at the earliest); with buffers alternating,
+/// P1 + sum max(S_i, P_i+1) + S_last + pipeline
 /// (docs/npu/timing-model.md, "Two weight buffers").
 inline uint64_t gemmChain(const NpuConfig& c, const ChainedGemm* gemms, size_t count) {
   GemmChain chain;
   uint64_t at = 0;
   for (size_t i = 0; i < count; ++i) {
     const ChainedGemm& g = gemms[i];
-    at = chain.issue(at, gemm(c, g.m, g.k, g.n, g.preload), g.preload, g.wbuf).streamStart;
+    const uint64_t streamStart =
+        chain.issue(at, gemm(c, g.m, g.k, g.n, g.preload), g.preload, g.wbuf).streamStart;
+    at = std::max(streamStart, at + kGemmIssueCycles);
   }
   return chain.drained;
 }
