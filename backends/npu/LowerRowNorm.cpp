@@ -240,7 +240,9 @@ Expected<int64_t> planRowNormBand(int64_t rows, int64_t n, bool masked, uint64_t
 
 bool softmaxSupported(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
-  if (in.size() != 2 || !isI8(in[0]) || in[0].rank() < 1 || !info.isConstantInput(1)) return false;
+  if (in.size() != 2 || !isI8(in[0]) || in[0].rank() < 1 || in[1].rank() > in[0].rank() ||
+      !info.isConstantInput(1))
+    return false;
   const size_t axis = normalizedAxis(QuantizedSoftmaxAttrs::from(info.attributes).axis, in[0].rank());
   if (axis + 1 != in[0].rank()) return false;  // rows along the last axis
   const int64_t n = in[0].dims.back();
