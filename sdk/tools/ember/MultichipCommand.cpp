@@ -94,8 +94,7 @@ void addMultichipOptions(OptionParser& parser, MultichipArgs& a) {
                  "simulate each stage on its own and time the chips and links with the event schedule\n"
                  "instead of co-simulating them (faster link sweeps; same outputs)");
   parser.addNonNegativeNumber("--host-macs-per-s", "N", &a.hostMacsPerSecond,
-                              "each chip's host: multiply-accumulates per second of its host partitions\n"
-                              "(default: the system's host.macs_per_s, else 50e9)");
+                              "each chip's host: MACs per second (default: host.macs_per_s, else 50e9)");
   parser.addNonNegativeNumber("--host-gbps", "GB/s", &a.hostGbps,
                               "each chip's host: memory bandwidth (default: host.gbps, else 20)");
   parser.addNonNegativeNumber("--host-link-gbps", "GB/s", &a.hostLinkGbps,
