@@ -6,7 +6,7 @@
       smooth random colour fields plus texture, normalised like ImageNet inputs
       (mean 0, std about 1 per channel), from a fixed seed.
   npu_resnet50_bench.py report BENCH_DIR ORT_SECONDS FMA_GFLOPS MODEL.onnx [TESTMODELS_DIR]
-      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}{,-v2,-q,-v2q,-v3u,-v3}/
+      prints the benchmark's summary from BENCH_DIR/{16x16,64x64}{,-v2,-q,-v2q,-v3u,-v3p,-v3o,-v3}/
       {compile,run,sim}.json and writes BENCH_DIR/summary.json: per config the cycles,
       mac_utilization (the simulator's count: every MAC the array performs, junk rows
       included) and useful_mac_utilization (the network's MACs, counted from the ONNX
@@ -98,10 +98,14 @@ def other_rows(bench_dir, testmodels_dir, batch4_model):
     return rows
 
 
+# The configs of the switch sweep (npu_resnet50_bench.sh writes -q, -v3u, -v3p and -v3o).
+SUFFIXES = ("", "-v2", "-q", "-v2q", "-v3u", "-v3p", "-v3o", "-v3")
+
+
 def report(bench_dir, ort_seconds, fma_gflops, model_path, testmodels_dir=""):
     useful = network_macs(model_path)
     configs = {name + suffix: (size, size) for name, size in (("16x16", 16), ("64x64", 64))
-               for suffix in ("", "-v2", "-q", "-v2q", "-v3u", "-v3")}
+               for suffix in SUFFIXES}
     rows = {}
     for name in configs:
         d = os.path.join(bench_dir, name)
@@ -146,7 +150,7 @@ def report(bench_dir, ort_seconds, fma_gflops, model_path, testmodels_dir=""):
               f"| {run.get('compile_seconds', 0):.2f} | {run.get('host_seconds', 0):.2f} |")
     with open(os.path.join(bench_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    for suffix in ("", "-v2", "-q", "-v2q", "-v3u", "-v3"):
+    for suffix in SUFFIXES:
         speedup = latency["16x16" + suffix] / latency["64x64" + suffix]
         print(f"\nspeed-up of npu-64x64{suffix} over npu-16x16{suffix}: {speedup:.2f}x (cycles, same clock)")
     print("\nthe switch sweep (cycles saved against the config without the feature):")
@@ -154,7 +158,9 @@ def report(bench_dir, ort_seconds, fma_gflops, model_path, testmodels_dir=""):
         for base, feature, label in (("", "-v2", "two weight buffers"), ("-q", "-v2q", "two weight buffers"),
                                      ("", "-q", "the vector queue"), ("-v2", "-v2q", "the vector queue"),
                                      ("-v2q", "-v3u", "the bias as initial value"),
-                                     ("-v3u", "-v3", "the residual add in the conv epilogue")):
+                                     ("-v3u", "-v3", "the residual add in the conv epilogue"),
+                                     ("-v3p", "-v3", "the max pooling in the conv epilogue"),
+                                     ("-v3o", "-v3", "the fused residual add out of place")):
             before = rows[size + base]["run"]["cycles"]
             saved = before - rows[size + feature]["run"]["cycles"]
             print(f"{label} on npu-{size}{base} -> npu-{size}{feature}: {saved} cycles saved "

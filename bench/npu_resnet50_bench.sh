@@ -8,7 +8,9 @@
 # weights of each layer prefetched across the barrier, the stem on 2x2 pixel
 # blocks and a batch's 1x1 convs as more gemm rows (compiler.prefetch_weights,
 # dense_stem, batch_rows); -v3u is -v3 with the adds unfused, so the sweep
-# shows what the fusion buys. Then batch 4
+# shows what the fusion buys, -v3p is -v3 without the max pooling in the
+# stem's epilogue (compiler.fuse_max_pool) and -v3o without the fused add out
+# of place (compiler.residual_out_of_place). Then batch 4
 # on the v3 configs (the model with its batch dimension set to 4, calibrated
 # on the same four images), and ResNet-18 and MobileNetV2 (scripts/gen_models.py's
 # test models, 224x224, when BUILD_DIR/testdata/models holds them) on
@@ -57,9 +59,14 @@ for size in 16x16 64x64; do
     "$configs/npu-$size-v2q.yaml" >"$out/configs/npu-$size-q.yaml"
   sed 's/^  fuse_residual_add: true .*/  fuse_residual_add: false/; s/^name: npu-\(.*\)-v3/name: npu-\1-v3u/' \
     "$configs/npu-$size-v3.yaml" >"$out/configs/npu-$size-v3u.yaml"
+  sed 's/^  fuse_max_pool: true .*/  fuse_max_pool: false/; s/^name: npu-\(.*\)-v3/name: npu-\1-v3p/' \
+    "$configs/npu-$size-v3.yaml" >"$out/configs/npu-$size-v3p.yaml"
+  sed 's/^  residual_out_of_place: true .*/  residual_out_of_place: false/; s/^name: npu-\(.*\)-v3/name: npu-\1-v3o/' \
+    "$configs/npu-$size-v3.yaml" >"$out/configs/npu-$size-v3o.yaml"
 done
 
-for size in 16x16 16x16-v2 16x16-q 16x16-v2q 16x16-v3u 16x16-v3 64x64 64x64-v2 64x64-q 64x64-v2q 64x64-v3u 64x64-v3; do
+for size in 16x16 16x16-v2 16x16-q 16x16-v2q 16x16-v3u 16x16-v3p 16x16-v3o 16x16-v3 \
+  64x64 64x64-v2 64x64-q 64x64-v2q 64x64-v3u 64x64-v3p 64x64-v3o 64x64-v3; do
   cfg=$configs/npu-$size.yaml
   [ -f "$cfg" ] || cfg=$out/configs/npu-$size.yaml
   dir=$out/$size

@@ -169,7 +169,7 @@ bool tryAllocateConvSlots(CompileContext& ctx, const ConvJob& job, const ConvTil
   // slot while the gemms stream an input slot: when the second output slot
   // would wrap into input bank 0 (4 banks), both start in bank 3 instead.
   const bool outputsShareBank = t.vectorQueue && cfg.scratchpadBanks <= 4;
-  take(slots.outSlots, "output", ProgramBuilder::kDepth, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
+  take(slots.outSlots, "output", needs.outSlots, needs.outTileBytes, 3, outputsShareBank ? 0 : 1);
   // The pooled tiles away from the pooling tiles the pool reads.
   const bool manyBanks = cfg.scratchpadBanks >= 8;
   if (g.pool.kh)
@@ -306,9 +306,14 @@ class ConvStepEmitter {
   void emitGemms(Step& step, const BlockSpan& span, int64_t b, int64_t accRowCount, uint64_t accTile) const;
   void emitRequant(Step& step, const BlockSpan& span, const Band& band, uint64_t accTile,
                    const RequantDst& dst) const;
-  void loadPoolPadding(Step& step, const BlockSpan& span) const;
+  /// The pooling tile of a band and block: two per block, alternating by band.
+  uint64_t poolingTile(size_t bandIndex, int64_t block) const {
+    const size_t blocks = slots_.outSlots.size() / 2;
+    return slots_.outSlots[(bandIndex % 2) * blocks + size_t(block)];
+  }
+  void loadPoolPadding(Step& step, const BlockSpan& span, uint64_t tile) const;
   void emitPooledEpilogue(Step& step, const BlockSpan& span, const std::vector<Band>& bands, size_t bandIndex,
-                          uint64_t accTile, size_t s) const;
+                          int64_t block, uint64_t accTile, size_t s) const;
   /// One requant of `rows` x `cols` accumulator entries at `src` (row stride
   /// `stride`) into the output slot at `dst`, with the job's zero point and clip.
   npu::isa::Instruction requant(const FixedPointMultiplier& m, uint64_t src, uint64_t dst, int64_t rows,
@@ -622,35 +627,35 @@ DmaOperands ConvStepEmitter::outputTileDma(const BlockSpan& span, const Band& ba
   return d;
 }
 
-/// A fused pooling's tiles: their -128 padding columns, written once.
-void ConvStepEmitter::loadPoolPadding(Step& step, const BlockSpan& span) const {
+/// A fused pooling's tile: its -128 padding columns, written at its first use.
+void ConvStepEmitter::loadPoolPadding(Step& step, const BlockSpan& span, uint64_t tile) const {
   const auto& p = g_.pool;
   const int64_t tileWidth = p.tileWidth(g_.ow);
-  for (uint64_t tile : slots_.outSlots)
-    for (auto [col, width] : {std::pair<int64_t, int64_t>{0, p.pl}, {p.pl + g_.ow, p.pr}}) {
-      if (width <= 0) continue;
-      LoadOperands fill;
-      fill.dram = ctx_.fillRegion(-128, uint64_t(width * span.width));
-      fill.sram = tile + uint64_t(col * span.width);
-      fill.x = width * span.width;
-      fill.y = p.pt + t_.bandRows;
-      fill.sramStride = tileWidth * span.width;
-      step.loads.push_back(instruction(fill));
-    }
+  for (auto [col, width] : {std::pair<int64_t, int64_t>{0, p.pl}, {p.pl + g_.ow, p.pr}}) {
+    if (width <= 0) continue;
+    LoadOperands fill;
+    fill.dram = ctx_.fillRegion(-128, uint64_t(width * span.width));
+    fill.sram = tile + uint64_t(col * span.width);
+    fill.x = width * span.width;
+    fill.y = p.pt + t_.bandRows;
+    fill.sramStride = tileWidth * span.width;
+    step.loads.push_back(instruction(fill));
+  }
 }
 
 /// A fused max pooling's epilogue: the band's rows requantized into its
 /// pooling tile below `pt` halo rows (-128 above an image's first band), its
-/// last `pt` rows also into the next band's tile as that band's halo (the
-/// tiles alternate and the epilogue queue is in order, so the pooling of the
-/// band before has read that tile), the pooling, and the store of the pooled
-/// rows.
+/// last `pt` rows also into the next band's tile of the same block as that
+/// band's halo (the tiles alternate and the epilogue queue is in order, so
+/// the pooling of the band before has read that tile), the pooling, and the
+/// store of the pooled rows.
 void ConvStepEmitter::emitPooledEpilogue(Step& step, const BlockSpan& span, const std::vector<Band>& bands,
-                                         size_t bandIndex, uint64_t accTile, size_t s) const {
+                                         size_t bandIndex, int64_t block, uint64_t accTile, size_t s) const {
   const auto& p = g_.pool;
   const Band& band = bands[bandIndex];
   const int64_t width = span.width, tileWidth = p.tileWidth(g_.ow);
-  const uint64_t tile = slots_.outSlots[bandIndex % slots_.outSlots.size()];
+  const uint64_t tile = poolingTile(bandIndex, block);
+  if (bandIndex < 2) loadPoolPadding(step, span, tile);
   if (band.oy0 == 0 && p.pt > 0)  // every value clipped to -128: the padding rows
     step.computes.push_back(instruction(RequantOperands{.zeroPoint = 0,
                                                         .lo = -128,
@@ -666,7 +671,7 @@ void ConvStepEmitter::emitPooledEpilogue(Step& step, const BlockSpan& span, cons
   emitRequant(step, span, band, accTile,
               {tile + uint64_t((p.pt * tileWidth + p.pl) * width), tileWidth, 0, band.rows});
   if (p.pt > 0 && bandIndex + 1 < bands.size() && bands[bandIndex + 1].image == band.image) {
-    const uint64_t next = slots_.outSlots[(bandIndex + 1) % slots_.outSlots.size()];
+    const uint64_t next = poolingTile(bandIndex + 1, block);
     emitRequant(step, span, band, accTile,
                 {next + uint64_t(p.pl * width), tileWidth, band.rows - p.pt, band.rows});
   }
@@ -744,8 +749,7 @@ Error ConvStepEmitter::emit(const std::vector<Band>& bands, const std::vector<St
                                                        .dstStride = span.width,
                                                        .srcStride = 0}));
     if (g_.pool.kh) {
-      if (s == 0) loadPoolPadding(step, span);
-      emitPooledEpilogue(step, span, bands, bandIndex, accTile, s);
+      emitPooledEpilogue(step, span, bands, bandIndex, block, accTile, s);
       ctx_.program().addStep(std::move(step));
       continue;
     }

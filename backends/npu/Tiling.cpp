@@ -146,6 +146,7 @@ ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, 
   s.outTileBytes =
       g.pool.kh ? (g.pool.pt + t.bandRows) * g.pool.tileWidth(g.ow) * maxWidth : t.bandRows * g.ow * maxWidth;
   s.pooledTileBytes = g.pool.kh ? t.bandRows / g.pool.sh * g.pool.ow * maxWidth : 0;
+  s.outSlots = g.pool.kh ? 2 * blocks : 2;
   s.accEntries = accRows(g, t.bandRows, t.multiRow) * maxWidth;
   // With the vector queue the gemms of step s+1 write one tile while the
   // requant of step s reads the other (ping-pong), whatever the bias.
@@ -162,7 +163,7 @@ namespace {
 bool fits(const ConvSramNeeds& s, const npu::NpuConfig& c) {
   const int64_t spad = s.inputSlots * int64_t(alignUp(uint64_t(s.bandBytes), 64)) +
                        s.weightSlots * int64_t(alignUp(uint64_t(s.blockWeightBytes), 64)) +
-                       2 * int64_t(alignUp(uint64_t(s.outTileBytes), 64)) +
+                       s.outSlots * int64_t(alignUp(uint64_t(s.outTileBytes), 64)) +
                        kResidualSlots * int64_t(alignUp(uint64_t(s.residualTileBytes), 64)) +
                        int64_t(alignUp(uint64_t(s.preAddTileBytes), 64)) +
                        2 * int64_t(alignUp(uint64_t(s.pooledTileBytes), 64)) +
@@ -414,9 +415,9 @@ std::optional<ConvTiling> searchConvTiling(const ConvGeometry& g, const std::vec
                                    order != LoopOrder::BandOuter || int64_t(tiles[0].steps.size()) < kParts))
                   continue;
                 if (g.singleBand && g.n * ceilDiv(g.oh, bandRows) > 1) continue;
-                // A fused pooling: whole pooling rows per band, one block, one part.
-                if (g.pool.kh &&
-                    (bandRows % g.pool.sh != 0 || perBlock != int64_t(tiles.size()) || kParts > 1))
+                // A fused pooling: whole pooling rows per band, the bands in
+                // order for each block (halo rows pass to the next band), one part.
+                if (g.pool.kh && (bandRows % g.pool.sh != 0 || order != LoopOrder::BandOuter || kParts > 1))
                   continue;
                 ConvTiling t{bandRows, perBlock, multiRow, order, biasByDma, kParts, 0, vectorQueue};
                 auto cycles = evaluate(g, tiles, agg, cost, t);

@@ -117,6 +117,9 @@ struct ConvSramNeeds {
   /// Per slot (two) of a fused max pooling's result; 0 without one (the
   /// output tile is then the pooling tile, with its halo rows and padding).
   int64_t pooledTileBytes;
+  /// Output tiles: two, or with a fused max pooling two per channel block
+  /// (a band's halo rows wait in the tile of the next band of the same block).
+  int64_t outSlots;
   bool tilePerBank;  ///< each accumulator tile within one bank (vector queue, accumulator.banks >= 2)
 };
 ConvSramNeeds sramNeeds(const ConvGeometry& g, const std::vector<NTile>& tiles, const ConvTiling& t,
