@@ -27,11 +27,15 @@ NpuConfig loadShipped(const std::string& name) {
   return c ? *c : NpuConfig{};
 }
 
-Instruction make(Opcode op, std::initializer_list<std::pair<Field, int64_t>> fields) {
-  Instruction in;
+/// `in` as opcode `op` with `fields` changed.
+Instruction withOpcode(Instruction in, Opcode op, std::initializer_list<std::pair<Field, int64_t>> fields) {
   in.opcode = op;
   for (auto [f, v] : fields) in[f] = v;
   return in;
+}
+
+Instruction make(Opcode op, std::initializer_list<std::pair<Field, int64_t>> fields) {
+  return withOpcode(Instruction{}, op, fields);
 }
 
 /// The simulator's cycles for `in` alone, less the one fetch cycle before it.
@@ -90,6 +94,14 @@ std::vector<Instruction> instructionsFor(const NpuConfig& c, int shape) {
   const int64_t oh = 1 + shape % 5, ow = 1 + shape * 3 % 7, ch = 1 + shape * 5 % 40, kh = 1 + shape % 3;
   const int64_t kw = 1 + shape / 3 % 3, sh = 1 + shape % 2, sw = 1 + shape / 2 % 2;
   const int64_t pl = shape % 3, pr = shape % 2;
+  const Instruction eadd = make(Opcode::EAdd, {{Field::Rows, rows},
+                                               {Field::Cols, cols},
+                                               {Field::SrcStride, cols},
+                                               {Field::Src2, bank},
+                                               {Field::Src2Stride, cols},
+                                               {Field::Dst, 2 * bank},
+                                               {Field::DstStride, cols},
+                                               {Field::ParamAddr, 3 * bank}});
   return {
       make(Opcode::Load, {{Field::XSize, x},
                           {Field::YSize, y},
@@ -141,14 +153,7 @@ std::vector<Instruction> instructionsFor(const NpuConfig& c, int shape) {
                          {Field::Dst, bank},
                          {Field::DstStride, cols},
                          {Field::LutAddr, 2 * bank}}),
-      make(Opcode::EAdd, {{Field::Rows, rows},
-                          {Field::Cols, cols},
-                          {Field::SrcStride, cols},
-                          {Field::Src2, bank},
-                          {Field::Src2Stride, cols},
-                          {Field::Dst, 2 * bank},
-                          {Field::DstStride, cols},
-                          {Field::ParamAddr, 3 * bank}}),
+      eadd,
       make(Opcode::Pool, {{Field::Mode, shape % 2},
                           {Field::KernelH, kh},
                           {Field::KernelW, kw},
@@ -160,21 +165,9 @@ std::vector<Instruction> instructionsFor(const NpuConfig& c, int shape) {
                           {Field::SrcStride, ((ow - 1) * sw + kw) * ch},
                           {Field::Dst, bank},
                           {Field::DstStride, ow * ch}}),
-      make(Opcode::Softmax, {{Field::Masked, shape % 2},
-                             {Field::Rows, rows},
-                             {Field::Cols, cols},
-                             {Field::SrcStride, cols},
-                             {Field::Src2, bank},
-                             {Field::Src2Stride, cols},
-                             {Field::Dst, 2 * bank},
-                             {Field::DstStride, cols},
-                             {Field::ParamAddr, 3 * bank}}),
-      make(Opcode::LayerNorm, {{Field::Rows, rows},
-                               {Field::Cols, cols},
-                               {Field::SrcStride, cols},
-                               {Field::Dst, 2 * bank},
-                               {Field::DstStride, cols},
-                               {Field::ParamAddr, 3 * bank}}),
+      // softmax and layernorm take eadd's operand fields (src2: the mask; layernorm has none).
+      withOpcode(eadd, Opcode::Softmax, {{Field::Masked, shape % 2}}),
+      withOpcode(eadd, Opcode::LayerNorm, {{Field::Src2, 0}, {Field::Src2Stride, 0}}),
       make(Opcode::Sync, {{Field::QueueSel, shape % 3}}),
   };
 }
