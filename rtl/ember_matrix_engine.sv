@@ -423,7 +423,10 @@ module ember_matrix_engine #(
     logic [DIM_W-1:0]  n;
     logic [ADDR_W-1:0] addr;
   } res_t;
-  res_t ws_pipe[LATENCY], ws_pipe_d[LATENCY];
+  res_t ws_pipe[LATENCY];
+  /*verilator tracing_off*/
+  res_t ws_pipe_d[LATENCY];  // next state: a copy, not traced
+  /*verilator tracing_on*/
   res_t ws_in, res;
   assign ws_in = '{st_reading && !st.os, st_last, st.accumulate, st.n, out_addr};
   always_comb begin

@@ -33,19 +33,8 @@ class FastMatrixEngine final : public MatrixEngine {
                                            const StageGrant& grantStream, bool) override {
     const timing::GemmTiming phases = timing::gemm(config_, in);
     const unsigned b = bufferOf(in);
-    timing::GemmChain& chain = chain_;
-    timing::GemmStages s;
-    s.preloadStart = s.preloadEnd = issueCycle;
-    if (in[Field::Preload] != 0) {
-      s.preloadStart = grantPreload(std::max({issueCycle, chain.loaderFree, chain.bufferStreamed[b]}));
-      s.preloadEnd = s.preloadStart + phases.preload;
-      chain.loaderFree = chain.bufferLoaded[b] = s.preloadEnd;
-    }
-    s.streamStart = grantStream(std::max({issueCycle, chain.streamFree, chain.bufferLoaded[b]}));
-    s.streamEnd = s.streamStart + phases.stream;
-    s.done = s.streamEnd + phases.pipeline;
-    chain.streamFree = chain.bufferStreamed[b] = s.streamEnd;
-    chain.drained = std::max(chain.drained, s.done);
+    const timing::GemmStages s =
+        chain_.issue(issueCycle, phases, in[Field::Preload] != 0, b, grantPreload, grantStream);
     functional::gemm(in, memories.scratchpad, memories.accumulator, weights_[b]);
     cycles_ += phases.total();
     return s;

@@ -113,15 +113,23 @@ struct GemmChain {
 
   /// Times a gemm issued at `at` (stage lengths `t`) and records its stages.
   GemmStages issue(uint64_t at, const GemmTiming& t, bool preload, unsigned wbuf) {
+    const auto now = [](uint64_t ready) { return ready; };
+    return issue(at, t, preload, wbuf, now, now);
+  }
+  /// The same, each stage starting when its grant says (`grant(ready)` >=
+  /// ready: the simulator's bank and accumulator-port arbitration).
+  template <typename PreloadGrant, typename StreamGrant>
+  GemmStages issue(uint64_t at, const GemmTiming& t, bool preload, unsigned wbuf, PreloadGrant&& grantPreload,
+                   StreamGrant&& grantStream) {
     const unsigned b = wbuf & 1;
     GemmStages s;
     s.preloadStart = s.preloadEnd = at;
     if (preload) {
-      s.preloadStart = std::max({at, loaderFree, bufferStreamed[b]});
+      s.preloadStart = grantPreload(std::max({at, loaderFree, bufferStreamed[b]}));
       s.preloadEnd = s.preloadStart + t.preload;
       loaderFree = bufferLoaded[b] = s.preloadEnd;
     }
-    s.streamStart = std::max({at, streamFree, bufferLoaded[b]});
+    s.streamStart = grantStream(std::max({at, streamFree, bufferLoaded[b]}));
     s.streamEnd = s.streamStart + t.stream;
     s.done = s.streamEnd + t.pipeline;
     streamFree = bufferStreamed[b] = s.streamEnd;
