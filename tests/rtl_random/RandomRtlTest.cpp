@@ -16,37 +16,43 @@ NpuConfig shipped(const std::string& name) {
   return config ? *config : NpuConfig{};
 }
 
-TEST(RandomRtl, ThousandPrograms16x16AgreeBitForBitAndCycleForCycle) {
-  const NpuConfig config = shipped("npu-16x16.yaml");
+// Seeds 1..count on `config`: every program agrees on both engines (the first
+// ten disagreements are reported).
+void expectProgramsAgree(const NpuConfig& config, uint64_t count) {
   int mismatches = 0;
-  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+  for (uint64_t seed = 1; seed <= count; ++seed) {
     const Verdict v = checkValidProgram(config, seed);
     if (!v.ok && ++mismatches <= 10) ADD_FAILURE() << v.message;
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+// Every kind of illegal program over seeds 1..count is refused by its checker.
+void expectIllegalRefused(const NpuConfig& config, uint64_t count) {
+  for (int m = 1; m < kNumMutations; ++m)
+    for (uint64_t seed = 1; seed <= count; ++seed) {
+      const Verdict v = checkIllegalProgram(config, seed, Mutation(m));
+      EXPECT_TRUE(v.ok) << v.message;
+    }
+}
+
+TEST(RandomRtl, ThousandPrograms16x16AgreeBitForBitAndCycleForCycle) {
+  expectProgramsAgree(shipped("npu-16x16.yaml"), 1000);
 }
 
 // Two weight buffers (npu-16x16-v2): the generator draws every preload's
 // wbuf, so gemm chains overlap on the RTL's weight loader and stream machine.
 TEST(RandomRtl, ThreeHundredPrograms16x16TwoBuffersAgree) {
   const NpuConfig config = shipped("npu-16x16-v2.yaml");
-  int mismatches = 0, withBufferOne = 0;
-  for (uint64_t seed = 1; seed <= 300; ++seed) {
+  int withBufferOne = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed)
     withBufferOne += randomProgram(config, seed).text.find("wbuf=1") != std::string::npos;
-    const Verdict v = checkValidProgram(config, seed);
-    if (!v.ok && ++mismatches <= 10) ADD_FAILURE() << v.message;
-  }
-  EXPECT_EQ(mismatches, 0);
   EXPECT_GT(withBufferOne, 100);
+  expectProgramsAgree(config, 300);
 }
 
 TEST(RandomRtl, IllegalProgramsOnTwoBuffersAreRefused) {
-  const NpuConfig config = shipped("npu-16x16-v2.yaml");
-  for (int m = 1; m < kNumMutations; ++m)
-    for (uint64_t seed = 1; seed <= 50; ++seed) {
-      const Verdict v = checkIllegalProgram(config, seed, Mutation(m));
-      EXPECT_TRUE(v.ok) << v.message;
-    }
+  expectIllegalRefused(shipped("npu-16x16-v2.yaml"), 50);
 }
 
 TEST(RandomRtl, ProgramsUseEveryOpcode) {
@@ -59,12 +65,7 @@ TEST(RandomRtl, ProgramsUseEveryOpcode) {
 }
 
 TEST(RandomRtl, IllegalProgramsAreRefusedByTheirChecker) {
-  const NpuConfig config = shipped("npu-16x16.yaml");
-  for (int m = 1; m < kNumMutations; ++m)
-    for (uint64_t seed = 1; seed <= 200; ++seed) {
-      const Verdict v = checkIllegalProgram(config, seed, Mutation(m));
-      EXPECT_TRUE(v.ok) << v.message;
-    }
+  expectIllegalRefused(shipped("npu-16x16.yaml"), 200);
 }
 
 TEST(RandomRtl, AGeneratedProgramIsDeterministic) {
