@@ -36,5 +36,8 @@ inline constexpr int64_t kPoolWindow =
     std::min(fieldMaxOf(Opcode::Pool, Field::KernelH), fieldMaxOf(Opcode::Pool, Field::KernelW));
 inline constexpr int64_t kPoolStride =
     std::min(fieldMaxOf(Opcode::Pool, Field::StrideH), fieldMaxOf(Opcode::Pool, Field::StrideW));
+/// A pooling's input or output row stride, in bytes.
+inline constexpr int64_t kPoolRowStride =
+    std::min(fieldMaxOf(Opcode::Pool, Field::SrcStride), fieldMaxOf(Opcode::Pool, Field::DstStride));
 
 }  // namespace ember::npu_backend::limits

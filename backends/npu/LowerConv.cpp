@@ -130,8 +130,8 @@ namespace {
 
 /// The SRAM buffers of one conv layer.
 struct ConvSlots {
-  /// With a fused max pooling, outSlots are the pooling tiles (one per band,
-  /// alternating) and pooledSlots the stored tiles.
+  /// With a fused max pooling, outSlots are the pooling tiles (two per channel
+  /// block, alternating by band) and pooledSlots the stored tiles.
   std::vector<uint64_t> inSlots, wSlots, outSlots, residualSlots, pooledSlots, accTiles;
   std::optional<uint64_t> biasAcc;
   uint64_t residualParams = 0;

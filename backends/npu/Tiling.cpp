@@ -273,6 +273,13 @@ std::optional<uint64_t> evaluate(const ConvGeometry& g, const std::vector<NTile>
   if (accRows(g, t.bandRows, t.multiRow) > limits::kGemmRows || t.bandRows * g.ow > limits::kVectorRows ||
       needs.bandBytes > limits::kScratchpadAddressSpace)
     return std::nullopt;
+  if (g.pool.kh) {  // a pooling tile's row stride, its padding rows' requant, the pooled store's plane stride
+    const int64_t blockChannels = std::min(g.o, t.tilesPerBlock * c.cols);
+    const int64_t tileWidth = g.pool.tileWidth(g.ow);
+    if (tileWidth * blockChannels > limits::kPoolRowStride || g.pool.pt * tileWidth > limits::kVectorRows ||
+        g.pool.ow * g.o > limits::kDramStride)
+      return std::nullopt;
+  }
   const int64_t bandsPerImage = ceilDiv(g.oh, t.bandRows);
   const int64_t bands = g.n * bandsPerImage;
   const size_t per = size_t(t.tilesPerBlock);
