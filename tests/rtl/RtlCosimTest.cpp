@@ -106,28 +106,38 @@ TEST(RtlCosim, EveryNpuTestProgramOnTwoWeightBuffers) {
   }
 }
 
-// Programs compiled from real models (digits, tiny_cnn; int8) for the
-// two-buffer npu-16x16-v2 config: the compiler's gemm chains alternate wbuf.
+// Programs compiled from real models (digits, tiny_cnn; int8) for two-buffer
+// configs: npu-16x16-v2 and npu-32x32 with weight_buffers: 2 (the compiler's
+// gemm chains alternate wbuf).
 TEST(RtlCosim, CompiledModelsOnTwoWeightBuffers) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "ember_rtl_models";
   std::filesystem::create_directories(dir);
   const std::string models = std::string(EMBER_NPU_TEST_DIR) + "/../../examples/models/";
-  const std::string cfg = std::string(EMBER_NPU_CONFIG_DIR) + "/npu-16x16-v2.yaml";
-  for (const char* model : {"digits", "tiny_cnn"}) {
-    const std::string onnx = models + model + ".onnx",
-                      bundle = (dir / (std::string(model) + ".bundle")).string();
-    const std::string profile = (dir / (std::string(model) + ".yaml")).string();
-    const std::string samples =
-        models + model + (std::string(model) == "digits" ? ".calibration.npy" : ".input.npy");
-    ASSERT_EQ(runEmber("quantize", {onnx, "--dim", "N=1", "--calibrate", samples, "-o", profile}), 0)
-        << model;
-    ASSERT_EQ(runEmber("compile", {onnx, "--dim", "N=1", "--backend", "npu", "--config", cfg, "--quantize",
-                                   profile, "-o", bundle}),
-              0)
-        << model;
-    auto b = readBundle(bundle);
-    ASSERT_TRUE(b) << b.error().message();
-    expectSame(*b, loadShipped("npu-16x16-v2.yaml"), model);
+  // npu-32x32.yaml with the key added under matrix_engine.
+  const std::string cfg32 = (dir / "npu-32x32-wb2.yaml").string();
+  {
+    std::ifstream in(std::string(EMBER_NPU_CONFIG_DIR) + "/npu-32x32.yaml");
+    std::ofstream out(cfg32);
+    for (std::string line; std::getline(in, line);)
+      out << line << "\n" << (line.rfind("matrix_engine:", 0) == 0 ? "  weight_buffers: 2\n" : "");
+  }
+  for (const std::string& cfg : {std::string(EMBER_NPU_CONFIG_DIR) + "/npu-16x16-v2.yaml", cfg32}) {
+    auto config = loadConfig(cfg);
+    ASSERT_TRUE(config) << config.error().message();
+    ASSERT_EQ(config->weightBuffers, 2);
+    for (const std::string model : {"digits", "tiny_cnn"}) {
+      const std::string onnx = models + model + ".onnx", stem = (dir / model).string();
+      const std::string samples = models + model + (model == "digits" ? ".calibration.npy" : ".input.npy");
+      ASSERT_EQ(runEmber("quantize", {onnx, "--dim", "N=1", "--calibrate", samples, "-o", stem + ".yaml"}),
+                0);
+      ASSERT_EQ(runEmber("compile", {onnx, "--dim", "N=1", "--backend", "npu", "--config", cfg, "--quantize",
+                                     stem + ".yaml", "-o", stem + ".bundle"}),
+                0)
+          << model;
+      auto b = readBundle(stem + ".bundle");
+      ASSERT_TRUE(b) << b.error().message();
+      expectSame(*b, *config, config->name + " " + model);
+    }
   }
   std::filesystem::remove_all(dir);
 }
