@@ -36,24 +36,24 @@ bool allAtMost(const std::vector<int64_t>& values, int64_t limit) {
 // common conditions (one i8 result, ranks a bundle symbol holds) are checked
 // before them, in npuSupports.
 
-bool takesConv(const NodeInfo& info, const npu::NpuConfig& config) {
+Support takesConv(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto &in = info.inputTypes, &out = info.resultTypes;
   if (!(in.size() == 4 && isI8(in[0]) && isI8(in[1]) && in[1].offset == 0 && in[0].rank() == 4 &&
         constantParameters(info)))
-    return false;
+    return Support::no();
   ConvGeometry g = convGeometry(out[0], in[0], in[1], QuantizedConvAttrs::from(info.attributes));
-  return !convFits(gathersStrided1x1(g) ? gatheredGeometry(g) : g, config);
+  return Support::of(convFits(gathersStrided1x1(g) ? gatheredGeometry(g) : g, config));
 }
 
-bool takesMatMul(const NodeInfo& info, const npu::NpuConfig& config) {
+Support takesMatMul(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
-  if (!info.isConstantInput(1)) return activationMatMulSupported(info, config);  // Q.K^T, scores.V
-  if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return false;
-  if (!constantParameters(info)) return false;
+  if (!info.isConstantInput(1)) return activationMatMulSupport(info, config);  // Q.K^T, scores.V
+  if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[1].offset != 0) return Support::no();
+  if (!constantParameters(info)) return Support::no();
   // The weights are one [K, N] matrix (no batch of right operands).
   if (in[1].rank() < 2 || in[1].numElements() != in[1].dims[in[1].rank() - 2] * in[1].dims.back())
-    return false;
-  return !convFits(matMulGeometry(in[0], in[1]), config);
+    return Support::no();
+  return Support::of(convFits(matMulGeometry(in[0], in[1]), config));
 }
 
 bool takesMaxPool(const NodeInfo& info, const npu::NpuConfig&) {
@@ -126,9 +126,15 @@ Expected<LayerInfo> lowerReshapeNode(CompileContext& ctx, const Instruction& ins
 /// lowering takes.
 struct NpuLowering {
   OpKind kind;
-  bool (*takes)(const NodeInfo& info, const npu::NpuConfig& config);
+  Support (*takes)(const NodeInfo& info, const npu::NpuConfig& config);
   Expected<LayerInfo> (*lower)(CompileContext& ctx, const Instruction& inst, const ConvFusion* fusion);
 };
+
+/// A yes/no predicate as a Support with no reason.
+template <bool (*takes)(const NodeInfo&, const npu::NpuConfig&)>
+Support withoutReason(const NodeInfo& info, const npu::NpuConfig& config) {
+  return takes(info, config) ? Support::yes() : Support::no();
+}
 
 template <Expected<LayerInfo> (*lowering)(CompileContext&, const Instruction&)>
 Expected<LayerInfo> withoutFusion(CompileContext& ctx, const Instruction& inst, const ConvFusion*) {
@@ -141,18 +147,18 @@ Expected<LayerInfo> withoutFusion(CompileContext& ctx, const Instruction& inst, 
 constexpr NpuLowering kLowerings[] = {
     {OpKind::QuantizedConv, takesConv, lowerConvNode},
     {OpKind::QuantizedMatMul, takesMatMul, lowerMatMulNode},
-    {OpKind::MaxPool, takesMaxPool, withoutFusion<lowerMaxPool>},
-    {OpKind::QuantizedAvgPool, takesAvgPool, withoutFusion<lowerAvgPool>},
-    {OpKind::QuantizedAdd, takesAdd, withoutFusion<lowerAdd>},
-    {OpKind::Lookup, takesLookup, withoutFusion<lowerLookup>},
-    {OpKind::Requantize, takesRequantize, withoutFusion<lowerRequantize>},
-    {OpKind::Slice, takesSlice, withoutFusion<lowerDataMovement>},
-    {OpKind::Transpose, takesI8DataMovement, withoutFusion<lowerDataMovement>},
-    {OpKind::Concat, takesI8DataMovement, withoutFusion<lowerDataMovement>},
-    {OpKind::Copy, takesI8DataMovement, withoutFusion<lowerDataMovement>},
-    {OpKind::Reshape, takesI8DataMovement, lowerReshapeNode},
-    {OpKind::QuantizedSoftmax, softmaxSupported, withoutFusion<lowerSoftmax>},
-    {OpKind::QuantizedLayerNorm, layerNormSupported, withoutFusion<lowerLayerNorm>},
+    {OpKind::MaxPool, withoutReason<takesMaxPool>, withoutFusion<lowerMaxPool>},
+    {OpKind::QuantizedAvgPool, withoutReason<takesAvgPool>, withoutFusion<lowerAvgPool>},
+    {OpKind::QuantizedAdd, withoutReason<takesAdd>, withoutFusion<lowerAdd>},
+    {OpKind::Lookup, withoutReason<takesLookup>, withoutFusion<lowerLookup>},
+    {OpKind::Requantize, withoutReason<takesRequantize>, withoutFusion<lowerRequantize>},
+    {OpKind::Slice, withoutReason<takesSlice>, withoutFusion<lowerDataMovement>},
+    {OpKind::Transpose, withoutReason<takesI8DataMovement>, withoutFusion<lowerDataMovement>},
+    {OpKind::Concat, withoutReason<takesI8DataMovement>, withoutFusion<lowerDataMovement>},
+    {OpKind::Copy, withoutReason<takesI8DataMovement>, withoutFusion<lowerDataMovement>},
+    {OpKind::Reshape, withoutReason<takesI8DataMovement>, lowerReshapeNode},
+    {OpKind::QuantizedSoftmax, softmaxSupport, withoutFusion<lowerSoftmax>},
+    {OpKind::QuantizedLayerNorm, layerNormSupport, withoutFusion<lowerLayerNorm>},
 };
 
 const NpuLowering* findLowering(OpKind kind) {
@@ -163,15 +169,17 @@ const NpuLowering* findLowering(OpKind kind) {
 
 }  // namespace
 
-bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config) {
+Support npuSupport(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
   const auto& out = info.resultTypes;
-  if (out.size() != 1 || !isI8(out[0])) return false;
+  if (out.size() != 1 || !isI8(out[0])) return Support::no();
   // A bundle symbol holds at most kMaxSymbolRank dims: higher ranks fall back.
   auto tooHigh = [](const Type& t) { return t.rank() > npu::kMaxSymbolRank; };
-  if (tooHigh(out[0]) || std::any_of(in.begin(), in.end(), tooHigh)) return false;
+  if (tooHigh(out[0]) || std::any_of(in.begin(), in.end(), tooHigh))
+    return Support::no("a tensor of rank above " + std::to_string(npu::kMaxSymbolRank) +
+                       " (a bundle symbol's most)");
   if (const NpuLowering* lowering = findLowering(info.kind)) return lowering->takes(info, config);
-  return unaryTableSupported(info);  // an i8 -> i8 elementwise op is a lut
+  return unaryTableSupported(info) ? Support::yes() : Support::no();  // an i8 -> i8 elementwise op is a lut
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "Support.h"
 #include "ember/Backend.h"
 #include "ember/IR.h"
 #include "ember/npu/Bundle.h"
@@ -26,10 +27,11 @@ struct CompiledProgram {
 };
 
 /// Whether the NPU with `config` runs `info` natively (Backend::supports):
-/// the op and types it implements, and, for the matrix engine's layers, a
-/// tiling that fits the config's SRAMs and field limits (else the node falls
-/// back instead of failing the compile).
-bool npuSupports(const NodeInfo& info, const npu::NpuConfig& config);
+/// the op and types it implements, and, for the matrix engine's and the
+/// vector unit's layers, a plan that fits the config's SRAMs and field limits
+/// (else the node falls back instead of failing the compile, and the reason
+/// names the sizes: Backend::unsupportedReason).
+Support npuSupport(const NodeInfo& info, const npu::NpuConfig& config);
 
 Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuConfig& config);
 

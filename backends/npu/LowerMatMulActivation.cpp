@@ -110,15 +110,16 @@ Expected<ActivationMatMulPlan> planActivationMatMul(int64_t m, int64_t k, int64_
                    config.accumulatorEntries(), " available)");
 }
 
-bool activationMatMulSupported(const NodeInfo& info, const npu::NpuConfig& config) {
+Support activationMatMulSupport(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
-  if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[0].rank() < 2 || in[1].rank() < 2) return false;
+  if (in.size() != 4 || !isI8(in[0]) || !isI8(in[1]) || in[0].rank() < 2 || in[1].rank() < 2)
+    return Support::no();
   if (!info.isConstantInput(2) || !info.isConstantInput(3))
-    return false;  // bias and scales fold at compile time
+    return Support::no("the bias and scales must be constants (they fold at compile time)");
   const Type& out = info.resultTypes[0];
-  if (out.rank() < 2 || in[0].rank() > out.rank() || in[1].rank() > out.rank()) return false;
+  if (out.rank() < 2 || in[0].rank() > out.rank() || in[1].rank() > out.rank()) return Support::no();
   const int64_t m = in[0].dims[in[0].rank() - 2], k = in[0].dims.back(), n = in[1].dims.back();
-  return bool(planActivationMatMul(m, k, n, config));
+  return Support::of(planActivationMatMul(m, k, n, config));
 }
 
 namespace {

@@ -238,25 +238,31 @@ Expected<int64_t> planRowNormBand(int64_t rows, int64_t n, bool masked, uint64_t
   return band;
 }
 
-bool softmaxSupported(const NodeInfo& info, const npu::NpuConfig& config) {
+Support softmaxSupport(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
   if (in.size() != 2 || !isI8(in[0]) || in[0].rank() < 1 || in[1].rank() > in[0].rank() ||
       !info.isConstantInput(1))
-    return false;
+    return Support::no();
   const size_t axis = normalizedAxis(QuantizedSoftmaxAttrs::from(info.attributes).axis, in[0].rank());
-  if (axis + 1 != in[0].rank()) return false;  // rows along the last axis
+  if (axis + 1 != in[0].rank()) return Support::no("the npu normalises rows along the last axis only");
   const int64_t n = in[0].dims.back();
-  return n >= 1 &&
-         bool(planRowNormBand(in[0].numElements() / n, n, true, npu::isa::kSoftmaxParamBytes, config));
+  if (n < 1) return Support::no();
+  return Support::of(planRowNormBand(in[0].numElements() / n, n, true, npu::isa::kSoftmaxParamBytes, config));
 }
 
-bool layerNormSupported(const NodeInfo& info, const npu::NpuConfig& config) {
+Support layerNormSupport(const NodeInfo& info, const npu::NpuConfig& config) {
   const auto& in = info.inputTypes;
-  if (in.size() != 3 || !isI8(in[0]) || !info.isConstantInput(1) || !info.isConstantInput(2)) return false;
+  if (in.size() != 3 || !isI8(in[0]) || !info.isConstantInput(1) || !info.isConstantInput(2))
+    return Support::no();
   const size_t axis = normalizedAxis(QuantizedLayerNormAttrs::from(info.attributes).axis, in[0].rank());
   const int64_t n = productFrom(in[0].dims, axis);
-  if (n < 1 || n > npu::isa::kLayerNormMaxChannels) return false;
-  return bool(planRowNormBand(in[0].numElements() / n, n, false, npu::isa::layerNormParamBytes(n), config));
+  if (n < 1) return Support::no();
+  if (n > npu::isa::kLayerNormMaxChannels)
+    return Support::no(std::to_string(n) + " channels exceed the " +
+                       std::to_string(npu::isa::kLayerNormMaxChannels) +
+                       " the vector unit's parameter buffer holds");
+  return Support::of(
+      planRowNormBand(in[0].numElements() / n, n, false, npu::isa::layerNormParamBytes(n), config));
 }
 
 Expected<LayerInfo> lowerSoftmax(CompileContext& ctx, const Instruction& inst) {

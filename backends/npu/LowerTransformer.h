@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "CompileContext.h"
+#include "Support.h"
 #include "ember/Backend.h"
 #include "ember/Error.h"
 #include "ember/IR.h"
@@ -23,8 +24,9 @@ Expected<ActivationMatMulPlan> planActivationMatMul(int64_t m, int64_t k, int64_
                                                     const npu::NpuConfig& config);
 
 /// A QuantizedMatMul whose right operand is not a constant: i8 operands of
-/// rank >= 2 (batch dims broadcast), constant bias and scales, and a plan.
-bool activationMatMulSupported(const NodeInfo& info, const npu::NpuConfig& config);
+/// rank >= 2 (batch dims broadcast), constant bias and scales, and a plan
+/// (else the plan's reason).
+Support activationMatMulSupport(const NodeInfo& info, const npu::NpuConfig& config);
 Expected<LayerInfo> lowerActivationMatMul(CompileContext& ctx, const Instruction& inst);
 
 /// Rows per step of a row normalisation (softmax, layernorm) over `rows` rows
@@ -33,9 +35,10 @@ Expected<int64_t> planRowNormBand(int64_t rows, int64_t n, bool masked, uint64_t
                                   const npu::NpuConfig& config);
 /// QuantizedSoftmax along the last axis with a constant mask, and
 /// QuantizedLayerNorm of at most isa::kLayerNormMaxChannels channels with
-/// constant gamma and beta, on the vector unit (LowerRowNorm.cpp).
-bool softmaxSupported(const NodeInfo& info, const npu::NpuConfig& config);
-bool layerNormSupported(const NodeInfo& info, const npu::NpuConfig& config);
+/// constant gamma and beta, on the vector unit (LowerRowNorm.cpp); a refusal
+/// names the row length and the scratchpad bytes (planRowNormBand's reason).
+Support softmaxSupport(const NodeInfo& info, const npu::NpuConfig& config);
+Support layerNormSupport(const NodeInfo& info, const npu::NpuConfig& config);
 Expected<LayerInfo> lowerSoftmax(CompileContext& ctx, const Instruction& inst);
 Expected<LayerInfo> lowerLayerNorm(CompileContext& ctx, const Instruction& inst);
 

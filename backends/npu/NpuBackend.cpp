@@ -26,7 +26,10 @@ class NpuBackend final : public Backend {
     return {{"config", "NPU configuration YAML file (array size, SRAM, DRAM bandwidth, clock; docs/npu)"}};
   }
 
-  bool supports(const NodeInfo& info) const override { return npuSupports(info, config_); }
+  bool supports(const NodeInfo& info) const override { return npuSupport(info, config_).taken; }
+  std::string unsupportedReason(const NodeInfo& info) const override {
+    return npuSupport(info, config_).reason;
+  }
 
   Expected<std::unique_ptr<CompiledFunction>> compile(const IRFunction& ir) const override {
     auto program = compileToBundle(ir, config_);

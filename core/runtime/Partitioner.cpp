@@ -116,8 +116,24 @@ void placeViews(const Function& function, const std::unordered_set<const Node*>&
   }
 }
 
+/// ": why" when `backend` gives a reason for not taking `info`, else "".
+std::string detailOf(const Backend& backend, const NodeInfo& info) {
+  std::string why = backend.unsupportedReason(info);
+  return why.empty() ? why : ": " + why;
+}
+
+/// Why no backend takes a node: each backend's reason, where it gives one.
+std::string reasonsOf(const std::vector<const Backend*>& backends, const NodeInfo& info) {
+  std::string reasons;
+  for (const Backend* b : backends)
+    if (std::string why = b->unsupportedReason(info); !why.empty())
+      reasons += (reasons.empty() ? "" : "; ") + ("'" + b->name() + "': " + why);
+  return reasons.empty() ? reasons : " (" + reasons + ")";
+}
+
 /// Places every compute node on the first backend that supports it (a node
-/// off backend 0 is reported as a fallback); views attached to compute wait.
+/// off backend 0 is reported as a fallback, with backend 0's reason); views
+/// attached to compute wait.
 Error placeNodes(const std::vector<Node*>& order, const std::unordered_set<const Node*>& attached,
                  const std::vector<const Backend*>& backends,
                  std::unordered_map<const Node*, size_t>& placement, PartitionPlan& plan) {
@@ -131,14 +147,14 @@ Error placeNodes(const std::vector<Node*>& order, const std::unordered_set<const
       std::string names;
       for (const Backend* b : backends) names += (names.empty() ? "'" : ", '") + b->name() + "'";
       return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backends ", names,
-                       " for inputs (", inputTypesOf(*node), ")");
+                       " for inputs (", inputTypesOf(*node), ")", reasonsOf(backends, info));
     }
     placement[node] = chosen;
     if (chosen != 0)
       plan.fallbackNodes.push_back({node->name(), std::string(node->info().name), backends[chosen]->name(),
                                     "'" + backends[0]->name() + "' does not support " +
-                                        std::string(node->info().name) + " on (" + inputTypesOf(*node) +
-                                        ")"});
+                                        std::string(node->info().name) + " on (" + inputTypesOf(*node) + ")" +
+                                        detailOf(*backends[0], info)});
   }
   return Error::success();
 }

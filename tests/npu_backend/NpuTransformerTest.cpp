@@ -60,18 +60,11 @@ Expected<Run> compileAndRun(const GraphBuilder& build, const std::string& backen
   return run;
 }
 
-/// The npu run equals the reference run byte for byte, with no node on the fallback.
-void expectBitExactOnNpu(const GraphBuilder& build, const std::string& config) {
-  SCOPED_TRACE(config.empty() ? "npu-16x16 (built in)" : config);
-  auto npu = compileAndRun(build, "npu", config);
-  ASSERT_TRUE(npu) << npu.error().message();
-  auto reference = compileAndRun(build, "reference", "");
-  ASSERT_TRUE(reference) << reference.error().message();
-  for (const FallbackNode& node : npu->fallbackNodes) ADD_FAILURE() << "fell back: " << node.name;
-  EXPECT_GT(npu->cycles, 0u);
-  ASSERT_EQ(npu->outputs.size(), reference->outputs.size());
-  for (const auto& [name, expected] : reference->outputs) {
-    const Tensor& got = npu->outputs.at(name);
+/// Every output of `run` equals the reference run's byte for byte.
+void expectSameBytes(const Run& run, const Run& reference) {
+  ASSERT_EQ(run.outputs.size(), reference.outputs.size());
+  for (const auto& [name, expected] : reference.outputs) {
+    const Tensor& got = run.outputs.at(name);
     ASSERT_EQ(got.type().str(), expected.type().str()) << name;
     int64_t differing = 0, first = -1;
     for (size_t i = 0; i < got.sizeInBytes(); ++i)
@@ -81,6 +74,18 @@ void expectBitExactOnNpu(const GraphBuilder& build, const std::string& config) {
     EXPECT_EQ(differing, 0) << name << ": " << differing << " of " << got.sizeInBytes()
                             << " bytes differ, first at " << first;
   }
+}
+
+/// The npu run equals the reference run byte for byte, with no node on the fallback.
+void expectBitExactOnNpu(const GraphBuilder& build, const std::string& config) {
+  SCOPED_TRACE(config.empty() ? "npu-16x16 (built in)" : config);
+  auto npu = compileAndRun(build, "npu", config);
+  ASSERT_TRUE(npu) << npu.error().message();
+  auto reference = compileAndRun(build, "reference", "");
+  ASSERT_TRUE(reference) << reference.error().message();
+  for (const FallbackNode& node : npu->fallbackNodes) ADD_FAILURE() << "fell back: " << node.name;
+  EXPECT_GT(npu->cycles, 0u);
+  expectSameBytes(*npu, *reference);
 }
 
 const std::vector<std::string> kConfigs = {"", "npu-16x16-v3.yaml", "npu-64x64-v3.yaml"};
@@ -298,6 +303,48 @@ TEST(NpuTransformer, RowNormalisationTooLargeNamesTheSizes) {
     auto run = compileAndRun(build, "npu", "");
     ASSERT_TRUE(run) << run.error().message();
     ASSERT_EQ(run->fallbackNodes.size(), 1u);
+  }
+}
+
+// Issue 18, bad input: a row too long for npu-16x16's scratchpad and a
+// LayerNorm wider than the vector unit's parameter buffer fall back to the
+// reference backend (same bytes), and the report's entry says why with the
+// sizes. The expected sizes come from the shape and the config file: a masked
+// softmax row takes six 64-byte-aligned slots (input, mask and output, each
+// double-buffered) plus its 32-byte parameter record, aligned to 64
+// (docs/npu/compiler.md, "Transformers").
+TEST(NpuTransformer, TooLongRowFallsBackAndTheReportNamesTheSizes) {
+  auto config = npu::loadConfig(configPath("npu-16x16.yaml"));
+  ASSERT_TRUE(config) << config.error().message();
+  const int64_t n = 50000;
+  auto alignUp64 = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
+  const uint64_t needed = 6 * alignUp64(n) + alignUp64(32);
+  ASSERT_GT(needed, uint64_t(config->scratchpadBytes));
+  ASSERT_LE(n, 65535);  // the vector row's width: the scratchpad is what refuses it
+  const std::string softmaxWhy =
+      "a row of " + std::to_string(n) + " elements does not fit even alone: " + std::to_string(needed) +
+      " scratchpad bytes (" + std::to_string(config->scratchpadBytes) + " available)";
+  const int64_t channels = npu::isa::kLayerNormMaxChannels + 76;
+  const std::string layerNormWhy = std::to_string(channels) + " channels exceed the " +
+                                   std::to_string(npu::isa::kLayerNormMaxChannels) +
+                                   " the vector unit's parameter buffer holds";
+  const std::vector<std::tuple<GraphBuilder, std::string, std::string>> cases = {
+      {softmax({1, 2, n}, MaskKind::KeyPadding), "softmax", softmaxWhy},
+      {layerNorm({1, 3, channels}, -1, {channels}), "layernorm", layerNormWhy},
+  };
+  for (const auto& [build, node, why] : cases) {
+    SCOPED_TRACE(node);
+    auto npu = compileAndRun(build, "npu", "npu-16x16.yaml");
+    ASSERT_TRUE(npu) << npu.error().message();
+    auto reference = compileAndRun(build, "reference", "");
+    ASSERT_TRUE(reference) << reference.error().message();
+    expectSameBytes(*npu, *reference);
+    ASSERT_EQ(npu->fallbackNodes.size(), 1u);
+    EXPECT_EQ(npu->fallbackNodes[0].name, node);
+    EXPECT_EQ(npu->fallbackNodes[0].backend, "reference");
+    const std::string& reason = npu->fallbackNodes[0].reason;
+    EXPECT_EQ(reason.rfind("'npu' does not support ", 0), 0u) << reason;
+    EXPECT_NE(reason.find(": " + why), std::string::npos) << reason;
   }
 }
 

@@ -86,6 +86,54 @@ TEST(PartitionerTest, WithoutFallbackAnUnsupportedNodeIsAnError) {
       << model.error().message();
 }
 
+/// AddOnlyBackend that says why it refuses a node, with the node's size.
+class ExplainingAddOnlyBackend : public AddOnlyBackend {
+ public:
+  std::string unsupportedReason(const NodeInfo& info) const override {
+    if (supports(info)) return "";
+    return "only Add; this node has " + std::to_string(info.inputTypes[0].numElements()) + " elements";
+  }
+};
+
+TEST(PartitionerTest, FallbackReasonAndErrorCarryTheBackendsReason) {
+  registerBuiltinBackends();
+  Function f("explained");
+  buildGraph(f);
+  CompileOptions options;
+  options.fallbackBackends = {"reference"};
+  auto model = compileFunction(f, std::make_unique<ExplainingAddOnlyBackend>(), options);
+  ASSERT_TRUE(model) << model.error().message();
+  ASSERT_EQ(model->report.fallbackNodes.size(), 1u);
+  EXPECT_EQ(model->report.fallbackNodes[0].name, "product");
+  const std::string& reason = model->report.fallbackNodes[0].reason;
+  EXPECT_NE(reason.find("does not support Mul"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(": only Add; this node has 6 elements"), std::string::npos) << reason;
+
+  // Without a fallback, the error names the node and each backend's reason.
+  Function strict("explained-strict");
+  buildGraph(strict);
+  auto refused = compileFunction(strict, std::make_unique<ExplainingAddOnlyBackend>(), CompileOptions{});
+  ASSERT_FALSE(refused);
+  const std::string& message = refused.error().message();
+  EXPECT_NE(message.find("node 'product' (Mul)"), std::string::npos) << message;
+  EXPECT_NE(message.find("('add-only': only Add; this node has 6 elements)"), std::string::npos) << message;
+}
+
+// A backend without unsupportedReason adds nothing after the types.
+TEST(PartitionerTest, FallbackReasonWithoutDetailEndsAtTheTypes) {
+  registerBuiltinBackends();
+  Function f("plain");
+  buildGraph(f);
+  CompileOptions options;
+  options.fallbackBackends = {"reference"};
+  auto model = compileFunction(f, std::make_unique<AddOnlyBackend>(), options);
+  ASSERT_TRUE(model) << model.error().message();
+  ASSERT_EQ(model->report.fallbackNodes.size(), 1u);
+  const std::string& reason = model->report.fallbackNodes[0].reason;
+  ASSERT_FALSE(reason.empty());
+  EXPECT_EQ(reason.back(), ')') << reason;
+}
+
 TEST(PartitionerTest, MemoryLimitIsEnforced) {
   registerBuiltinBackends();
   Function f("limited");

@@ -1,6 +1,7 @@
 // The backend contract (docs/backend-guide.md, "The contract"; docs/design.md).
 //
-// Compile side: name, supports, shouldLower, transformPostLowering, compile.
+// Compile side: name, supports, unsupportedReason, shouldLower,
+// transformPostLowering, compile.
 // Run side: a Device that loads, runs and unloads compiled functions.
 // Everything except name, supports and compile has a default.
 #pragma once
@@ -154,6 +155,10 @@ class Backend {
   /// Whether this backend executes `info` natively. Gates lowering,
   /// quantization and partitioning.
   virtual bool supports(const NodeInfo& info) const = 0;
+  /// Why supports(info) is false, in a few words with the sizes that decide
+  /// it (e.g. "a row of 2000 elements does not fit even alone: ..."); the
+  /// partitioner appends it to the fallback reason. Default: "" (no detail).
+  virtual std::string unsupportedReason(const NodeInfo& /*info*/) const { return ""; }
   /// Whether a high-level node should be lowered to primitives (default:
   /// yes). A node kept high-level (false) reaches compile() as one IR
   /// instruction of its kind, with its attributes; supports() must accept it.

@@ -9,10 +9,11 @@
 #include "ember/VendorOp.h"
 
 /// Bumped whenever the Backend interface or this descriptor changes.
+/// 7: Backend::unsupportedReason (why a node falls back).
 /// 6: the generic DeviceReport (counters and backend-declared columns).
 /// 5: the device model (Device::runAsync, keepsTensors, name; DeviceTensor).
 /// 4: Backend::options(). 3: NodeInfo::attributes.
-#define EMBER_PLUGIN_ABI_VERSION 6
+#define EMBER_PLUGIN_ABI_VERSION 7
 
 extern "C" {
 /// What a backend plugin exports. A shared library exports the C function

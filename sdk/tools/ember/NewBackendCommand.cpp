@@ -52,6 +52,10 @@ class @CLASS@ final : public ember::Backend {
   // same answer gates lowering, quantization and partitioning.
   bool supports(const ember::NodeInfo& /*info*/) const override { return false; }
 
+  // Optional: why supports() says no, with the sizes that decide it; the
+  // fallback report and the "unsupported" error show it. Default: no detail.
+  std::string unsupportedReason(const ember::NodeInfo& /*info*/) const override { return ""; }
+
   // Turns planned instruction IR into something that runs. Never reached
   // while supports() is false for everything.
   ember::Expected<std::unique_ptr<ember::CompiledFunction>> compile(const ember::IRFunction& ir) const override {

@@ -256,6 +256,13 @@ void printReport(std::ostream& os, const std::string& backend, const CompileRepo
     for (const FallbackNode& f : report.fallbackNodes) ++byOp[f.op + " -> " + f.backend];
     for (const auto& [what, count] : byOp) os << "; " << count << " x " << what;
     os << "\n";
+    // Why, node by node (the backend's sizes included); --report-json has them all.
+    constexpr size_t kReasonsShown = 8;
+    for (size_t i = 0; i < report.fallbackNodes.size() && i < kReasonsShown; ++i)
+      os << "  " << report.fallbackNodes[i].name << ": " << report.fallbackNodes[i].reason << "\n";
+    if (report.fallbackNodes.size() > kReasonsShown)
+      os << "  ... " << report.fallbackNodes.size() - kReasonsShown
+         << " more (--report-json fallback_nodes)\n";
   }
   if (device) printDeviceReport(os, *device);
 }
