@@ -192,6 +192,34 @@ TEST_F(CodesignSpec, SpecErrorsAreClear) {
   EXPECT_FALSE(load("models: [m.onnx, m.onnx]\n"));
 }
 
+TEST_F(CodesignSpec, ObjectiveChoosesTheFrontsLatency) {
+  Expected<SweepSpec> plain = load("models: [m.onnx]\n");
+  ASSERT_TRUE(plain) << plain.error().message();
+  EXPECT_EQ(plain->objective, "latency_us");
+  Expected<SweepSpec> endToEnd = load("models: [m.onnx]\nobjective: end_to_end_latency_us\n");
+  ASSERT_TRUE(endToEnd) << endToEnd.error().message();
+  EXPECT_EQ(endToEnd->objective, "end_to_end_latency_us");
+  // A bad value: one line naming the spec, the key and the allowed values.
+  Expected<SweepSpec> bad = load("models: [m.onnx]\nobjective: cycles\n");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(), (dir_ / "spec.yaml").string() +
+                                       ":2: key 'objective': 'cycles' is not one of latency_us, "
+                                       "end_to_end_latency_us");
+  Expected<SweepSpec> notScalar = load("models: [m.onnx]\nobjective: [latency_us]\n");
+  ASSERT_FALSE(notScalar);
+  EXPECT_NE(notScalar.error().message().find("key 'objective': expected a scalar"), std::string::npos)
+      << notScalar.error().message();
+  // A multi-chip sweep has no front; its latency_us is the system's, end to end already.
+  EXPECT_TRUE(load("models: [m.onnx]\nsystem: {chips: 2}\nobjective: latency_us\n"));
+  Expected<SweepSpec> multichip =
+      load("models: [m.onnx]\nsystem: {chips: 2}\nobjective: end_to_end_latency_us\n");
+  ASSERT_FALSE(multichip);
+  EXPECT_NE(multichip.error().message().find("spec.yaml:3: key 'objective': a multi-chip sweep"),
+            std::string::npos)
+      << multichip.error().message();
+  EXPECT_EQ(multichip.error().message().find('\n'), std::string::npos);
+}
+
 TEST_F(CodesignSpec, MultichipAxesSetTheSystemSplitAndBatch) {
   Expected<SweepSpec> spec = load(R"(
 models: [m.onnx]
@@ -345,6 +373,10 @@ TEST(CodesignPlots, ParetoHighlightsTheFront) {
   EXPECT_EQ(count(svg, "fill=\"" + std::string(kFrontColour) + "\""), 2u + 1u);  // + legend
   EXPECT_EQ(count(svg, "fill=\"" + std::string(kDominatedColour) + "\""), 1u + 1u);
   EXPECT_NE(svg.find(">frugal<"), std::string::npos);
+  EXPECT_NE(svg.find(">latency (µs)<"), std::string::npos);
+  std::string endToEnd = paretoSvg("p", dots, "end-to-end latency (µs)");
+  EXPECT_NE(endToEnd.find(">end-to-end latency (µs)<"), std::string::npos);
+  EXPECT_EQ(endToEnd.find(">latency (µs)<"), std::string::npos);
 }
 
 TEST(CodesignPlots, StallBreakdownStacksReasons) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -35,7 +36,7 @@ namespace fs = std::filesystem;
 using namespace ember::codesign;
 
 struct SweepArgs {
-  std::string spec, outDir, point, backend;
+  std::string spec, outDir, point, backend, objective;
   std::vector<std::string> vars;
   int64_t jobs = 0;
   int64_t timeout = 0;
@@ -289,6 +290,7 @@ Expected<std::string> writeSlurmScript(const SweepArgs& args, const SweepSpec& s
                         quoteShell(dir);
   for (const std::string& v : args.vars) command += " --var " + quoteShell(v);
   if (!args.backend.empty()) command += " --backend " + quoteShell(args.backend);
+  if (!args.objective.empty()) command += " --objective " + quoteShell(args.objective);
   if (args.timeout) command += " --timeout " + std::to_string(args.timeout);
   SlurmArrayScript script;
   script.sweepName = spec.name;
@@ -462,13 +464,26 @@ void addOverview(Page& page, const SweepSpec& spec, const std::vector<SweepPoint
                             " mm² (scratchpad + accumulator; 28 nm-class estimates, docs/codesign.md).");
 }
 
-/// The Pareto fronts (latency vs energy) of every model.
+/// The Pareto fronts (the objective's latency vs energy) of every model.
 struct Fronts {
   std::vector<bool> onFront;  ///< per row
   Table table;
   std::vector<std::string> summary;  ///< one line per model
   std::vector<UtilizationDot> utilization;
 };
+
+/// The latency a row's point is ranked by: the spec's objective column. An NPU
+/// program (`ember sim`) has no host part, so its end-to-end latency is its latency_us.
+std::optional<double> objectiveLatency(const SweepSpec& spec, const Row& row) {
+  std::optional<double> latency = row.metric(spec.objective);
+  if (!latency && spec.models[row.point->model].isProgram()) latency = row.metric("latency_us");
+  return latency;
+}
+
+/// "latency" or "end-to-end latency": how the report names the objective.
+std::string objectiveName(const SweepSpec& spec) {
+  return spec.objective == "end_to_end_latency_us" ? "end-to-end latency" : "latency";
+}
 
 /// One model's front: marks its rows, adds them to the table and the summary,
 /// and draws its latency-vs-energy plot.
@@ -479,7 +494,7 @@ Error addModelFront(const SweepSpec& spec, size_t m, const std::vector<Row>& row
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].point->model != m) continue;
     members.push_back(i);
-    auto latency = rows[i].metric("latency_us"), energy = rows[i].metric("energy_pj");
+    auto latency = objectiveLatency(spec, rows[i]), energy = rows[i].metric("energy_pj");
     values.push_back(rows[i].ok && latency && energy ? std::optional(std::pair(*latency, *energy))
                                                      : std::nullopt);
     if (auto u = rows[i].metric("mac_utilization"); rows[i].ok && u)
@@ -489,32 +504,33 @@ Error addModelFront(const SweepSpec& spec, size_t m, const std::vector<Row>& row
   }
   std::vector<bool> onFront = paretoFront(values);
   std::vector<ParetoDot> dots;
+  std::vector<std::pair<double, size_t>> order;  // the front's rows by latency
   for (size_t k = 0; k < members.size(); ++k) {
     fronts.onFront[members[k]] = onFront[k];
     if (!values[k]) continue;
     dots.push_back({values[k]->first, values[k]->second, rows[members[k]].point->label, onFront[k]});
+    if (onFront[k]) order.emplace_back(values[k]->first, members[k]);
   }
-  std::vector<size_t> order;
-  for (size_t k = 0; k < members.size(); ++k)
-    if (onFront[k]) order.push_back(members[k]);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return *rows[a].metric("latency_us") < *rows[b].metric("latency_us");
-  });
+  std::stable_sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const bool endToEnd = spec.objective == "end_to_end_latency_us";
   std::string listed;
-  for (size_t i : order) {
+  for (const auto& [latency, i] : order) {
     const Row& r = rows[i];
-    fronts.table.rows.push_back({spec.models[m].name, r.point->label, cell(r.metric("latency_us")),
-                                 cell(scaled(r.metric("energy_pj"), 1e-6)),
-                                 cell(scaled(r.metric("mac_utilization"), 100)) + "%",
-                                 cell(r.metric("area_mm2"))});
+    fronts.table.rows.push_back(
+        {spec.models[m].name, r.point->label, cell(latency), cell(scaled(r.metric("energy_pj"), 1e-6)),
+         cell(scaled(r.metric("mac_utilization"), 100)) + "%", cell(r.metric("area_mm2"))});
     fronts.table.links.push_back("points/" + r.point->id + "/report.html");
-    listed += (listed.empty() ? "" : "; ") + r.point->label + " (" + cell(r.metric("latency_us")) + " µs, " +
-              cell(scaled(r.metric("energy_pj"), 1e-6)) + " µJ)";
+    listed += (listed.empty() ? "" : "; ") + r.point->label + " (" + cell(latency) +
+              (endToEnd ? " µs end to end, " : " µs, ") + cell(scaled(r.metric("energy_pj"), 1e-6)) + " µJ)";
   }
-  fronts.summary.push_back(spec.models[m].name + ": " +
-                           (listed.empty() ? "no point with latency and energy" : listed));
+  fronts.summary.push_back(
+      spec.models[m].name + ": " +
+      (listed.empty() ? "no point with " + objectiveName(spec) + " and energy" : listed));
   if (dots.empty()) return Error::success();
-  std::string svg = paretoSvg("Latency vs energy: " + spec.models[m].name, dots);
+  std::string title = objectiveName(spec);
+  title[0] = char(std::toupper(static_cast<unsigned char>(title[0])));
+  std::string svg =
+      paretoSvg(title + " vs energy: " + spec.models[m].name, dots, objectiveName(spec) + " (µs)");
   EMBER_RETURN_IF_ERROR(
       writeTextFileAtomic(outDir + "/plots/pareto_" + sanitizeFileName(spec.models[m].name) + ".svg", svg));
   page.figures.push_back({svg, "Every config of " + spec.models[m].name +
@@ -528,8 +544,9 @@ Expected<Fronts> addFronts(const SweepSpec& spec, const std::vector<Row>& rows, 
                            Page& page) {
   Fronts fronts;
   fronts.onFront.assign(rows.size(), false);
-  fronts.table.heading = "Pareto front (latency vs energy, per model)";
-  fronts.table.header = {"model", "config", "latency µs", "energy µJ", "MAC utilisation", "area mm²"};
+  fronts.table.heading = "Pareto front (" + objectiveName(spec) + " vs energy, per model)";
+  fronts.table.header = {"model",     "config",          objectiveName(spec) + " µs",
+                         "energy µJ", "MAC utilisation", "area mm²"};
   for (size_t m = 0; m < spec.models.size(); ++m)
     EMBER_RETURN_IF_ERROR(addModelFront(spec, m, rows, outDir, page, fronts));
   if (!fronts.utilization.empty()) {
@@ -833,6 +850,9 @@ void addSweepOptions(OptionParser& parser, SweepArgs& args) {
   parser.addInt("--timeout", "SECONDS", &args.timeout,
                 "per-point time limit (default: the spec's, else 1800)", 1, 1000000);
   parser.addString("--backend", "NAME", &args.backend, "override the spec's backend (e.g. reference)");
+  parser.addString("--objective", "COLUMN", &args.objective,
+                   "override the spec's objective, the latency of the Pareto front (latency_us, "
+                   "end_to_end_latency_us)");
   parser.addFlag("--emit-slurm", &args.emitSlurm,
                  "write DIR/sweep.slurm (a Slurm job array) instead of running");
   parser.addString("--point", "INDEX|ID", &args.point, "run only this point (one Slurm array task)");
@@ -847,6 +867,10 @@ Expected<SweepSpec> loadSpec(const SweepArgs& args, const std::map<std::string, 
   if (!args.backend.empty()) {
     spec.backend = args.backend;
     if (!spec.quantizeGiven) spec.quantize = spec.backend == "npu";
+  }
+  if (!args.objective.empty()) {
+    EMBER_RETURN_IF_ERROR(checkObjective(args.objective, args.spec + ": --objective", spec.isMultichip()));
+    spec.objective = args.objective;
   }
   if (spec.isMultichip() && spec.backend != "npu")
     return makeError(args.spec, ": --backend ", spec.backend,

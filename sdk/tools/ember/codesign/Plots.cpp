@@ -198,7 +198,8 @@ std::string stallBreakdownSvg(const std::string& title, const std::vector<LayerS
   return c.str();
 }
 
-std::string paretoSvg(const std::string& title, const std::vector<ParetoDot>& dots) {
+std::string paretoSvg(const std::string& title, const std::vector<ParetoDot>& dots,
+                      const std::string& latencyLabel) {
   double xLo = 1e300, xHi = 0, yLo = 1e300, yHi = 0;
   for (const ParetoDot& d : dots) {
     xLo = std::min(xLo, d.latencyUs);
@@ -207,7 +208,7 @@ std::string paretoSvg(const std::string& title, const std::vector<ParetoDot>& do
     yHi = std::max(yHi, d.energyPj / 1e6);
   }
   if (dots.empty()) xLo = yLo = xHi = yHi = 1;
-  Chart chart(title, {"latency (µs)", xLo, xHi, true}, {"energy (µJ)", yLo, yHi, true});
+  Chart chart(title, {latencyLabel, xLo, xHi, true}, {"energy (µJ)", yLo, yHi, true});
   SvgCanvas& c = chart.canvas();
   std::vector<const ParetoDot*> front;
   for (const ParetoDot& d : dots)

@@ -32,8 +32,9 @@ struct ParetoDot {
   bool onFront = false;
 };
 /// Latency against energy (log-log); the non-dominated points are highlighted,
-/// labelled and joined.
-std::string paretoSvg(const std::string& title, const std::vector<ParetoDot>& dots);
+/// labelled and joined. `latencyLabel` names the x axis (the sweep's objective).
+std::string paretoSvg(const std::string& title, const std::vector<ParetoDot>& dots,
+                      const std::string& latencyLabel = "latency (µs)");
 
 struct UtilizationDot {
   std::string series;  ///< the model

@@ -178,6 +178,20 @@ Error parseAxes(const YAML::Node& node, const std::string& origin, SweepSpec& sp
 
 }  // namespace
 
+Error checkObjective(const std::string& objective, const std::string& context, bool multichip) {
+  std::string allowed;
+  for (const char* name : kLatencyObjectives) allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+  if (std::find(std::begin(kLatencyObjectives), std::end(kLatencyObjectives), objective) ==
+      std::end(kLatencyObjectives))
+    return makeError(context, ": '", objective, "' is not one of ", allowed);
+  // A multi-chip sweep has no Pareto front; its latency_us is already the system's, end to end.
+  if (multichip && objective != kLatencyObjectives[0])
+    return makeError(context,
+                     ": a multi-chip sweep has no Pareto front and its latency_us is already the "
+                     "system's end to end: only latency_us");
+  return Error::success();
+}
+
 bool SweepModel::isProgram() const { return !path.ends_with(".onnx"); }
 
 uint64_t fnv1a(std::string_view text) {
@@ -237,8 +251,8 @@ Error readVariables(const YAML::Node& root, const std::map<std::string, std::str
 
 Error checkTopLevelKeys(const YAML::Node& root, const std::string& path) {
   static const char* const kKeys[] = {
-      "name", "variables", "backend",     "base_config", "quantize", "timeout_seconds", "seed", "models",
-      "axes", "system",    "base_system", "split",       "batch"};
+      "name",   "variables", "backend", "base_config", "quantize", "timeout_seconds", "seed",
+      "models", "axes",      "system",  "base_system", "split",    "batch",           "objective"};
   for (const auto& entry : root) {
     std::string key = entry.first.Scalar();
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
@@ -373,6 +387,14 @@ Error readSystem(const YAML::Node& root, const SpecContext& context, SweepSpec& 
   return Error::success();
 }
 
+/// objective: the latency of the Pareto front, checked once the spec knows whether it is multi-chip.
+Error readObjective(const YAML::Node& root, const std::string& path, SweepSpec& spec) {
+  const YAML::Node objective = root["objective"];
+  if (!objective) return Error::success();
+  EMBER_ASSIGN_OR_RETURN(spec.objective, scalar(objective, path, "objective"));
+  return checkObjective(spec.objective, where(path, objective) + ": key 'objective'", spec.isMultichip());
+}
+
 /// One key of a model given as a map.
 Error readModelKey(const std::string& key, const YAML::Node& value, const YAML::Node& keyNode,
                    const SpecContext& context, SweepModel& model) {
@@ -448,6 +470,7 @@ Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::strin
   EMBER_RETURN_IF_ERROR(readBaseConfig(root, context, spec));
   EMBER_RETURN_IF_ERROR(readModels(root, context, spec));
   EMBER_RETURN_IF_ERROR(readSystem(root, context, spec));
+  EMBER_RETURN_IF_ERROR(readObjective(root, path, spec));
   if (const YAML::Node axes = root["axes"]) EMBER_RETURN_IF_ERROR(parseAxes(axes, path, spec));
   return spec;
 }

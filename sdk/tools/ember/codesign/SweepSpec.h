@@ -56,11 +56,21 @@ struct SweepSpec {
   bool quantizeGiven = false;  ///< the spec says `quantize:` (else it follows the backend)
   double timeoutSeconds = 1800;
   int64_t seed = 0;
+  /// The latency the Pareto front minimises (with energy): a kLatencyObjectives entry.
+  std::string objective = "latency_us";
   std::vector<SweepModel> models;
   std::vector<Axis> axes;
   std::optional<SweepSystem> system;  ///< set: every point runs `ember multichip`
   bool isMultichip() const { return system.has_value(); }
 };
+
+/// The `objective:` values: the NPU's latency, or the NPU's plus the host
+/// partitions' and the host-link transfers' (results.csv's columns).
+inline constexpr const char* kLatencyObjectives[] = {"latency_us", "end_to_end_latency_us"};
+
+/// An objective the sweep can use (`context` starts the one-line error): one
+/// of kLatencyObjectives, and only latency_us in a multi-chip sweep.
+Error checkObjective(const std::string& objective, const std::string& context, bool multichip);
 
 /// What `ember multichip` runs a point of a multi-chip sweep on.
 struct PointSystem {
