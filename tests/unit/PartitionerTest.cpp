@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/BuiltinBackends.h"
+#include "ember/Plugin.h"
 #include "ember/Runtime.h"
 
 namespace ember {
@@ -63,6 +64,8 @@ TEST(PartitionerTest, FallsBackAndMatchesReference) {
   EXPECT_EQ(model->report.fallbackNodes[0].name, "product");
   EXPECT_EQ(model->report.fallbackNodes[0].backend, "reference");
   EXPECT_NE(model->report.fallbackNodes[0].reason.find("Mul"), std::string::npos);
+  // No unsupportedReason: nothing follows the types.
+  EXPECT_EQ(model->report.fallbackNodes[0].reason.back(), ')') << model->report.fallbackNodes[0].reason;
   ASSERT_EQ(model->report.partitions.size(), 3u);
   EXPECT_EQ(model->report.partitions[0].rfind("add-only:", 0), 0u);
   EXPECT_EQ(model->report.partitions[1].rfind("reference:", 0), 0u);
@@ -119,21 +122,6 @@ TEST(PartitionerTest, FallbackReasonAndErrorCarryTheBackendsReason) {
   EXPECT_NE(message.find("('add-only': only Add; this node has 6 elements)"), std::string::npos) << message;
 }
 
-// A backend without unsupportedReason adds nothing after the types.
-TEST(PartitionerTest, FallbackReasonWithoutDetailEndsAtTheTypes) {
-  registerBuiltinBackends();
-  Function f("plain");
-  buildGraph(f);
-  CompileOptions options;
-  options.fallbackBackends = {"reference"};
-  auto model = compileFunction(f, std::make_unique<AddOnlyBackend>(), options);
-  ASSERT_TRUE(model) << model.error().message();
-  ASSERT_EQ(model->report.fallbackNodes.size(), 1u);
-  const std::string& reason = model->report.fallbackNodes[0].reason;
-  ASSERT_FALSE(reason.empty());
-  EXPECT_EQ(reason.back(), ')') << reason;
-}
-
 TEST(PartitionerTest, MemoryLimitIsEnforced) {
   registerBuiltinBackends();
   Function f("limited");
@@ -156,6 +144,36 @@ class NothingBackend : public Backend {
     return makeError("nothing was asked to compile");
   }
 };
+
+/// A fallback that runs nothing and says so.
+class RefusingBackend : public NothingBackend {
+ public:
+  std::string name() const override { return "refusing"; }
+  std::string unsupportedReason(const NodeInfo&) const override { return "refuses everything"; }
+};
+
+// No backend of the chain takes the node: the partitioner's error gives each one's reason.
+TEST(PartitionerTest, NoBackendTakesTheNodeAndEachSaysWhy) {
+  registerBuiltinBackends();
+  static const EmberBackendPlugin refusing{EMBER_PLUGIN_ABI_VERSION, "refusing", "refuses everything",
+                                           []() -> Backend* { return new RefusingBackend(); }};
+  if (!BackendRegistry::global().create("refusing")) {
+    ASSERT_FALSE(BackendRegistry::global().add(&refusing));
+  }
+  Function f("nobody");
+  buildGraph(f);
+  CompileOptions options;
+  options.fallbackBackends = {"refusing"};
+  auto model = compileFunction(f, std::make_unique<ExplainingAddOnlyBackend>(), options);
+  ASSERT_FALSE(model);
+  const std::string& message = model.error().message();
+  EXPECT_NE(message.find("node 'product' (Mul): unsupported by backends 'add-only', 'refusing'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("('add-only': only Add; this node has 6 elements; 'refusing': refuses everything)"),
+            std::string::npos)
+      << message;
+}
 
 // Outputs that no partition computes: an input passed through (as when the
 // optimizer removes an identity Transpose) and a constant, beside a computed one.
