@@ -460,6 +460,12 @@ TEST_F(NpuCliTest, LayerThatCannotFitFallsBackOrNamesTheLayer) {
   expectSuccess(fellBack);
   EXPECT_NE(fellBack.out.find("fallback:"), std::string::npos) << fellBack.out;
   EXPECT_NE(fellBack.out.find("QuantizedConv -> reference"), std::string::npos) << fellBack.out;
+  // Why, with the config's 1 KiB scratchpad, in the report's lines.
+  const std::string why = "no tiling fits the SRAMs (scratchpad 1024 bytes";
+  EXPECT_NE(fellBack.out.find("  /conv"), std::string::npos) << fellBack.out;
+  EXPECT_NE(fellBack.out.find("'npu' does not support QuantizedConv on ("), std::string::npos)
+      << fellBack.out;
+  EXPECT_NE(fellBack.out.find(why), std::string::npos) << fellBack.out;
   args.insert(args.end(), {"--fallback", "none"});
   expectFailure(ember(args), {"node '/conv", "unsupported by backend 'npu'"});
 }
