@@ -56,16 +56,26 @@ Support takesMatMul(const NodeInfo& info, const npu::NpuConfig& config) {
   return Support::of(convFits(matMulGeometry(in[0], in[1]), config));
 }
 
-bool takesMaxPool(const NodeInfo& info, const npu::NpuConfig&) {
+std::string joined(const std::vector<int64_t>& values) {
+  std::string text;
+  for (int64_t v : values) text += (text.empty() ? "" : "x") + std::to_string(v);
+  return text;
+}
+
+Support takesMaxPool(const NodeInfo& info, const npu::NpuConfig&) {
+  const auto& in = info.inputTypes;
+  if (in.size() != 1 || !isI8(in[0]) || in[0].rank() != 4) return Support::no();
   // The pooling unit has no dilation, and its window and stride fields are bounded.
   const MaxPoolAttrs pool = MaxPoolAttrs::from(info.attributes);
-  const bool undilated =
-      std::all_of(pool.dilations.begin(), pool.dilations.end(), [](int64_t d) { return d == 1; });
-  if (!undilated || !allAtMost(pool.kernel, limits::kPoolWindow) ||
-      !allAtMost(pool.strides, limits::kPoolStride))
-    return false;
-  const auto& in = info.inputTypes;
-  return in.size() == 1 && isI8(in[0]) && in[0].rank() == 4;
+  if (!allAtMost(pool.dilations, 1))
+    return Support::no("the pooling unit has no dilation (" + joined(pool.dilations) + ")");
+  if (!allAtMost(pool.kernel, limits::kPoolWindow))
+    return Support::no("a " + joined(pool.kernel) + " window exceeds the pooling unit's " +
+                       std::to_string(limits::kPoolWindow));
+  if (!allAtMost(pool.strides, limits::kPoolStride))
+    return Support::no("stride " + joined(pool.strides) + " exceeds the pooling unit's " +
+                       std::to_string(limits::kPoolStride));
+  return Support::yes();
 }
 
 bool takesAvgPool(const NodeInfo& info, const npu::NpuConfig&) {
@@ -147,7 +157,7 @@ Expected<LayerInfo> withoutFusion(CompileContext& ctx, const Instruction& inst, 
 constexpr NpuLowering kLowerings[] = {
     {OpKind::QuantizedConv, takesConv, lowerConvNode},
     {OpKind::QuantizedMatMul, takesMatMul, lowerMatMulNode},
-    {OpKind::MaxPool, withoutReason<takesMaxPool>, withoutFusion<lowerMaxPool>},
+    {OpKind::MaxPool, takesMaxPool, withoutFusion<lowerMaxPool>},
     {OpKind::QuantizedAvgPool, withoutReason<takesAvgPool>, withoutFusion<lowerAvgPool>},
     {OpKind::QuantizedAdd, withoutReason<takesAdd>, withoutFusion<lowerAdd>},
     {OpKind::Lookup, withoutReason<takesLookup>, withoutFusion<lowerLookup>},

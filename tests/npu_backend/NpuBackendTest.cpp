@@ -550,17 +550,21 @@ TEST(NpuBackendSupports, DeclinesAttributeVariantsTheCompilerRefuses) {
   auto backend = BackendRegistry::global().create("npu");
   ASSERT_TRUE(bool(backend));
   Type x(ElemKind::Int8Q, {1, 8, 8, 4}, 0.1f, 0), pooled(ElemKind::Int8Q, {1, 4, 4, 4}, 0.1f, 0);
+  // Whether the npu takes the pooling, and unsupportedReason's answer.
   const auto maxPool = [&](std::vector<int64_t> dilations, int64_t kernel) {
     Attributes attrs{{"kernel", std::vector<int64_t>{kernel, kernel}},
                      {"strides", std::vector<int64_t>{2, 2}},
                      {"pads", std::vector<int64_t>{0, 0, 0, 0}},
                      {"dilations", std::move(dilations)},
                      {"ceil_mode", int64_t(0)}};
-    return (*backend)->supports(NodeInfo{OpKind::MaxPool, {x}, {pooled}, {false}, attrs});
+    const NodeInfo info{OpKind::MaxPool, {x}, {pooled}, {false}, attrs};
+    return std::make_pair((*backend)->supports(info), (*backend)->unsupportedReason(info));
   };
-  EXPECT_TRUE(maxPool({1, 1}, 2));
-  EXPECT_FALSE(maxPool({2, 2}, 2));
-  EXPECT_FALSE(maxPool({1, 1}, 1000));  // beyond the pooling window field
+  EXPECT_EQ(maxPool({1, 1}, 2), std::make_pair(true, std::string()));
+  EXPECT_EQ(maxPool({2, 2}, 2), std::make_pair(false, std::string("the pooling unit has no dilation (2x2)")));
+  const auto [wideTaken, wideWhy] = maxPool({1, 1}, 1000);  // beyond the pooling window field
+  EXPECT_FALSE(wideTaken);
+  EXPECT_EQ(wideWhy.rfind("a 1000x1000 window exceeds the pooling unit's ", 0), 0u) << wideWhy;
   const auto slice = [&](int64_t step) {
     Attributes attrs{{"starts", std::vector<int64_t>{0, 7, 0, 0}},
                      {"ends", std::vector<int64_t>{1, 8, 8, 4}},
