@@ -122,15 +122,6 @@ std::string detailOf(const Backend& backend, const NodeInfo& info) {
   return why.empty() ? why : ": " + why;
 }
 
-/// Why no backend takes a node: each backend's reason, where it gives one.
-std::string reasonsOf(const std::vector<const Backend*>& backends, const NodeInfo& info) {
-  std::string reasons;
-  for (const Backend* b : backends)
-    if (std::string why = b->unsupportedReason(info); !why.empty())
-      reasons += (reasons.empty() ? "" : "; ") + ("'" + b->name() + "': " + why);
-  return reasons.empty() ? reasons : " (" + reasons + ")";
-}
-
 /// Places every compute node on the first backend that supports it (a node
 /// off backend 0 is reported as a fallback, with backend 0's reason); views
 /// attached to compute wait.
@@ -147,7 +138,7 @@ Error placeNodes(const std::vector<Node*>& order, const std::unordered_set<const
       std::string names;
       for (const Backend* b : backends) names += (names.empty() ? "'" : ", '") + b->name() + "'";
       return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backends ", names,
-                       " for inputs (", inputTypesOf(*node), ")", reasonsOf(backends, info));
+                       " for inputs (", inputTypesOf(*node), ")", unsupportedReasons(backends, info));
     }
     placement[node] = chosen;
     if (chosen != 0)
@@ -202,6 +193,14 @@ Expected<std::unique_ptr<Function>> buildPartition(const Function& function, siz
 }
 
 }  // namespace
+
+std::string unsupportedReasons(const std::vector<const Backend*>& backends, const NodeInfo& info) {
+  std::string reasons;
+  for (const Backend* b : backends)
+    if (std::string why = b->unsupportedReason(info); !why.empty())
+      reasons += (reasons.empty() ? "" : "; ") + ("'" + b->name() + "': " + why);
+  return reasons.empty() ? reasons : " (" + reasons + ")";
+}
 
 Expected<PartitionPlan> partitionFunction(const Function& function,
                                           const std::vector<const Backend*>& backends) {

@@ -41,6 +41,10 @@ struct PartitionPlan {
 /// "i8q<1x8x8x8:0.01,-128>, f32<8>": a node's input types, for messages.
 std::string inputTypesOf(const Node& node);
 
+/// " ('npu': why; ...)": each backend's unsupportedReason for `info`, where
+/// it gives one, for the "unsupported by" errors; "" when none does.
+std::string unsupportedReasons(const std::vector<const Backend*>& backends, const NodeInfo& info);
+
 /// Whether `node` is a pure view (its op has the View trait, e.g. Reshape).
 bool isPureView(const Node& node);
 

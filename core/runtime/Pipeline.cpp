@@ -36,10 +36,9 @@ Error checkSupported(const Function& function, const Backend& backend) {
   // The result types too: a backend may decline a kind only a result has (f64 from a Cast).
   std::string results;
   for (size_t i = 0; i < node->numResults(); ++i) results += (i ? ", " : "") + node->resultType(i).str();
-  const std::string why = backend.unsupportedReason(NodeInfo::of(*node));
   return makeError("node '", node->name(), "' (", node->info().name, "): unsupported by backend '",
                    backend.name(), "' for inputs (", inputTypesOf(*node), ") and results (", results, ")",
-                   why.empty() ? "" : " ('" + backend.name() + "': " + why + ")");
+                   unsupportedReasons({&backend}, NodeInfo::of(*node)));
 }
 
 /// The registered backends `names`, in order.
