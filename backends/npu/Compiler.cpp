@@ -19,7 +19,6 @@ bool requantizeSupported(const Type& in, const Type& out);                  // L
 
 namespace {
 
-bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
 bool allI8(const std::vector<Type>& types) { return std::all_of(types.begin(), types.end(), isI8); }
 
 /// Weights, bias and scales are folded into the weight image at compile time,

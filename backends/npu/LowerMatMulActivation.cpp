@@ -30,8 +30,6 @@ namespace {
 
 using quant::FixedPointMultiplier;
 
-bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
-
 /// -zero as int8 summands (one, or 127 + 1 for 128); none for a zero point of 0.
 std::vector<int8_t> negatedZero(int32_t zero) {
   const int32_t neg = -zero;

@@ -18,8 +18,6 @@
 namespace ember::npu_backend {
 namespace {
 
-bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
-
 size_t normalizedAxis(int64_t axis, size_t rank) { return size_t(axis < 0 ? axis + int64_t(rank) : axis); }
 
 int64_t productFrom(const Dims& dims, size_t first) {

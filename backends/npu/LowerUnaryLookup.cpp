@@ -14,8 +14,6 @@
 namespace ember::npu_backend {
 namespace {
 
-bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
-
 bool claimable(OpKind kind, const std::vector<Type>& in, const std::vector<Type>& out,
                const Attributes& attrs) {
   if (!opInfo(kind).has(DataParallel) || opInfo(kind).has(View)) return false;

@@ -104,6 +104,9 @@ Expected<uint64_t> loadConstant(CompileContext& ctx, const Instruction& inst, co
 /// Copy, Transpose, Slice, Concat: DMA through the scratchpad.
 Expected<LayerInfo> lowerDataMovement(CompileContext& ctx, const Instruction& inst);
 
+/// An int8 tensor with a scale and zero point: what the npu computes on.
+inline bool isI8(const Type& t) { return t.kind == ElemKind::Int8Q; }
+
 /// The instruction's operand values: results first, then inputs (IR.h).
 inline const IRValue& operandValue(const CompileContext& ctx, const Instruction& inst, size_t i) {
   return ctx.ir().value(inst.operands[i].value);
