@@ -11,14 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "KernelInt8Tile.h"
 #include "ThreadPool.h"
 #include "ember/QuantMath.h"
 
 namespace ember::cpu {
 
-// KernelInt8Vnni.cpp / KernelInt8Avx2.cpp: 6 rows x 32 columns of int32 over
-// kp (multiple of 4) bytes.
-void int8TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c);
+// KernelInt8Vnni.cpp: the tile with its epilogue; KernelInt8Avx2.cpp: 6 rows x
+// 32 columns of int32 over kp (multiple of 4) bytes.
+void int8TileVnniRequant(const Int8TileArgs& t);
 void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c);
 
 Int8Isa int8HostIsa() {
@@ -68,8 +69,8 @@ void int8Requantize(Int8Isa isa, const int32_t* acc, const int32_t* correction, 
 
 namespace {
 
-constexpr int64_t kRows = 6;            // micro-tile rows
-constexpr int64_t kBlockRows = 6 * 16;  // rows im2col'd at once per work item
+constexpr int64_t kRows = 6;        // micro-tile rows
+constexpr int64_t kBlockRows = 96;  // rows im2col'd at once per work item (a multiple of both tiles)
 
 /// Portable tile: the same arithmetic as the VNNI one, in wrapping uint32.
 void int8TilePortable(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c) {
@@ -89,15 +90,79 @@ void int8TilePortable(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp
     for (int64_t j = 0; j < kInt8PanelCols; ++j) c[r * kInt8PanelCols + j] = int32_t(acc[r][j]);
 }
 
-/// dst = src ^ flip over n bytes, 32 at a time. (A byte loop through
+/// dst = src ^ flip over n bytes: 32 at a time, the tail as two overlapping
+/// chunks (the stem's 3-channel runs are 21 bytes). (A byte loop through
 /// uint8_t pointers reloads the call's fields every byte: they may alias.)
+template <typename Chunk>
+void copyChunk(uint8_t* dst, const uint8_t* src, uint8_t flip) {
+  Chunk v;
+  std::memcpy(&v, src, sizeof(Chunk));
+  Chunk f;
+  std::memset(&f, flip, sizeof(Chunk));
+  v ^= f;
+  std::memcpy(dst, &v, sizeof(Chunk));
+}
 void copyFlipped(uint8_t* dst, const uint8_t* src, int64_t n, uint8_t flip) {
   const __m256i f = _mm256_set1_epi8(char(flip));
+  auto copy32 = [&](int64_t at) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + at),
+                        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + at)), f));
+  };
   int64_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
-                        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)), f));
+  for (; i + 32 <= n; i += 32) copy32(i);
+  if (i == n) return;
+  if (n >= 32) return copy32(n - 32);
+  if (n >= 8) {
+    for (int64_t j = 0; j + 8 <= n; j += 8) copyChunk<uint64_t>(dst + j, src + j, flip);
+    return copyChunk<uint64_t>(dst + n - 8, src + n - 8, flip);
+  }
+  if (n >= 4) {
+    copyChunk<uint32_t>(dst, src, flip);
+    return copyChunk<uint32_t>(dst + n - 4, src + n - 4, flip);
+  }
   for (; i < n; ++i) dst[i] = src[i] ^ flip;
+}
+
+/// One im2col row: the window of output pixel `pixel` as u8 codes, padding
+/// taps hold zu. With dilation 1 the in-bounds taps of a window row are one
+/// run of the NHWC input.
+void im2colRow(const Int8ConvCall& call, int64_t pixel, uint8_t flip, uint8_t* dst) {
+  const int64_t img = pixel / (call.oh * call.ow), rem = pixel % (call.oh * call.ow);
+  const int64_t oy = rem / call.ow, ox = rem % call.ow, c = call.c, rowBytes = call.kw * c;
+  const int64_t ix0 = ox * call.sw - call.pl;
+  const uint8_t zu = uint8_t(call.zu);
+  for (int64_t ky = 0; ky < call.kh; ++ky, dst += rowBytes) {
+    const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
+    if (iy < 0 || iy >= call.h) {
+      std::memset(dst, zu, size_t(rowBytes));
+      continue;
+    }
+    const uint8_t* src = call.input + (img * call.h + iy) * call.w * c;
+    if (call.dw == 1) {
+      const int64_t first = std::clamp<int64_t>(-ix0, 0, call.kw);
+      const int64_t last = std::clamp<int64_t>(call.w - ix0, first, call.kw);
+      std::memset(dst, zu, size_t(first * c));
+      copyFlipped(dst + first * c, src + (ix0 + first) * c, (last - first) * c, flip);
+      std::memset(dst + last * c, zu, size_t((call.kw - last) * c));
+      continue;
+    }
+    for (int64_t kx = 0; kx < call.kw; ++kx) {
+      const int64_t ix = ix0 + kx * call.dw;
+      if (ix < 0 || ix >= call.w)
+        std::memset(dst + kx * c, zu, size_t(c));
+      else
+        copyFlipped(dst + kx * c, src + ix * c, c, flip);
+    }
+  }
+}
+
+/// im2col of `rows` output pixels from row0 into a (row stride kp). The
+/// padding columns past k are left as they are: B's rows there are zero.
+void im2colBlock(const Int8ConvCall& call, int64_t row0, int64_t rows, int64_t kp, uint8_t flip, uint8_t* a) {
+  const bool pointwise = call.kh == 1 && call.kw == 1 && call.sh == 1 && call.sw == 1 && call.pt == 0 &&
+                         call.pl == 0 && call.oh == call.h && call.ow == call.w && kp == call.c;
+  if (pointwise) return copyFlipped(a, call.input + row0 * call.c, rows * call.c, flip);
+  for (int64_t r = 0; r < rows; ++r) im2colRow(call, row0 + r, flip, a + r * kp);
 }
 
 }  // namespace
@@ -149,50 +214,59 @@ void packInt8Conv(const int8_t* filter, const int32_t* bias, const float* filter
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool) { int8Conv(call, pool, int8Isa()); }
 
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
-  const int64_t k = call.kh * call.kw * call.c, kp = int8PaddedK(k), np = int8PaddedN(call.o);
+  const int64_t k = call.kh * call.kw * call.c, kp = int8PaddedK(k),
+                panels = int8PaddedN(call.o) / kInt8PanelCols;
   const int64_t m = call.n * call.oh * call.ow;
   const Int8ConvWeights weights = int8ConvWeightsAt(call.weights, k, call.o);
   const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
+  // Layers with few row blocks (resnet's 7x7 stages: one) also split their
+  // panels, so every thread has work; each panel group im2cols its block.
+  const int64_t wanted = 4 * int64_t(pool.size());
+  const int64_t groups = pool.size() == 1 ? 1 : std::min(panels, (wanted + blocks - 1) / blocks);
+  const int64_t panelsPerGroup = (panels + groups - 1) / groups;
   const uint8_t flip = call.inputSigned ? 0x80 : 0;
-  pool.parallelFor(blocks, [&](int64_t block, int) {
+  pool.parallelFor(blocks * groups, [&](int64_t item, int) {
     thread_local std::vector<uint8_t> a;
     thread_local std::vector<int32_t> tile;
-    a.assign(size_t(kBlockRows * kp), 0);
+    a.resize(size_t(kBlockRows * kp));
     tile.resize(size_t(kRows * kInt8PanelCols));
+    const int64_t block = item / groups, p0 = item % groups * panelsPerGroup;
     const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
-    // im2col: each row's window as u8 codes, padding taps hold zu.
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t pixel = row0 + r;
-      const int64_t img = pixel / (call.oh * call.ow), rem = pixel % (call.oh * call.ow);
-      const int64_t oy = rem / call.ow, ox = rem % call.ow;
-      uint8_t* dst = a.data() + r * kp;
-      for (int64_t ky = 0; ky < call.kh; ++ky) {
-        const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
-        for (int64_t kx = 0; kx < call.kw; ++kx, dst += call.c) {
-          const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
-          if (iy < 0 || iy >= call.h || ix < 0 || ix >= call.w) {
-            std::memset(dst, call.zu, size_t(call.c));
-            continue;
-          }
-          copyFlipped(dst, call.input + ((img * call.h + iy) * call.w + ix) * call.c, call.c, flip);
-        }
-      }
-    }
-    for (int64_t p = 0; p < np / kInt8PanelCols; ++p) {
+    im2colBlock(call, row0, rows, kp, flip, a.data());
+    for (int64_t p = p0; p < std::min(panels, p0 + panelsPerGroup); ++p) {
       const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
       const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);
-      for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+      const int64_t tileRows = isa == Int8Isa::Avx512Vnni ? kInt8VnniTileRows : kRows;
+      for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
         const uint8_t* rowsA = a.data() + r0 * kp;
-        if (isa == Int8Isa::Avx512Vnni)
-          int8TileVnni(rowsA, kp, panel, kp, tile.data());
-        else if (isa == Int8Isa::Avx2)
+        uint8_t* out = call.output + (row0 + r0) * call.o + col0;
+        if (isa == Int8Isa::Avx512Vnni) {
+          Int8TileArgs t;
+          t.a = rowsA;
+          t.lda = kp;
+          t.b = panel;
+          t.kp = kp;
+          t.rows = std::min(tileRows, rows - r0);
+          t.cols = cols;
+          t.correction = weights.correction + col0;
+          t.multiplier = weights.multiplier + col0;
+          t.shift = weights.shift + col0;
+          t.zero = call.outputZero;
+          t.lo = call.lo;
+          t.hi = call.hi;
+          t.out = out;
+          t.ldo = call.o;
+          int8TileVnniRequant(t);
+          continue;
+        }
+        if (isa == Int8Isa::Avx2)
           int8TileAvx2(rowsA, kp, panel, kp, weights.narrow, tile.data());
         else
           int8TilePortable(rowsA, kp, panel, kp, tile.data());
         for (int64_t r = 0; r < std::min(kRows, rows - r0); ++r)
           int8Requantize(isa, tile.data() + r * kInt8PanelCols, weights.correction + col0,
                          weights.multiplier + col0, weights.shift + col0, cols, call.outputZero, call.lo,
-                         call.hi, call.output + (row0 + r0 + r) * call.o + col0);
+                         call.hi, out + r * call.o);
       }
     }
   });

@@ -1,9 +1,13 @@
-// The AVX-512 VNNI int8 micro-kernel (KernelInt8.h): 6 rows x 32 columns of
-// int32, vpdpbusd (u8 x s8, four products summed into each int32 lane,
-// wrapping, no intermediate saturation). The only file built with -mavx512vnni.
+// The AVX-512 VNNI int8 kernels (KernelInt8.h): the 6 x 32 int32 tile of
+// vpdpbusd (u8 x s8, four products summed into each int32 lane, wrapping, no
+// intermediate saturation) with the requantizing epilogue in its registers,
+// and that epilogue alone for the other int8 kernels. The only file built
+// with -mavx512vnni.
 #include <immintrin.h>
 
 #include <cstdint>
+
+#include "KernelInt8Tile.h"
 
 namespace ember::cpu {
 
@@ -13,95 +17,129 @@ bool hostHasVnni() {
          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 }
 
-void int8TileVnni(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, int32_t* c) {
-  __m512i acc[6][2];
-  for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
-  for (int64_t k = 0; k < kp; k += 4, b += 128) {
+namespace {
+
+/// QuantMath.h's requantize for 16 int32 lanes, in the even and the odd lanes'
+/// 64-bit products (vpmuldq, one uop each): round(p / 2^bits) ties away from
+/// zero is (p + half - (p < 0)) >> bits, arithmetic (for p < 0 it is
+/// -((-p + half) >> bits) as the spec writes it); bits == 0 takes neither term.
+/// The clamp to [lo, hi] - zero happens in 64 bits, the zero point is added
+/// in 32 after the halves are recombined.
+struct Requant16 {
+  __m512i correction, multEven, multOdd, bitsEven, bitsOdd, halfEven, halfOdd;
+  __mmask8 roundEven, roundOdd;
+};
+struct RequantRange {
+  __m512i lo, hi, zero;  ///< lo - zero and hi - zero in 64-bit lanes; zero in 32-bit lanes
+};
+
+RequantRange requantRange(int32_t zero, int32_t lo, int32_t hi) {
+  return {_mm512_set1_epi64(int64_t(lo) - zero), _mm512_set1_epi64(int64_t(hi) - zero),
+          _mm512_set1_epi32(zero)};
+}
+
+/// The constants of columns [0, 16) (lanes past `valid` read as zero).
+Requant16 requantConstants(const int32_t* correction, const int32_t* multiplier, const int32_t* shift,
+                           __mmask16 valid) {
+  const __m512i one = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xFFFFFFFF);
+  const __m512i mult = _mm512_maskz_loadu_epi32(valid, multiplier);
+  const __m512i bits = _mm512_add_epi32(_mm512_set1_epi32(31), _mm512_maskz_loadu_epi32(valid, shift));
+  Requant16 k;
+  k.correction = _mm512_maskz_loadu_epi32(valid, correction);
+  k.multEven = mult;
+  k.multOdd = _mm512_srli_epi64(mult, 32);
+  k.bitsEven = _mm512_and_si512(bits, low32);
+  k.bitsOdd = _mm512_srli_epi64(bits, 32);
+  // 2^(bits - 1); bits == 0 gives a count of 2^64 - 1, which vpsllvq turns into 0.
+  k.halfEven = _mm512_sllv_epi64(one, _mm512_sub_epi64(k.bitsEven, one));
+  k.halfOdd = _mm512_sllv_epi64(one, _mm512_sub_epi64(k.bitsOdd, one));
+  k.roundEven = _mm512_test_epi64_mask(k.bitsEven, k.bitsEven);
+  k.roundOdd = _mm512_test_epi64_mask(k.bitsOdd, k.bitsOdd);
+  return k;
+}
+
+inline __m512i roundShiftClamp(__m512i product, __m512i half, __m512i bits, __mmask8 round,
+                               const RequantRange& range) {
+  const __mmask8 negative = _mm512_mask_cmplt_epi64_mask(round, product, _mm512_setzero_si512());
+  __m512i t = _mm512_add_epi64(product, half);
+  t = _mm512_mask_sub_epi64(t, negative, t, _mm512_set1_epi64(1));
+  return _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(t, bits), range.lo), range.hi);
+}
+
+/// acc + correction (wrapping), requantized: 16 codes in int32 lanes.
+inline __m512i requantize16(__m512i acc, const Requant16& k, const RequantRange& range) {
+  const __m512i total = _mm512_add_epi32(acc, k.correction);
+  const __m512i even =
+      roundShiftClamp(_mm512_mul_epi32(total, k.multEven), k.halfEven, k.bitsEven, k.roundEven, range);
+  const __m512i odd = roundShiftClamp(_mm512_mul_epi32(_mm512_srli_epi64(total, 32), k.multOdd), k.halfOdd,
+                                      k.bitsOdd, k.roundOdd, range);
+  return _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32)), range.zero);
+}
+
+/// acc += vpdpbusd(x, w). GCC 12 copies the accumulator of the intrinsic
+/// into a fresh register each time (two vmovdqa per vpdpbusd in the tile's
+/// loop); the instruction written out keeps it in place.
+inline void dotAccumulate(__m512i& acc, __m512i x, __m512i w) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+}
+
+__mmask16 firstLanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
+
+}  // namespace
+
+void int8TileVnniRequant(const Int8TileArgs& t) {
+  // Named accumulators, not an array: GCC keeps an array that inline asm
+  // writes in memory.
+  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  const int8_t* b = t.b;
+  const uint8_t* a = t.a;
+  const int64_t lda = t.lda;
+  for (int64_t k = 0; k < t.kp; k += 4, b += 128, a += 4) {
     const __m512i b0 = _mm512_loadu_si512(b);
     const __m512i b1 = _mm512_loadu_si512(b + 64);
-    for (int r = 0; r < 6; ++r) {
+    auto row = [&](int r, __m512i& lo, __m512i& hi) {
       int32_t four;
-      __builtin_memcpy(&four, a + r * lda + k, 4);
+      __builtin_memcpy(&four, a + r * lda, 4);
       const __m512i x = _mm512_set1_epi32(four);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, b0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, b1);
-    }
+      dotAccumulate(lo, x, b0);
+      dotAccumulate(hi, x, b1);
+    };
+    row(0, c00, c01);
+    row(1, c10, c11);
+    row(2, c20, c21);
+    row(3, c30, c31);
+    row(4, c40, c41);
+    row(5, c50, c51);
   }
-  for (int r = 0; r < 6; ++r) {
-    _mm512_storeu_si512(c + r * 32, acc[r][0]);
-    _mm512_storeu_si512(c + r * 32 + 16, acc[r][1]);
+  const __m512i acc[kInt8VnniTileRows][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                                             {c30, c31}, {c40, c41}, {c50, c51}};
+  const RequantRange range = requantRange(t.zero, t.lo, t.hi);
+  for (int half = 0; half < 2; ++half) {
+    const int64_t cols = t.cols - 16 * half;
+    if (cols <= 0) break;
+    const __mmask16 valid = firstLanes(cols);
+    const Requant16 k =
+        requantConstants(t.correction + 16 * half, t.multiplier + 16 * half, t.shift + 16 * half, valid);
+    for (int r = 0; r < kInt8VnniTileRows && r < t.rows; ++r)
+      _mm512_mask_cvtepi32_storeu_epi8(t.out + r * t.ldo + 16 * half, valid,
+                                       requantize16(acc[r][half], k, range));
   }
 }
 
-}  // namespace ember::cpu
-
-namespace ember::cpu {
-
-/// The epilogue of one row segment, 8 lanes at a time in 64 bits (AVX-512
-/// F/DQ): total = acc + correction (wrapping int32), then QuantMath.h's
-/// requantize: round(total * multiplier / 2^(31 + shift)) ties away from
-/// zero, + zero point, clamped to [lo, hi]; stored as 8-bit codes. Bit-exact
-/// with quant::requantize (the unit test compares them).
+/// The epilogue of one row segment, 16 columns at a time (the tail masked):
+/// total = acc + correction (wrapping int32), then QuantMath.h's requantize,
+/// stored as 8-bit codes. Bit-exact with quant::requantize (the unit test
+/// compares them on extreme values).
 void int8RequantizeAvx512(const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
                           const int32_t* shift, int64_t n, int32_t zero, int32_t lo, int32_t hi,
                           uint8_t* out) {
-  const __m512i zeroV = _mm512_set1_epi64(zero), loV = _mm512_set1_epi64(lo), hiV = _mm512_set1_epi64(hi);
-  const __m512i one = _mm512_set1_epi64(1), k31 = _mm512_set1_epi64(31);
-  int64_t j = 0;
-  // 16 lanes: vpmuldq on the even and the odd int32 lanes (one uop each,
-  // where vpmullq is three), rounded and clamped in 64 bits, recombined.
-  const __m512i one16 = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xFFFFFFFF);
-  auto roundClamp = [&](__m512i product, __m512i bits) {
-    const __m512i half = _mm512_sllv_epi64(one16, _mm512_sub_epi64(bits, one16));  // 0 when bits == 0
-    const __m512i magnitude = _mm512_srlv_epi64(_mm512_add_epi64(_mm512_abs_epi64(product), half), bits);
-    const __mmask8 negative = _mm512_cmplt_epi64_mask(product, _mm512_setzero_si512());
-    const __m512i rounded = _mm512_mask_sub_epi64(magnitude, negative, _mm512_setzero_si512(), magnitude);
-    return _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(rounded, zeroV), loV), hiV);
-  };
-  for (; j + 16 <= n; j += 16) {
-    const __m512i total = _mm512_add_epi32(_mm512_loadu_si512(acc + j), _mm512_loadu_si512(correction + j));
-    const __m512i mult = _mm512_loadu_si512(multiplier + j);
-    const __m512i bits = _mm512_add_epi32(_mm512_set1_epi32(31), _mm512_loadu_si512(shift + j));
-    const __m512i even = roundClamp(_mm512_mul_epi32(total, mult), _mm512_and_si512(bits, low32));
-    const __m512i odd =
-        roundClamp(_mm512_mul_epi32(_mm512_srli_epi64(total, 32), _mm512_srli_epi64(mult, 32)),
-                   _mm512_srli_epi64(bits, 32));
-    const __m512i both = _mm512_or_si512(_mm512_and_si512(even, low32), _mm512_slli_epi64(odd, 32));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(both));
-  }
-  for (; j + 8 <= n; j += 8) {
-    const __m256i total32 =
-        _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + j)),
-                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(correction + j)));
-    const __m512i total = _mm512_cvtepi32_epi64(total32);
-    const __m512i mult =
-        _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(multiplier + j)));
-    const __m512i bits = _mm512_add_epi64(
-        k31, _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift + j))));
-    const __m512i product = _mm512_mullo_epi64(total, mult);  // |product| < 2^62
-    // half = 2^(bits - 1), or 0 when bits == 0 (no rounding).
-    const __mmask8 shifts = _mm512_cmpgt_epi64_mask(bits, _mm512_setzero_si512());
-    const __m512i half = _mm512_maskz_sllv_epi64(shifts, one, _mm512_sub_epi64(bits, one));
-    const __m512i magnitude = _mm512_srlv_epi64(_mm512_add_epi64(_mm512_abs_epi64(product), half), bits);
-    const __mmask8 negative = _mm512_cmplt_epi64_mask(product, _mm512_setzero_si512());
-    const __m512i rounded = _mm512_mask_sub_epi64(magnitude, negative, _mm512_setzero_si512(), magnitude);
-    const __m512i q = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(rounded, zeroV), loV), hiV);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi64_epi8(q));
-  }
-  // The tail, scalar: quant::requantize's arithmetic written out, not called. An
-  // inline function instantiated in this TU (built for a wider ISA) could be the
-  // copy the linker keeps for every caller, so this file includes no such header.
-  for (; j < n; ++j) {
-    const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
-    const int64_t product = int64_t(total) * int64_t(multiplier[j]);
-    const int bits = 31 + shift[j];
-    int64_t r = product;
-    if (bits > 0) {
-      const int64_t half = int64_t(1) << (bits - 1);
-      r = product >= 0 ? (product + half) >> bits : -((-product + half) >> bits);
-    }
-    const int64_t v = r + zero;
-    out[j] = uint8_t(int32_t(v < lo ? lo : v > hi ? hi : v));
+  const RequantRange range = requantRange(zero, lo, hi);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 valid = firstLanes(n - j);
+    const Requant16 k = requantConstants(correction + j, multiplier + j, shift + j, valid);
+    _mm512_mask_cvtepi32_storeu_epi8(out + j, valid,
+                                     requantize16(_mm512_maskz_loadu_epi32(valid, acc + j), k, range));
   }
 }
 

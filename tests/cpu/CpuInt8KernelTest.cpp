@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/KernelInt8.h"
@@ -116,7 +117,7 @@ std::vector<uint8_t> directConv(const ConvCase& t) {
           int32_t acc = t.bias[size_t(o)];
           for (int64_t ky = 0; ky < c.kh; ++ky)
             for (int64_t kx = 0; kx < c.kw; ++kx) {
-              const int64_t iy = oy * c.sh - c.pt + ky, ix = ox * c.sw - c.pl + kx;
+              const int64_t iy = oy * c.sh - c.pt + ky * c.dh, ix = ox * c.sw - c.pl + kx * c.dw;
               if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
               for (int64_t ch = 0; ch < c.c; ++ch) {
                 const uint8_t byte = t.input[size_t(((img * c.h + iy) * c.w + ix) * c.c + ch)];
@@ -131,30 +132,83 @@ std::vector<uint8_t> directConv(const ConvCase& t) {
   return out;
 }
 
+/// Packs t's filter, runs the convolution on every ISA of this CPU (2
+/// threads) and compares with the direct loop.
+void expectEveryIsaMatches(const ConvCase& t, int tapLimit, const std::string& what) {
+  ember::cpu::ThreadPool pool(2);
+  const int64_t k = t.call.kh * t.call.kw * t.call.c;
+  std::vector<uint8_t> block(ember::cpu::int8ConvWeightBytes(k, t.call.o));
+  ember::cpu::packInt8Conv(t.filter.data(), t.bias.data(), t.filterScales.data(), t.inScale, t.outScale,
+                           t.call.zu, k, t.call.o, block.data());
+  EXPECT_EQ(ember::cpu::int8ConvWeightsAt(block.data(), k, t.call.o).narrow, tapLimit == 64) << what;
+  const std::vector<uint8_t> want = directConv(t);
+  for (Int8Isa isa : isasOfThisCpu()) {
+    std::vector<uint8_t> got(want.size(), 0xEE);
+    ember::cpu::Int8ConvCall call = t.call;
+    call.input = t.input.data();
+    call.output = got.data();
+    call.weights = block.data();
+    ember::cpu::int8Conv(call, pool, isa);
+    ASSERT_EQ(got, want) << what << " isa " << ember::cpu::int8IsaName(isa) << " k " << k << " o "
+                         << t.call.o;
+  }
+}
+
 // Taps in [-64, 63] take the AVX2 kernel's vpmaddubsw path, full-range taps
 // its widening vpmaddwd path; both must equal the direct loop on every ISA.
 TEST(CpuInt8Conv, EveryIsaMatchesTheDirectLoop) {
-  ember::cpu::ThreadPool pool(2);
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 60; ++trial) {
     const int tapLimit = trial % 2 ? 64 : 128;
-    ConvCase t = randomConv(rng, tapLimit);
-    const int64_t k = t.call.kh * t.call.kw * t.call.c;
-    std::vector<uint8_t> block(ember::cpu::int8ConvWeightBytes(k, t.call.o));
-    ember::cpu::packInt8Conv(t.filter.data(), t.bias.data(), t.filterScales.data(), t.inScale, t.outScale,
-                             t.call.zu, k, t.call.o, block.data());
-    EXPECT_EQ(ember::cpu::int8ConvWeightsAt(block.data(), k, t.call.o).narrow, tapLimit == 64);
-    const std::vector<uint8_t> want = directConv(t);
-    for (Int8Isa isa : isasOfThisCpu()) {
-      std::vector<uint8_t> got(want.size(), 0xEE);
-      ember::cpu::Int8ConvCall call = t.call;
-      call.input = t.input.data();
-      call.output = got.data();
-      call.weights = block.data();
-      ember::cpu::int8Conv(call, pool, isa);
-      ASSERT_EQ(got, want) << "trial " << trial << " isa " << ember::cpu::int8IsaName(isa) << " k " << k
-                           << " o " << t.call.o;
-    }
+    expectEveryIsaMatches(randomConv(rng, tapLimit), tapLimit, "trial " + std::to_string(trial));
+  }
+}
+
+/// A random case reshaped: input h x w x c, o filters of kh x kw, stride s,
+/// padding p, dilation d.
+ConvCase shapedConv(std::mt19937_64& rng, int64_t h, int64_t w, int64_t c, int64_t o, int64_t kh, int64_t kw,
+                    int64_t s, int64_t p, int64_t d) {
+  ConvCase t = randomConv(rng, 128);
+  ember::cpu::Int8ConvCall& call = t.call;
+  call.n = 1;
+  call.h = h;
+  call.w = w;
+  call.c = c;
+  call.o = o;
+  call.kh = kh;
+  call.kw = kw;
+  call.sh = call.sw = s;
+  call.pt = call.pl = p;
+  call.dh = call.dw = d;
+  call.oh = (h + 2 * p - d * (kh - 1) - 1) / s + 1;
+  call.ow = (w + 2 * p - d * (kw - 1) - 1) / s + 1;
+  t.input.resize(size_t(h * w * c));
+  for (auto& v : t.input) v = uint8_t(rng());
+  t.filter.resize(size_t(o * kh * kw * c));
+  for (auto& v : t.filter) v = int8_t(rng());
+  t.bias.resize(size_t(o), 77);
+  t.filterScales.resize(size_t(o), 0.004f);
+  return t;
+}
+
+// The im2col's paths and the work split: the stem's 3-channel windows (runs
+// shorter than a vector, padding on both sides), a pointwise layer read as one
+// run (several row blocks, and c not a multiple of 4), dilation (tap by tap),
+// a 1x1 with stride, and many panels over one row block (split by panels).
+TEST(CpuInt8Conv, WindowShapesMatchTheDirectLoop) {
+  std::mt19937_64 rng(21);
+  struct Shape {
+    int64_t h, w, c, o, kh, kw, s, p, d;
+  };
+  for (const Shape& s : {Shape{23, 21, 3, 40, 7, 7, 2, 3, 1}, Shape{13, 11, 16, 40, 1, 1, 1, 0, 1},
+                         Shape{13, 11, 6, 33, 1, 1, 1, 0, 1}, Shape{9, 10, 5, 20, 3, 3, 1, 2, 2},
+                         Shape{9, 9, 12, 17, 1, 1, 2, 0, 1}, Shape{3, 3, 24, 200, 3, 3, 1, 1, 1},
+                         Shape{6, 7, 40, 70, 5, 2, 1, 1, 1}}) {
+    const ConvCase t = shapedConv(rng, s.h, s.w, s.c, s.o, s.kh, s.kw, s.s, s.p, s.d);
+    expectEveryIsaMatches(t, 128,
+                          "h " + std::to_string(s.h) + " c " + std::to_string(s.c) + " k " +
+                              std::to_string(s.kh) + "x" + std::to_string(s.kw) + " d " +
+                              std::to_string(s.d));
   }
 }
 

@@ -1,0 +1,32 @@
+// The int8 micro-tile's call (KernelInt8.cpp to the ISA files). Plain data
+// only: the ISA files (built for AVX-512 or AVX2) include it, and an inline
+// function here could be instantiated there and kept by the linker for every
+// caller.
+#pragma once
+
+#include <cstdint>
+
+namespace ember::cpu {
+
+/// Rows of the AVX-512 VNNI tile (24 of the 32 zmm registers accumulate).
+inline constexpr int kInt8VnniTileRows = 6;
+
+/// kInt8VnniTileRows rows of u8 A (row stride lda) against one packed 32-column panel of kp
+/// bytes (a multiple of 4), requantized into the first `rows` x `cols` codes
+/// of `out` (row stride ldo). correction/multiplier/shift point at the
+/// panel's first column and are readable for all 32 columns.
+struct Int8TileArgs {
+  const uint8_t* a = nullptr;
+  int64_t lda = 0;
+  const int8_t* b = nullptr;
+  int64_t kp = 0;
+  int64_t rows = 0, cols = 0;
+  const int32_t* correction = nullptr;
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  int32_t zero = 0, lo = 0, hi = 0;
+  uint8_t* out = nullptr;
+  int64_t ldo = 0;
+};
+
+}  // namespace ember::cpu
