@@ -396,19 +396,25 @@ class Compiler {
   /// transposed: the constant is [n, k], as a conv filter) and plans packing
   /// them from the constant at `src`.
   void packGemmB(GemmStep& step, Address src, int64_t k, int64_t n, int64_t groups, bool transposed) {
+    step.packedGroupFloats = packedBSize(arch_, k, n);
+    step.packedB = planPackedB(src, k, n, groups, transposed);
+  }
+
+  /// Reserves `groups` packed [k, n] B blocks and plans packing them from `src`.
+  Address planPackedB(Address src, int64_t k, int64_t n, int64_t groups, bool transposed) {
     const size_t groupFloats = packedBSize(arch_, k, n);
-    step.packedGroupFloats = groupFloats;
-    step.packedB = Address{kPacked, reservePacked(groupFloats * size_t(groups))};
+    const Address packed{kPacked, reservePacked(groupFloats * size_t(groups))};
     PackEntry pack;
     pack.kind = PackEntry::Kind::GemmB;
     pack.src = src;
-    pack.dst = step.packedB.offset;
+    pack.dst = packed.offset;
     pack.k = k;
     pack.n = n;
     pack.groups = groups;
     pack.transposed = transposed;
     pack.groupFloats = groupFloats;
     program_->packing.push_back(pack);
+    return packed;
   }
 
   /// A MatMul step over `outBatch` broadcast batches of [m, k] x [k, n].
@@ -480,14 +486,19 @@ class Compiler {
       return true;
     }
 
+    const bool pointwise = fd[1] == 1 && fd[2] == 1 && strides[0] == 1 && strides[1] == 1 && pads[0] == 0 &&
+                           pads[1] == 0 && in[1] == od[1] && in[2] == od[2];
+    if (group == 1 && !pointwise && !std::getenv("EMBER_CPU_NO_DIRECT_CONV")) {
+      addDirectConv(inst, fusion.output, epilogue, *filter);
+      return true;
+    }
+
     auto step = std::make_unique<GemmStep>();
     const int64_t k = fd[1] * fd[2] * cg;
     step->shape.m = od[0] * od[1] * od[2];
     step->shape.n = og;
     step->shape.k = k;
     step->shape.ldc = o;
-    const bool pointwise = fd[1] == 1 && fd[2] == 1 && strides[0] == 1 && strides[1] == 1 && pads[0] == 0 &&
-                           pads[1] == 0 && in[1] == od[1] && in[2] == od[2];
     if (pointwise) {
       step->shape.a.lda = c;
     } else {
@@ -517,6 +528,37 @@ class Compiler {
     packGemmB(*step, *filter, k, og, group, /*transposed=*/true);
     addStep(std::move(step));
     return true;
+  }
+
+  /// A group-1, not pointwise Conv as a direct convolution (KernelConv.h) over
+  /// the filter packed as the GEMM's B.
+  void addDirectConv(const Instruction& inst, ValueId output, const EpilogueAddrs& epilogue, Address filter) {
+    const Dims& in = type(inst.operands[1].value).dims;
+    const Dims& fd = type(inst.operands[2].value).dims;
+    const Dims& od = type(inst.operands[0].value).dims;
+    const ConvAttrs attrs = ConvAttrs::from(inst.attrs);
+    auto step = std::make_unique<DirectConvStep>();
+    DirectConvCall& d = step->shape;
+    d.n = in[0];
+    d.h = in[1];
+    d.w = in[2];
+    d.c = in[3];
+    d.oh = od[1];
+    d.ow = od[2];
+    d.o = od[3];
+    d.kh = fd[1];
+    d.kw = fd[2];
+    d.sh = attrs.strides[0];
+    d.sw = attrs.strides[1];
+    d.pt = attrs.pads[0];
+    d.pl = attrs.pads[1];
+    d.dh = attrs.dilations[0];
+    d.dw = attrs.dilations[1];
+    step->input = address(inst.operands[1].value);
+    step->output = address(output);
+    step->epilogue = epilogue;
+    step->packedB = planPackedB(filter, d.kh * d.kw * d.c, d.o, /*groups=*/1, /*transposed=*/true);
+    addStep(std::move(step));
   }
 
   /// Collapses adjacent output dims where every operand's strides stay contiguous.

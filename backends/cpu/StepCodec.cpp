@@ -23,7 +23,8 @@ enum class StepTag : uint8_t {
   Int8Add,
   Int8Depthwise,
   Int8Pool,
-  Int8Quantize
+  Int8Quantize,
+  DirectConv
 };
 
 class ByteWriter {
@@ -198,6 +199,25 @@ std::unique_ptr<Step> readGemmStep(ByteReader& r) {
   s->groupInChannels = r.pod<int64_t>();
   s->groupOutChannels = r.pod<int64_t>();
   s->packedGroupFloats = r.pod<size_t>();
+  s->epilogue = r.pod<EpilogueAddrs>();
+  return s;
+}
+
+void writeDirectConvStep(ByteWriter& w, const DirectConvStep& s) {
+  w.pod(StepTag::DirectConv);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
+  w.pod(s.packedB);
+  w.pod(s.epilogue);
+}
+
+std::unique_ptr<Step> readDirectConvStep(ByteReader& r) {
+  auto s = std::make_unique<DirectConvStep>();
+  s->shape = r.pod<DirectConvCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->packedB = r.pod<Address>();
   s->epilogue = r.pod<EpilogueAddrs>();
   return s;
 }
@@ -418,7 +438,8 @@ bool writeAs(ByteWriter& w, const Step& step, void (*write)(ByteWriter&, const S
 
 Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
   ByteWriter w;
-  const bool written = writeAs(w, step, writeGemmStep) || writeAs(w, step, writeMatMulStep) ||
+  const bool written = writeAs(w, step, writeGemmStep) || writeAs(w, step, writeDirectConvStep) ||
+                       writeAs(w, step, writeMatMulStep) ||
                        writeAs(w, step, writeDepthwiseStep) || writeAs(w, step, writePoolStep) ||
                        writeAs(w, step, writeReduceStep) || writeAs(w, step, writeTransposeStep) ||
                        writeAs(w, step, writeInt8ConvStep) || writeAs(w, step, writeInt8DepthwiseStep) ||
@@ -435,6 +456,9 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
   switch (r.pod<StepTag>()) {
     case StepTag::Gemm:
       step = readGemmStep(r);
+      break;
+    case StepTag::DirectConv:
+      step = readDirectConvStep(r);
       break;
     case StepTag::MatMul:
       step = readMatMulStep(r);

@@ -11,6 +11,7 @@
 
 #include "CpuKernels.h"
 #include "Jit.h"
+#include "KernelConv.h"
 #include "KernelInt8.h"
 #include "ThreadPool.h"
 #include "ember/Attributes.h"
@@ -110,6 +111,23 @@ class MatMulStep final : public Step {
       call.epilogue = epilogue.resolve(regions, 0, int64_t(batch) * m * n);
       gemm(context.arch, call, *context.pool);
     }
+  }
+};
+
+/// Group-1 Conv with a constant filter as a direct (indirect-GEMM) convolution
+/// over the packed filter panels (KernelConv.h).
+class DirectConvStep final : public Step {
+ public:
+  DirectConvCall shape;
+  Address input, output, packedB;
+  EpilogueAddrs epilogue;
+  void run(uint8_t** regions, RunContext& context) const override {
+    DirectConvCall call = shape;
+    call.input = at(regions, input);
+    call.packedB = at(regions, packedB);
+    call.output = at(regions, output);
+    call.epilogue = epilogue.resolve(regions, 0, 0);
+    directConv(context.arch, call, *context.pool);
   }
 };
 

@@ -376,6 +376,16 @@ std::vector<Case> allCases() {
   cases.push_back(convCase(1, 7, 7, 300, 40, 3, 1, 1, 1, 1, "add_inplace_relu"));
   cases.push_back(convCase(1, 9, 9, 24, 24, 3, 1, 1, 1, 24, "add_inplace"));
   cases.push_back(convCase(1, 5, 5, 24, 33, 1, 2, 0, 1, 1, "add_inplace_relu"));
+  // Direct convolution (KernelConv.cpp) edges: window-row segments (C < 16)
+  // crossing the left and right borders, a window wider than the input, per-tap
+  // segments with dilation or C = 16, and row and column tails of the tile.
+  cases.push_back(convCase(2, 17, 13, 3, 64, 7, 2, 3, 1, 1, "relu"));
+  cases.push_back(convCase(1, 11, 9, 5, 20, 5, 1, 2, 1, 1, "add_inplace_relu"));
+  cases.push_back(convCase(1, 12, 12, 3, 33, 3, 1, 2, 2, 1, "clip"));
+  cases.push_back(convCase(1, 9, 11, 15, 40, 3, 2, 0, 1, 1));
+  cases.push_back(convCase(1, 5, 7, 16, 17, 3, 1, 1, 1, 1, "add"));
+  cases.push_back(convCase(1, 3, 3, 4, 8, 5, 1, 2, 1, 1));
+  cases.push_back(convCase(1, 6, 6, 3, 1, 3, 1, 1, 1, 1));
   // MatMul: constant and computed rhs, batches, broadcasting, epilogues.
   for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {1, 1, 1}, {1, 64, 10}, {7, 33, 17}, {64, 64, 64}, {50, 300, 70}, {13, 513, 129}})

@@ -1,0 +1,205 @@
+// Direct f32 convolution (group 1, NHWC) as an indirect GEMM: rows are output
+// pixels, columns output channels, and K is (ky, kx, c). Instead of packing A
+// (implicit im2col), each micro-tile reads its rows straight from the input
+// through pointers, one per row and K segment:
+//   - per tap (segment length C) when C is large: a padding tap points at zeros;
+//   - per window row (segment length KW * C, contiguous in NHWC when the
+//     horizontal dilation is 1) when C is small (the 3-channel stem): 7 segments
+//     of 21 floats instead of 49 of 3. A row whose window crosses the left or
+//     right border gets its segment copied, zero-filled, into a scratch row.
+// Each micro-tile runs over all of K at once, so C is stored once, with the
+// epilogue applied in registers. B is the GEMM's packed filter (packB).
+#include "KernelConv.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "ThreadPool.h"
+#include "ember/Arithmetic.h"
+
+namespace ember::cpu {
+
+void convTile6x16(const ConvTile& t, const TileEpilogue& ep) {
+  constexpr int kRows = 6;
+  __m256 acc[kRows][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  const float* b = t.b;
+  for (int64_t s = 0; s < t.segments; ++s) {
+    const float* const* rows = t.rows + s * kRows;
+    const float* p[kRows];
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) p[r] = rows[r];
+    for (int64_t j = 0; j < t.segLen; ++j) {
+      const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < kRows; ++r) {
+        const __m256 ar = _mm256_broadcast_ss(p[r] + j);
+        acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+      }
+      b += 16;
+    }
+  }
+  alignas(32) static const int32_t kMaskBits[24] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
+                                                    0,  0,  0,  0,  0,  0,  0,  0,  0, 0, 0, 0};
+  const int cols = t.validCols;
+  auto maskOf = [](int lanes) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskBits + 8 - std::clamp(lanes, 0, 8)));
+  };
+  const __m256i m0 = maskOf(cols), m1 = maskOf(cols - 8);
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 vlo = _mm256_set1_ps(ep.lo), vhi = _mm256_set1_ps(ep.hi);
+  const __m256 bias0 = ep.bias ? _mm256_maskload_ps(ep.bias, m0) : zero;
+  const __m256 bias1 = ep.bias ? _mm256_maskload_ps(ep.bias + 8, m1) : zero;
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= t.validRows) break;
+    float* row = t.c + r * t.ldc;
+    __m256 lo = _mm256_add_ps(acc[r][0], bias0), hi = _mm256_add_ps(acc[r][1], bias1);
+    if (ep.residual) {
+      lo = _mm256_add_ps(lo, _mm256_maskload_ps(ep.residual + r * t.ldc, m0));
+      hi = _mm256_add_ps(hi, _mm256_maskload_ps(ep.residual + r * t.ldc + 8, m1));
+    }
+    // max(lo, v) keeps a NaN v, like the reference's v < lo ? lo : v.
+    if (ep.activation == Activation::Relu) {
+      lo = _mm256_max_ps(zero, lo);
+      hi = _mm256_max_ps(zero, hi);
+    } else if (ep.activation == Activation::Clip) {
+      lo = _mm256_min_ps(vhi, _mm256_max_ps(vlo, lo));
+      hi = _mm256_min_ps(vhi, _mm256_max_ps(vlo, hi));
+    }
+    _mm256_maskstore_ps(row, m0, lo);
+    _mm256_maskstore_ps(row + 8, m1, hi);
+  }
+}
+
+namespace {
+
+/// Channels below which a segment is a whole window row (KW * C floats)
+/// rather than one tap: fewer, longer segments for the 3-channel stem.
+constexpr int64_t kWindowRowSegmentsBelowChannels = 16;
+/// Output pixels and channels of one work item, as the GEMM's MC and NC.
+constexpr int64_t kItemRows = 144;
+constexpr int64_t kItemCols = 512;
+
+/// How K splits into segments, each contiguous in the input for one pixel.
+struct Segmentation {
+  bool windowRows;  ///< a segment is a window row (KW * C) rather than a tap (C)
+  int64_t segments, segLen;
+};
+
+Segmentation segmentationOf(const DirectConvCall& d) {
+  if (d.dw == 1 && d.c < kWindowRowSegmentsBelowChannels) return {true, d.kh, d.kw * d.c};
+  return {false, d.kh * d.kw, d.c};
+}
+
+/// A thread's buffers: zeros (the padding segment) and border rows' copies.
+struct ConvScratch {
+  std::vector<float> zeros, rows;
+  std::vector<const float*> pointers;
+};
+
+ConvScratch& threadScratch() {
+  thread_local ConvScratch scratch;
+  return scratch;
+}
+
+/// The row pointers of pixel `row` (output row index, batch folded in): one per
+/// segment, written to ptrs[s * mr]. `copy` has room for a border row's
+/// segments (segments * segLen floats).
+void pixelPointers(const DirectConvCall& d, const Segmentation& seg, int64_t row, const float* zeros,
+                   float* copy, const float** ptrs, int mr) {
+  const int64_t pixels = d.oh * d.ow, image = row / pixels, pixel = row % pixels;
+  const int64_t oy = pixel / d.ow, ox = pixel % d.ow;
+  const float* in = d.input + image * d.h * d.w * d.c;
+  for (int64_t s = 0; s < seg.segments; ++s) {
+    const int64_t ky = seg.windowRows ? s : s / d.kw, kx = seg.windowRows ? 0 : s % d.kw;
+    const int64_t iy = oy * d.sh - d.pt + ky * d.dh, ix = ox * d.sw - d.pl + kx * d.dw;
+    const float*& p = ptrs[s * mr];
+    if (iy < 0 || iy >= d.h) {
+      p = zeros;
+    } else if (!seg.windowRows) {
+      p = ix >= 0 && ix < d.w ? in + (iy * d.w + ix) * d.c : zeros;
+    } else if (ix >= 0 && ix + d.kw <= d.w) {
+      p = in + (iy * d.w + ix) * d.c;
+    } else {
+      // The window row crosses the left or right border: copy its inside taps.
+      float* dst = copy + s * seg.segLen;
+      std::fill(dst, dst + seg.segLen, 0.0f);
+      const int64_t x0 = std::max<int64_t>(ix, 0), x1 = std::min(ix + d.kw, d.w);
+      if (x1 > x0)
+        std::memcpy(dst + (x0 - ix) * d.c, in + (iy * d.w + x0) * d.c, size_t((x1 - x0) * d.c) * 4);
+      p = dst;
+    }
+  }
+}
+
+/// Work items: blocks of pixels by blocks of output channels, halved while
+/// there are fewer than four per thread.
+struct ConvBlocks {
+  int64_t rows, cols, mBlocks, nBlocks;
+};
+
+ConvBlocks convBlocks(int64_t m, int64_t n, int mr, int nr, int threads) {
+  int64_t rows = std::max<int64_t>(mr, (kItemRows / mr) * mr);
+  int64_t cols = alignUp(std::min<int64_t>(kItemCols, n), nr);
+  auto items = [&] { return ceilDiv(m, rows) * ceilDiv(n, cols); };
+  while (threads > 1 && items() < 4 * threads && cols > nr) cols = alignUp(cols / 2, nr);
+  while (threads > 1 && items() < 4 * threads && rows > mr) rows = alignUp(rows / 2, mr);
+  return {rows, cols, ceilDiv(m, rows), ceilDiv(n, cols)};
+}
+
+}  // namespace
+
+void directConv(const GemmArch& arch, const DirectConvCall& d, ThreadPool& pool) {
+  const int mr = arch.mr, nr = arch.nr;
+  const int64_t m = d.n * d.oh * d.ow, n = d.o;
+  const Segmentation seg = segmentationOf(d);
+  const int64_t k = seg.segments * seg.segLen;
+  const ConvBlocks blocks = convBlocks(m, n, mr, nr, pool.size());
+  const auto tile = arch.avx512 ? convTile12x32Avx512 : convTile6x16;
+  const Epilogue& ep = d.epilogue;
+  pool.parallelFor(blocks.mBlocks * blocks.nBlocks, [&](int64_t item, int) {
+    const int64_t i0 = (item / blocks.nBlocks) * blocks.rows, j0 = (item % blocks.nBlocks) * blocks.cols;
+    const int64_t rows = std::min(blocks.rows, m - i0), cols = std::min(blocks.cols, n - j0);
+    const int64_t tiles = ceilDiv(rows, int64_t(mr));
+    ConvScratch& scratch = threadScratch();
+    if (int64_t(scratch.zeros.size()) < seg.segLen) scratch.zeros.assign(size_t(seg.segLen), 0.0f);
+    scratch.pointers.resize(size_t(tiles * seg.segments * mr));
+    if (seg.windowRows) scratch.rows.resize(size_t(tiles * mr * k));
+    // Every tile's row pointers, once per item; rows past the end read zeros.
+    for (int64_t r = 0; r < tiles * mr; ++r) {
+      const float** ptrs = scratch.pointers.data() + (r / mr) * seg.segments * mr + r % mr;
+      if (r < rows) {
+        pixelPointers(d, seg, i0 + r, scratch.zeros.data(),
+                      seg.windowRows ? scratch.rows.data() + r * k : nullptr, ptrs, mr);
+      } else {
+        for (int64_t s = 0; s < seg.segments; ++s) ptrs[s * mr] = scratch.zeros.data();
+      }
+    }
+    // Panel by panel, so that a B panel (K x NR) is reused by every tile of the item.
+    for (int64_t j = j0; j < j0 + cols; j += nr) {
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t i = i0 + t * mr;
+        ConvTile ct{scratch.pointers.data() + t * seg.segments * mr,
+                    seg.segments,
+                    seg.segLen,
+                    d.packedB + j * k,
+                    d.output + i * n + j,
+                    n,
+                    int(std::min<int64_t>(mr, m - i)),
+                    int(std::min<int64_t>(nr, n - j))};
+        TileEpilogue tep{ep.bias ? ep.bias + j : nullptr, ep.residual ? ep.residual + i * n + j : nullptr,
+                         ep.activation, ep.lo, ep.hi};
+        tile(ct, tep);
+      }
+    }
+  });
+}
+
+}  // namespace ember::cpu
