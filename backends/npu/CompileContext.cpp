@@ -10,6 +10,9 @@ CompileContext::CompileContext(const IRFunction& ir, const npu::NpuConfig& confi
     : ir_(ir), config_(config), cost_(config), sram_(config) {
   activationBase_ = alignUp(ir.plan().ioBytes, 64);
   weightsOffset_ = alignUp(activationBase_ + ir.plan().activationBytes, 64);
+  // The image holds the constants re-laid (plus biases and tables): reserved
+  // once, so it is not copied and page-faulted in again on every doubling.
+  weights_.reserve(ir.plan().constantBytes + ir.plan().constantBytes / 4);
   if (config.prefetchWeights)
     program_.prefetchFirstLoads(
         [this](const npu::isa::Instruction& load) { return prefetchable(load, weightsOffset_, sram_); });

@@ -47,7 +47,8 @@ class CompileContext {
   uint64_t fillRegion(int8_t value, uint64_t bytes);
 
   uint64_t weightsOffset() const { return weightsOffset_; }
-  const std::vector<uint8_t>& weightImage() const { return weights_; }
+  /// The weight image, moved out (tens of megabytes for ResNet-50).
+  std::vector<uint8_t> takeWeightImage() { return std::move(weights_); }
   uint64_t ioBase() const { return 0; }
   uint64_t dramBytes() const { return weightsOffset_ + weights_.size(); }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 #include "CompileContext.h"
 #include "IsaLimits.h"
@@ -215,46 +216,19 @@ Expected<npu::Symbol> symbolOf(const CompileContext& ctx, ValueId id, npu::Symbo
   return s;
 }
 
-/// Two weight buffers: each preload takes the buffer the previous gemm does
-/// not stream from, so it overlaps that stream; a gemm without preload keeps
-/// streaming the buffer of the last preload.
-void alternateWeightBuffers(std::vector<npu::isa::Instruction>& program) {
-  int64_t current = 1;  // the first preload fills buffer 0
-  for (npu::isa::Instruction& in : program) {
-    if (in.opcode != npu::isa::Opcode::Gemm) continue;
-    if (in[npu::isa::Field::Preload]) current ^= 1;
-    in[npu::isa::Field::WeightBuffer] = current;
-  }
-}
-
-/// The independent checks, on every program (ProgramCheck.h); the queue view
-/// is built once for the token and the race check.
-Error checkProgram(CompileContext& ctx, const npu::NpuConfig& config, const std::string& name) {
-  const auto& program = ctx.program().program();
+/// The independent checks, on every program (ProgramCheck.h), reading the
+/// encoded program; the queue view is built once for all of them.
+Error checkProgram(CompileContext& ctx, std::span<const npu::isa::EncodedInstruction> program,
+                   const npu::NpuConfig& config, const std::string& name) {
   auto view = npu::ProgramView::of(program);
   if (!view) return view.error().withContext("npu: token check of '" + name + "'");
   if (Error e = npu::checkTokens(*view, config)) return e.withContext("npu: token check of '" + name + "'");
-  if (Error e = npu::checkWeightBuffers(program, config))
+  if (Error e = npu::checkWeightBuffers(*view, config))
     return e.withContext("npu: weight buffer check of '" + name + "'");
   if (Error e = npu::checkSramRaces(*view, config))
     return e.withContext("npu: SRAM race check of '" + name + "'");
   if (Error e = npu::checkAllocation(ctx.sram().buffers(), config))
     return e.withContext("npu: SRAM allocation check of '" + name + "'");
-  return Error::success();
-}
-
-/// The program's instructions into `bundle`; an error names the layer.
-Error encodeProgram(CompileContext& ctx, npu::Bundle& bundle) {
-  const auto& program = ctx.program().program();
-  bundle.program.reserve(program.size());
-  for (size_t i = 0; i < program.size(); ++i) {
-    auto encoded = npu::isa::encode(program[i]);
-    if (!encoded) {
-      const std::string layer = program[i].layer ? ctx.program().layers()[program[i].layer - 1] : "program";
-      return encoded.error().withContext("npu: layer '" + layer + "', instruction " + std::to_string(i));
-    }
-    bundle.program.push_back(*encoded);
-  }
   return Error::success();
 }
 
@@ -282,6 +256,7 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
                      "': matrix_engine.rows/cols and scratchpad.banks must be positive");
   CompileContext ctx(ir, config);
   ctx.program().setVectorQueue(config.vectorQueue == npu::VectorQueue::Separate);
+  ctx.program().setWeightBuffers(config.weightBuffers);
   CompiledProgram result;
   const std::map<size_t, ConvFusion> fusion = convFusionCandidates(ctx);
   std::set<size_t> fusedAdds;  // adds and pools already run in their conv's epilogue
@@ -298,6 +273,7 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     if (info->fusedResidualAdd) fusedAdds.insert(candidate->second.add->add);
     if (info->fusedMaxPool) fusedAdds.insert(*candidate->second.maxPool);
     const auto [first, last] = ctx.program().endLayer();
+    if (ctx.program().error()) return ctx.program().error();
     ctx.sram().endLayer(first, last);
     LayerReport layer;
     layer.name = ctx.program().layers().back();
@@ -308,22 +284,20 @@ Expected<CompiledProgram> compileToBundle(const IRFunction& ir, const npu::NpuCo
     result.layers.push_back(std::move(layer));
   }
   ctx.program().finish();
-  if (config.weightBuffers == 2) alternateWeightBuffers(ctx.program().program());
-  const auto& program = ctx.program().program();
-  EMBER_RETURN_IF_ERROR(checkProgram(ctx, config, ir.name()));
+  if (ctx.program().error()) return ctx.program().error();
   npu::Bundle& bundle = result.bundle;
+  bundle.program = ctx.program().takeProgram();  // encoded as emitted: checked and shipped as is
+  EMBER_RETURN_IF_ERROR(checkProgram(ctx, bundle.program, config, ir.name()));
   bundle.configHash = config.hash();
-  EMBER_RETURN_IF_ERROR(encodeProgram(ctx, bundle));
   bundle.layers = ctx.program().layers();
   EMBER_RETURN_IF_ERROR(addSymbols(ctx, ir, result));
   bundle.weightsOffset = ctx.weightsOffset();
-  bundle.weights = ctx.weightImage();
   bundle.dramBytes = std::max<uint64_t>(ctx.dramBytes(), 64);
+  bundle.weights = ctx.takeWeightImage();
   if (bundle.dramBytes > uint64_t(config.dramBytes))
     return makeError("npu: the program needs ", bundle.dramBytes,
                      " bytes of DRAM; config key 'dram.size_mib' gives ", config.dramBytes);
-  // The program was just encoded from `program`: validate reads it from there.
-  if (Error e = bundle.validate(program)) return e.withContext("npu: bundle of '" + ir.name() + "'");
+  if (Error e = bundle.validate()) return e.withContext("npu: bundle of '" + ir.name() + "'");
   result.sramPeakBytes = ctx.sram().peakScratchpadBytes();
   return result;
 }

@@ -5,11 +5,47 @@
 
 #include "Instructions.h"
 #include "WeightPrefetch.h"
+#include "ember/npu/IsaHeader.h"
 
 namespace ember::npu_backend {
 
+using npu::isa::DepFlags;
 using npu::isa::Instruction;
+using npu::isa::Opcode;
 using npu::isa::Queue;
+namespace header = npu::isa::header;
+
+namespace {
+
+constexpr DepFlags kPopPrev{.popPrev = true}, kPopNext{.popNext = true}, kPushPrev{.pushPrev = true},
+    kPushNext{.pushNext = true}, kPopSide{.popSide = true}, kPushSide{.pushSide = true};
+
+/// A sync on `queue` with the tokens `deps`.
+npu::isa::EncodedInstruction syncWith(Queue queue, const DepFlags& deps) {
+  Instruction sync = makeSync(queue);
+  sync.deps = deps;
+  return *npu::isa::encode(sync);  // a sync with its queue's links always encodes
+}
+
+bool isVector(const npu::isa::EncodedInstruction& in) {
+  return npu::isa::isVectorOpcode(Opcode(header::opcodeByte(in)));
+}
+
+}  // namespace
+
+// Address space for 2^20 instructions (32 MB) up front: only the pages
+// written are faulted in, and a program of up to a million instructions
+// (ResNet-50 on npu-16x16-v3: 658 K) is never copied to a larger buffer.
+constexpr size_t kReservedInstructions = size_t(1) << 20;
+
+ProgramBuilder::ProgramBuilder() { program_.reserve(kReservedInstructions); }
+
+std::vector<npu::isa::EncodedInstruction> ProgramBuilder::takeProgram() {
+  // A small program does not keep the reservation (a bundle lives as long
+  // as its compiled function).
+  if (program_.capacity() > 2 * program_.size()) program_.shrink_to_fit();
+  return std::move(program_);
+}
 
 void ProgramBuilder::beginLayer(const std::string& name) {
   assert(steps_.empty());
@@ -23,54 +59,70 @@ void ProgramBuilder::beginLayer(const std::string& name) {
   tag_ = uint16_t(layers_.size());
   layerSeparate_ = separate_;
   layerVectorLoadSlots_ = 0;
+  layerHasGemm_ = layerHasVector_ = layerLoadsAccumulator_ = false;
 }
 
-void ProgramBuilder::emit(const Instruction& in) {
+Expected<npu::isa::EncodedInstruction> ProgramBuilder::encodeOne(const Instruction& in) {
+  if (!alternateWeightBuffers_ || in.opcode != Opcode::Gemm) return npu::isa::encode(in);
+  // Gemms are added in program order (the prefetch moves only loads).
+  Instruction gemm = in;
+  if (gemm[npu::isa::Field::Preload]) weightBuffer_ ^= 1;
+  gemm[npu::isa::Field::WeightBuffer] = weightBuffer_;
+  return npu::isa::encode(gemm);
+}
+
+void ProgramBuilder::encodeInto(const std::vector<Instruction>& from, std::vector<Encoded>& to,
+                                const char* part) {
+  to.reserve(from.size());
+  for (const Instruction& in : from) {
+    auto encoded = encodeOne(in);
+    if (!encoded && !error_)
+      error_ = encoded.error().withContext("npu: layer '" + layers_.back() + "', step " +
+                                           std::to_string(steps_.size() - 1) + " " + part);
+    to.push_back(encoded ? *encoded : Encoded{});  // the compile fails on error()
+  }
+}
+
+void ProgramBuilder::addStep(const Step& step) {
+  const bool late = steps_.size() >= size_t(kDepth);
+  for (const Instruction& in : step.loads)
+    layerLoadsAccumulator_ =
+        layerLoadsAccumulator_ || (late && in.opcode == Opcode::Load &&
+                                   in[npu::isa::Field::Mem] == int64_t(npu::isa::Memory::Accumulator));
+  for (const Instruction& in : step.computes) {
+    layerHasGemm_ = layerHasGemm_ || in.opcode == Opcode::Gemm;
+    layerHasVector_ = layerHasVector_ || npu::isa::isVectorOpcode(in.opcode);
+  }
+  EncodedStep& encoded = steps_.emplace_back();
+  encodeInto(step.loads, encoded.loads, "(loads)");
+  encodeInto(step.computes, encoded.computes, "(computes)");
+  encodeInto(step.stores, encoded.stores, "(stores)");
+}
+
+void ProgramBuilder::emit(Encoded in) {
+  header::setLayer(in, tag_);
   program_.push_back(in);
-  program_.back().layer = tag_;
-}
-
-void ProgramBuilder::reserveForSteps() {
-  // A step adds at most one sync per queue beyond its own instructions, the
-  // barrier a few more.
-  size_t more = 8;
-  for (const Step& step : steps_)
-    more += step.loads.size() + step.computes.size() + step.vectors.size() + step.stores.size() + 4;
-  const size_t needed = program_.size() + more;
-  if (needed <= program_.capacity()) return;
-  // A decoded instruction is ~550 bytes and ResNet-50 emits ~10^6 of them:
-  // growing 8x at a time instead of vector's 2x copies (and page-faults in)
-  // far less memory; the capacity not yet written is never touched.
-  // Up to 2^23 instructions (4.6 GB of address space), then 2x again.
-  constexpr size_t kFastGrowthLimit = size_t(1) << 23;
-  const size_t grown = program_.capacity() * (program_.capacity() * 8 <= kFastGrowthLimit ? 8 : 2);
-  program_.reserve(std::max(needed, grown));
 }
 
 void ProgramBuilder::popOwedLoadTokens() {
-  for (; pendingLoadPops_ > 0; --pendingLoadPops_) {
-    Instruction sync = makeSync(Queue::Load);
-    sync.deps.popNext = true;
-    emit(sync);
-  }
-  for (; pendingLoadSidePops_ > 0; --pendingLoadSidePops_) {
-    Instruction sync = makeSync(Queue::Load);
-    sync.deps.popSide = true;
-    emit(sync);
-  }
+  for (; pendingLoadPops_ > 0; --pendingLoadPops_) emit(syncWith(Queue::Load, kPopNext));
+  for (; pendingLoadSidePops_ > 0; --pendingLoadSidePops_) emit(syncWith(Queue::Load, kPopSide));
 }
 
 void ProgramBuilder::emitPrefetchedLoads() {
   if (!hoistable_ || steps_.empty() || layers_.size() < 2) return;
-  std::vector<Instruction>& loads = steps_.front().loads;
+  std::vector<Encoded>& loads = steps_.front().loads;
+  std::vector<Instruction> decoded;  // the first step's loads: a few
+  decoded.reserve(loads.size());
+  for (const Encoded& in : loads) decoded.push_back(*npu::isa::decode(in));
   // A load moves ahead of the others only when it overlaps none of them, so
   // the first step's SRAM contents do not depend on the new order.
   std::vector<bool> hoist(loads.size());
   for (size_t i = 0; i < loads.size(); ++i) {
-    hoist[i] = hoistable_(loads[i]);
+    hoist[i] = hoistable_(decoded[i]);
     for (size_t j = 0; j < loads.size() && hoist[i]; ++j)
-      hoist[i] = j == i || loads[j].opcode != npu::isa::Opcode::Load ||
-                 !loadSpan(loads[i]).meets(loadSpan(loads[j]));
+      hoist[i] =
+          j == i || decoded[j].opcode != Opcode::Load || !loadSpan(decoded[i]).meets(loadSpan(decoded[j]));
   }
   size_t kept = 0;
   for (size_t i = 0; i < loads.size(); ++i) {
@@ -86,17 +138,10 @@ std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
   const uint64_t first = program_.size();
   const int numSteps = int(steps_.size());
   // Weight loads that need nothing from the previous layer start first.
-  emitPrefetchedLoads();
+  if (!error_) emitPrefetchedLoads();
   // The previous layer's step releases and barrier: popped before any load.
   popOwedLoadTokens();
-  reserveForSteps();
-  bool hasGemm = false, hasVector = false;
-  for (const Step& step : steps_)
-    for (const Instruction& in : step.computes) {
-      hasGemm = hasGemm || in.opcode == npu::isa::Opcode::Gemm;
-      hasVector = hasVector || npu::isa::isVectorOpcode(in.opcode);
-    }
-  if (layerSeparate_ && hasGemm && hasVector)
+  if (layerSeparate_ && layerHasGemm_ && layerHasVector_)
     emitSeparateSteps(numSteps);
   else
     emitSharedSteps(numSteps);
@@ -106,41 +151,33 @@ std::pair<uint64_t, uint64_t> ProgramBuilder::endLayer() {
 
 void ProgramBuilder::emitSharedSteps(int numSteps) {
   auto emitLoads = [&](int s) {
-    std::vector<Instruction>& loads = steps_[size_t(s)].loads;
-    if (loads.empty()) loads.push_back(makeSync(Queue::Load));
-    if (s >= kDepth) loads.front().deps.popNext = true;  // slot freed by compute s-2
-    loads.back().deps.pushNext = true;                   // tile s is in SRAM
-    for (const Instruction& in : loads) emit(in);
+    std::vector<Encoded>& loads = steps_[size_t(s)].loads;
+    if (loads.empty()) loads.push_back(syncWith(Queue::Load, {}));
+    if (s >= kDepth) header::addTokens(loads.front(), kPopNext);  // slot freed by compute s-2
+    header::addTokens(loads.back(), kPushNext);                   // tile s is in SRAM
+    for (const Encoded& in : loads) emit(in);
   };
   if (numSteps > 0) emitLoads(0);
   for (int s = 0; s < numSteps; ++s) {
     if (s + 1 < numSteps) emitLoads(s + 1);
-    std::vector<Instruction>& computes = steps_[size_t(s)].computes;
-    if (computes.empty()) computes.push_back(makeSync(Queue::Compute));
-    computes.front().deps.popPrev = true;                   // tile s loaded
-    if (s >= kDepth) computes.front().deps.popNext = true;  // output slot stored by step s-2
-    computes.back().deps.pushPrev = true;                   // input slots of step s free
-    computes.back().deps.pushNext = true;                   // output of step s ready
-    for (const Instruction& in : computes) emit(in);
-    std::vector<Instruction>& stores = steps_[size_t(s)].stores;
-    if (stores.empty()) stores.push_back(makeSync(Queue::Store));
-    stores.front().deps.popPrev = true;
-    stores.back().deps.pushPrev = true;  // output slot free, tile in DRAM
-    for (const Instruction& in : stores) emit(in);
+    std::vector<Encoded>& computes = steps_[size_t(s)].computes;
+    if (computes.empty()) computes.push_back(syncWith(Queue::Compute, {}));
+    header::addTokens(computes.front(), kPopPrev);                   // tile s loaded
+    if (s >= kDepth) header::addTokens(computes.front(), kPopNext);  // output slot stored by step s-2
+    header::addTokens(computes.back(), kPushPrev);                   // input slots of step s free
+    header::addTokens(computes.back(), kPushNext);                   // output of step s ready
+    for (const Encoded& in : computes) emit(in);
+    std::vector<Encoded>& stores = steps_[size_t(s)].stores;
+    if (stores.empty()) stores.push_back(syncWith(Queue::Store, {}));
+    header::addTokens(stores.front(), kPopPrev);
+    header::addTokens(stores.back(), kPushPrev);  // output slot free, tile in DRAM
+    for (const Encoded& in : stores) emit(in);
   }
   // Barrier: wait for every store still in flight, then release the loads.
   const int inFlight = std::min(numSteps, kDepth);
-  for (int i = 0; i < inFlight; ++i) {
-    Instruction sync = makeSync(Queue::Compute);
-    sync.deps.popNext = true;
-    if (i + 1 == inFlight) sync.deps.pushPrev = true;
-    emit(sync);
-  }
-  if (inFlight == 0) {
-    Instruction sync = makeSync(Queue::Compute);
-    sync.deps.pushPrev = true;
-    emit(sync);
-  }
+  for (int i = 0; i < inFlight; ++i)
+    emit(syncWith(Queue::Compute, {.popNext = true, .pushPrev = i + 1 == inFlight}));
+  if (inFlight == 0) emit(syncWith(Queue::Compute, kPushPrev));
   pendingLoadPops_ = inFlight + 1;
 }
 
@@ -156,11 +193,11 @@ void ProgramBuilder::emitSharedSteps(int numSteps) {
 //           vector->load.
 //   stores  pop vector->store; push store->vector.
 void ProgramBuilder::moveVectorInstructionsToVectorQueue() {
-  for (Step& step : steps_) {  // the step's vector instructions leave the compute queue
-    size_t kept = 0;           // the matrix instructions stay in order at the front
-    for (Instruction& in : step.computes) {
-      if (npu::isa::isVectorOpcode(in.opcode)) {
-        in.vectorQueue = true;
+  for (EncodedStep& step : steps_) {  // the step's vector instructions leave the compute queue
+    size_t kept = 0;                  // the matrix instructions stay in order at the front
+    for (Encoded& in : step.computes) {
+      if (isVector(in)) {
+        header::setVectorQueue(in);
         step.vectors.push_back(in);
       } else {
         if (&step.computes[kept] != &in) step.computes[kept] = in;
@@ -171,56 +208,48 @@ void ProgramBuilder::moveVectorInstructionsToVectorQueue() {
   }
 }
 
-int ProgramBuilder::vectorToLoadLag(int numSteps) const {
+int ProgramBuilder::vectorToLoadLag() const {
   // Side tokens (vector->load) only when a load overwrites an accumulator
   // tile a requant of step s-2 reads (bias by DMA): otherwise the loads would
   // wait for the vector queue for nothing.
   // A fused residual add's operand slots are read by the vector queue too,
   // in a rotation of `layerVectorLoadSlots_` (three: a load then waits for
   // the epilogue of three steps before, not two, so the loads stay ahead).
-  bool accumulatorLoads = false;
-  for (int s = kDepth; s < numSteps; ++s)
-    for (const Instruction& in : steps_[size_t(s)].loads)
-      accumulatorLoads =
-          accumulatorLoads || (in.opcode == npu::isa::Opcode::Load &&
-                               in[npu::isa::Field::Mem] == int64_t(npu::isa::Memory::Accumulator));
-  return accumulatorLoads ? kDepth : layerVectorLoadSlots_;
+  return layerLoadsAccumulator_ ? kDepth : layerVectorLoadSlots_;
 }
 
 void ProgramBuilder::emitSeparateSteps(int numSteps) {
   moveVectorInstructionsToVectorQueue();
-  const int sideLag = vectorToLoadLag(numSteps);
+  const int sideLag = vectorToLoadLag();
   const bool sideTokens = sideLag > 0;
   auto emitLoads = [&](int s) {
-    std::vector<Instruction>& loads = steps_[size_t(s)].loads;
-    if (loads.empty()) loads.push_back(makeSync(Queue::Load));
-    if (s >= kDepth) loads.front().deps.popNext = true;  // input and weight slots freed by the gemms of s-2
+    std::vector<Encoded>& loads = steps_[size_t(s)].loads;
+    if (loads.empty()) loads.push_back(syncWith(Queue::Load, {}));
+    // Input and weight slots freed by the gemms of s-2.
+    if (s >= kDepth) header::addTokens(loads.front(), kPopNext);
     // Accumulator tile (or residual slot) freed by the vector queue at s-sideLag.
-    if (sideTokens && s >= sideLag) loads.front().deps.popSide = true;
-    loads.back().deps.pushNext = true;
-    for (const Instruction& in : loads) emit(in);
+    if (sideTokens && s >= sideLag) header::addTokens(loads.front(), kPopSide);
+    header::addTokens(loads.back(), kPushNext);
+    for (const Encoded& in : loads) emit(in);
   };
   if (numSteps > 0) emitLoads(0);
   for (int s = 0; s < numSteps; ++s) {
     if (s + 1 < numSteps) emitLoads(s + 1);
-    Step& step = steps_[size_t(s)];
-    if (step.computes.empty()) step.computes.push_back(makeSync(Queue::Compute));
-    step.computes.front().deps.popPrev = true;
-    if (s >= kDepth) step.computes.front().deps.popSide = true;
-    step.computes.back().deps.pushPrev = true;
-    step.computes.back().deps.pushSide = true;
-    for (const Instruction& in : step.computes) emit(in);
-    if (step.vectors.empty()) step.vectors.push_back(makeSync(Queue::Vector));
-    step.vectors.front().deps.popPrev = true;
-    if (s >= kDepth) step.vectors.front().deps.popNext = true;
-    step.vectors.back().deps.pushPrev = true;
-    step.vectors.back().deps.pushNext = true;
-    step.vectors.back().deps.pushSide = sideTokens;
-    for (const Instruction& in : step.vectors) emit(in);
-    if (step.stores.empty()) step.stores.push_back(makeSync(Queue::Store));
-    step.stores.front().deps.popSide = true;
-    step.stores.back().deps.pushSide = true;
-    for (const Instruction& in : step.stores) emit(in);
+    EncodedStep& step = steps_[size_t(s)];
+    if (step.computes.empty()) step.computes.push_back(syncWith(Queue::Compute, {}));
+    header::addTokens(step.computes.front(), kPopPrev);
+    if (s >= kDepth) header::addTokens(step.computes.front(), kPopSide);
+    header::addTokens(step.computes.back(), {.pushPrev = true, .pushSide = true});
+    for (const Encoded& in : step.computes) emit(in);
+    if (step.vectors.empty()) step.vectors.push_back(syncWith(Queue::Vector, {}));
+    header::addTokens(step.vectors.front(), kPopPrev);
+    if (s >= kDepth) header::addTokens(step.vectors.front(), kPopNext);
+    header::addTokens(step.vectors.back(), {.pushPrev = true, .pushNext = true, .pushSide = sideTokens});
+    for (const Encoded& in : step.vectors) emit(in);
+    if (step.stores.empty()) step.stores.push_back(syncWith(Queue::Store, {}));
+    header::addTokens(step.stores.front(), kPopSide);
+    header::addTokens(step.stores.back(), kPushSide);
+    for (const Encoded& in : step.stores) emit(in);
   }
   emitSeparateBarrier(numSteps, sideTokens ? std::min(numSteps, sideLag) : 0);
 }
@@ -230,18 +259,10 @@ void ProgramBuilder::emitSeparateBarrier(int numSteps, int sideCredits) {
   // the loads; the compute queue takes back its tile credits, then releases
   // the loads too. The next layer's loads pop what is owed.
   const int inFlight = std::min(numSteps, kDepth);
-  for (int i = 0; i < inFlight; ++i) {
-    Instruction sync = makeSync(Queue::Vector);
-    sync.deps.popNext = true;
-    if (i + 1 == inFlight) sync.deps.pushSide = true;
-    emit(sync);
-  }
-  for (int i = 0; i < inFlight; ++i) {
-    Instruction sync = makeSync(Queue::Compute);
-    sync.deps.popSide = true;
-    if (i + 1 == inFlight) sync.deps.pushPrev = true;
-    emit(sync);
-  }
+  for (int i = 0; i < inFlight; ++i)
+    emit(syncWith(Queue::Vector, {.popNext = true, .pushSide = i + 1 == inFlight}));
+  for (int i = 0; i < inFlight; ++i)
+    emit(syncWith(Queue::Compute, {.pushPrev = i + 1 == inFlight, .popSide = true}));
   pendingLoadPops_ = inFlight + 1;  // leftover slot credits + the compute barrier
   // Leftover tile credits + the vector barrier.
   pendingLoadSidePops_ = sideCredits + 1;
@@ -251,8 +272,8 @@ void ProgramBuilder::finish() {
   tag_ = 0;
   popOwedLoadTokens();
   Instruction fin;
-  fin.opcode = npu::isa::Opcode::Finish;
-  emit(fin);
+  fin.opcode = Opcode::Finish;
+  emit(*npu::isa::encode(fin));
 }
 
 }  // namespace ember::npu_backend

@@ -17,6 +17,12 @@
 // the vector queue: the gemms of step s+1 overlap the bias and requant of
 // step s, whose accumulator tiles alternate (docs/npu/compiler.md,
 // "Scheduling and tokens").
+//
+// The program is kept encoded (32 bytes an instruction, docs/npu/compiler.md
+// "Program representation"): a step's instructions are encoded when the step
+// is added, so a value that does not fit its field is an error naming the
+// field, the instruction and the layer at once, and no decoded copy of a
+// layer or of a program of millions of instructions is ever held.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +35,9 @@
 
 namespace ember::npu_backend {
 
+/// One tile's instructions as a lowering builds them (decoded, tokens unset).
 struct Step {
   std::vector<npu::isa::Instruction> loads, computes, stores;
-  std::vector<npu::isa::Instruction> vectors;  ///< filled by the builder (vector queue)
 };
 
 class ProgramBuilder {
@@ -39,6 +45,12 @@ class ProgramBuilder {
   /// Slots per double-buffered resource (the pipeline depth).
   static constexpr int kDepth = 2;
 
+  ProgramBuilder();
+
+  /// With two weight buffers (matrix_engine.weight_buffers: 2) each preload
+  /// takes the buffer the previous gemm does not stream from, so it overlaps
+  /// that stream; a gemm without preload streams the buffer of the last preload.
+  void setWeightBuffers(int buffers) { alternateWeightBuffers_ = buffers == 2; }
   /// Whether vector instructions of layers with gemms go to the vector queue.
   void setVectorQueue(bool separate) { separate_ = separate; }
   /// The current layer keeps its vector instructions on the compute queue
@@ -57,44 +69,64 @@ class ProgramBuilder {
   }
   /// Starts a layer; its instructions carry the new layer tag.
   void beginLayer(const std::string& name);
-  void addStep(Step step) { steps_.push_back(std::move(step)); }
+  /// Encodes the step's instructions (the first that does not encode is
+  /// error()) and buffers them until endLayer.
+  void addStep(const Step& step);
   /// Emits the buffered steps with their tokens and the layer barrier.
   /// Returns the [first, last] program indices of the layer.
   std::pair<uint64_t, uint64_t> endLayer();
   /// Pops the tokens still owed to the load queue and appends FINISH.
   void finish();
 
-  const std::vector<npu::isa::Instruction>& program() const { return program_; }
-  std::vector<npu::isa::Instruction>& program() { return program_; }
+  /// The first instruction that did not encode (a field value out of its
+  /// range), naming the field, the instruction and its layer.
+  const Error& error() const { return error_; }
+  /// The encoded program; the builder is left empty.
+  std::vector<npu::isa::EncodedInstruction> takeProgram();
   const std::vector<std::string>& layers() const { return layers_; }
 
  private:
-  void emit(const npu::isa::Instruction& in);
+  using Encoded = npu::isa::EncodedInstruction;
+  /// A step as the builder keeps it: encoded, its vector instructions moved
+  /// to `vectors` when they run on the vector queue.
+  struct EncodedStep {
+    std::vector<Encoded> loads, computes, vectors, stores;
+  };
+
+  /// Encodes `in`, with its weight buffer when two alternate.
+  Expected<Encoded> encodeOne(const npu::isa::Instruction& in);
+  /// Encodes `from` onto `to`; the first failure becomes error_.
+  void encodeInto(const std::vector<npu::isa::Instruction>& from, std::vector<Encoded>& to, const char* part);
+  /// Tags and appends `in`.
+  void emit(Encoded in);
   /// The previous layer's owed tokens, popped by load-queue syncs.
   void popOwedLoadTokens();
   /// Emits the first step's loads `hoistable_` accepts, ahead of the barrier.
   void emitPrefetchedLoads();
-  /// Grows the program ahead of emitting the buffered steps.
-  void reserveForSteps();
   void emitSharedSteps(int numSteps);
   void emitSeparateSteps(int numSteps);
   /// Separate vector queue: each step's vector instructions leave its computes.
   void moveVectorInstructionsToVectorQueue();
   /// How many steps behind the loads the vector queue's side tokens run (0:
   /// none, the loads never wait for it).
-  int vectorToLoadLag(int numSteps) const;
+  int vectorToLoadLag() const;
   /// The layer's end: the vector and compute queues drain and release the
   /// loads; `sideCredits` vector->load tokens are left over.
   void emitSeparateBarrier(int numSteps, int sideCredits);
 
-  std::vector<npu::isa::Instruction> program_;
+  std::vector<npu::isa::EncodedInstruction> program_;
+  Error error_;
   std::vector<std::string> layers_;
-  std::vector<Step> steps_;
+  std::vector<EncodedStep> steps_;
   uint16_t tag_ = 0;
   int pendingLoadPops_ = 0;      ///< compute->load tokens the load queue has not popped yet
   int pendingLoadSidePops_ = 0;  ///< vector->load tokens the load queue has not popped yet
   bool separate_ = false, layerSeparate_ = false;
+  bool alternateWeightBuffers_ = false;
+  int64_t weightBuffer_ = 1;      ///< the buffer of the last preload; the first preload fills buffer 0
   int layerVectorLoadSlots_ = 0;  ///< 0: the vector queue reads no loaded scratchpad slot
+  bool layerHasGemm_ = false, layerHasVector_ = false;
+  bool layerLoadsAccumulator_ = false;  ///< a step >= kDepth loads an accumulator tile (bias by DMA)
   std::function<bool(const npu::isa::Instruction&)> hoistable_;  ///< empty: no prefetch
 };
 

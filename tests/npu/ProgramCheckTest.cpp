@@ -152,6 +152,41 @@ TEST(ProgramCheck, OneViewServesBothChecks) {
   EXPECT_NE(noFinish.error().message().find("no FINISH"), std::string::npos);
 }
 
+// The compiler and `ember sim --check` keep the program encoded and check a
+// view over it that decodes each instruction as it is read: the same verdicts
+// and messages as over the decoded program.
+TEST(ProgramCheck, AnEncodedProgramChecksAsItsDecodedForm) {
+  const NpuConfig c = config();
+  auto encoded = [](const std::vector<isa::Instruction>& program) {
+    std::vector<isa::EncodedInstruction> out;
+    for (const auto& in : program) out.push_back(*isa::encode(in));
+    return out;
+  };
+  isa::Instruction streamOnly{isa::Opcode::Gemm, {}, 0, {}};  // no earlier preload
+  streamOnly[isa::Field::M] = streamOnly[isa::Field::K] = streamOnly[isa::Field::N] = 1;
+  const std::vector<std::vector<isa::Instruction>> programs = {programOf(withPop(true)),
+                                                               programOf(withPop(false)),
+                                                               programOf("sync q=compute pop_prev\nfinish\n"),
+                                                               {streamOnly, isa::Instruction{}}};
+  for (const auto& program : programs) {
+    const auto bytes = encoded(program);
+    const auto view = ProgramView::of(bytes);
+    ASSERT_TRUE(view) << view.error().message();
+    EXPECT_EQ(checkSramRaces(*view, c).message(), checkSramRaces(program, c).message());
+    EXPECT_EQ(checkTokens(*view, c).message(), checkTokens(program, c).message());
+    EXPECT_EQ(checkWeightBuffers(*view, c).message(), checkWeightBuffers(program, c).message());
+    for (size_t i = 0; i + 1 < program.size(); ++i) EXPECT_EQ(view->at(i), program[i]);
+  }
+  EXPECT_TRUE(checkSramRaces(*ProgramView::of(encoded(programOf(withPop(false)))), c));
+  EXPECT_TRUE(checkWeightBuffers(*ProgramView::of(encoded(programs.back())), c));
+  // A malformed instruction before FINISH is named by its index.
+  auto bad = encoded(programOf(withPop(true)));
+  bad[1][1] |= 0x80;  // header bit 15 is reserved
+  const auto refused = ProgramView::of(bad);
+  ASSERT_FALSE(refused);
+  expectMessage(refused.error(), {"instruction 1", "reserved"});
+}
+
 TEST(ProgramCheck, EveryOperandFootprintIsChecked) {
   const NpuConfig c = config();
   // Each case: a load writes (no token) what a compute instruction then reads.

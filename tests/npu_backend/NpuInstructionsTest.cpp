@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "Instructions.h"
+#include "ProgramBuilder.h"
 #include "ember/npu/Assembler.h"
 
 namespace ember::npu_backend {
@@ -103,6 +104,41 @@ TEST(NpuInstructions, EnumMembersEncodeTheirValues) {
   const Instruction sync = makeSync(npu::isa::Queue::Store);
   EXPECT_EQ(sync.queue(), npu::isa::Queue::Store);
   EXPECT_EQ(roundTrip(sync), sync);
+}
+
+// The program builder encodes each step as it is added (it keeps the program
+// encoded): a value that does not fit its field fails the compile with the
+// field, the instruction and the layer named, and the program it builds is the
+// decoded steps' instructions with their tokens, layer tags and weight buffers.
+TEST(NpuProgramBuilder, EncodesStepsAndNamesTheLayerOfAFieldThatDoesNotFit) {
+  ProgramBuilder builder;
+  builder.setWeightBuffers(2);
+  builder.beginLayer("conv1");
+  Step step;
+  step.loads.push_back(instruction(LoadOperands{.x = 16}));
+  step.computes.push_back(instruction(GemmOperands{.m = 4, .k = 16, .n = 16}));
+  step.stores.push_back(instruction(StoreOperands{.x = 16}));
+  builder.addStep(step);
+  builder.endLayer();
+  builder.finish();
+  ASSERT_FALSE(builder.error()) << builder.error().message();
+  const auto program = builder.takeProgram();
+  ASSERT_EQ(program.size(), 7u);  // 3 + the barrier's sync + 2 owed load pops + finish
+  const auto gemm = npu::isa::decode(program[1]);
+  ASSERT_TRUE(bool(gemm));
+  EXPECT_EQ(gemm->opcode, Opcode::Gemm);
+  EXPECT_EQ(gemm->layer, 1);
+  EXPECT_EQ((*gemm)[Field::WeightBuffer], 0);  // the first preload fills buffer 0
+  EXPECT_TRUE(gemm->deps.popPrev && gemm->deps.pushPrev && gemm->deps.pushNext);
+
+  ProgramBuilder overflow;
+  overflow.beginLayer("conv2");
+  Step tooTall;
+  tooTall.computes.push_back(instruction(GemmOperands{.m = 1 << 20}));
+  overflow.addStep(tooTall);
+  const std::string message = overflow.error().message();
+  for (const char* part : {"layer 'conv2'", "step 0", "gemm", "field 'm'", "1048576"})
+    EXPECT_NE(message.find(part), std::string::npos) << message;
 }
 
 }  // namespace

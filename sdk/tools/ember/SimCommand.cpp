@@ -19,18 +19,13 @@ namespace {
 
 using namespace ember::npu;
 
-/// The static checks of `--check`, on the decoded program.
+/// The static checks of `--check`, on the encoded program (each instruction
+/// decoded as a check reads it).
 Error checkProgram(const Bundle& bundle, const NpuConfig& config) {
-  std::vector<isa::Instruction> program;
-  program.reserve(bundle.program.size());
-  for (size_t i = 0; i < bundle.program.size(); ++i) {
-    auto instr = isa::decode(bundle.program[i]);
-    if (!instr) return makeError("instruction ", i, ": ", instr.error().message());
-    program.push_back(*instr);
-  }
-  EMBER_RETURN_IF_ERROR(checkTokens(program, config));
-  EMBER_RETURN_IF_ERROR(checkWeightBuffers(program, config));
-  return checkSramRaces(program, config);
+  EMBER_ASSIGN_OR_RETURN(const ProgramView view, ProgramView::of(bundle.program));
+  EMBER_RETURN_IF_ERROR(checkTokens(view, config));
+  EMBER_RETURN_IF_ERROR(checkWeightBuffers(view, config));
+  return checkSramRaces(view, config);
 }
 
 /// Writes the bundle's input symbols into `dram`: from --input files, else

@@ -196,7 +196,16 @@ Error Bundle::validateTables(bool finished) const {
   return Error::success();
 }
 
-std::vector<uint8_t> serializeBundle(const Bundle& b) {
+namespace {
+
+static_assert(sizeof(isa::EncodedInstruction) == isa::kInstructionBytes,
+              "a program's instructions are written as one block");
+
+/// The bundle's bytes in file order, as four pieces (header, program, layer
+/// and symbol tables, weights) passed to `emit(data, size)`: the program and
+/// the weights, tens of megabytes for ResNet-50, are never copied.
+template <typename Emit>
+void forEachPiece(const Bundle& b, Emit&& emit) {
   Writer w;
   w.bytes(kBundleMagic, 8);
   w.u32(kBundleVersion);
@@ -209,7 +218,9 @@ std::vector<uint8_t> serializeBundle(const Bundle& b) {
   w.u32(0);
   w.u64(b.weightsOffset);
   w.u64(b.weights.size());
-  for (const auto& instr : b.program) w.bytes(instr.data(), instr.size());
+  emit(w.out.data(), w.out.size());
+  emit(b.program.data(), b.program.size() * isa::kInstructionBytes);
+  w.out.clear();
   for (const auto& layer : b.layers) {
     w.u16(uint16_t(layer.size()));
     w.bytes(layer.data(), layer.size());
@@ -228,8 +239,19 @@ std::vector<uint8_t> serializeBundle(const Bundle& b) {
     w.u32(scaleBits);
     w.u32(uint32_t(s.zeroPoint));
   }
-  w.bytes(b.weights.data(), b.weights.size());
-  return std::move(w.out);
+  emit(w.out.data(), w.out.size());
+  emit(b.weights.data(), b.weights.size());
+}
+
+}  // namespace
+
+std::vector<uint8_t> serializeBundle(const Bundle& b) {
+  std::vector<uint8_t> out;
+  forEachPiece(b, [&](const void* data, size_t size) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    out.insert(out.end(), bytes, bytes + size);
+  });
+  return out;
 }
 
 namespace {
@@ -340,8 +362,9 @@ Expected<Bundle> readBundle(const std::string& path) {
 Error writeBundle(const std::string& path, const Bundle& bundle) {
   std::ofstream out(path, std::ios::binary);
   if (!out) return makeError(path, ": cannot write the bundle");
-  const auto bytes = serializeBundle(bundle);
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  forEachPiece(bundle, [&](const void* data, size_t size) {
+    out.write(static_cast<const char*>(data), std::streamsize(size));
+  });
   if (!out) return makeError(path, ": write failed");
   return Error::success();
 }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "ember/npu/IsaHeader.h"
 #include "ember/npu/IsaTables.h"
 
 namespace ember::npu::isa {
@@ -51,8 +52,9 @@ std::optional<Link> missingLink(const Instruction& in) {
 std::string_view linkName(Link l) { return l == Link::Prev ? "prev" : l == Link::Next ? "next" : "side"; }
 std::string_view linkNoun(Link l) { return l == Link::Prev ? "previous" : linkName(l); }
 
-constexpr uint64_t kPopSideBit = uint64_t(1) << 12, kPushSideBit = uint64_t(1) << 13,
-                   kVectorQueueBit = uint64_t(1) << 14, kReservedHeaderBit = uint64_t(1) << 15;
+constexpr uint64_t kVectorQueueBit = uint64_t(1) << header::kVectorQueueBit,
+                   kReservedHeaderBit = uint64_t(1) << header::kReservedBit;
+constexpr bool headerBit(uint64_t word0, unsigned bit) { return (word0 >> bit & 1) != 0; }
 
 }  // namespace
 
@@ -123,10 +125,8 @@ Expected<EncodedInstruction> encode(const Instruction& instr) {
   const OpcodeSpec* spec = findOpcode(uint8_t(instr.opcode));
   if (!spec) return makeError("unknown opcode ", int(instr.opcode));
   std::array<uint64_t, 4> words{};
-  words[0] = uint64_t(instr.opcode) | uint64_t(instr.deps.popPrev) << 8 | uint64_t(instr.deps.popNext) << 9 |
-             uint64_t(instr.deps.pushPrev) << 10 | uint64_t(instr.deps.pushNext) << 11 |
-             (instr.deps.popSide ? kPopSideBit : 0) | (instr.deps.pushSide ? kPushSideBit : 0) |
-             (instr.vectorQueue ? kVectorQueueBit : 0) | uint64_t(instr.layer) << 16;
+  words[0] = uint64_t(instr.opcode) | uint64_t(header::tokenBits(instr.deps)) << 8 |
+             (instr.vectorQueue ? kVectorQueueBit : 0) | uint64_t(instr.layer) << header::kLayerLsb;
   if (instr.vectorQueue && !isVectorOpcode(instr.opcode))
     return makeError(spec->mnemonic,
                      ": only vector instructions (requant, vadd, vclip, lut, pool, eadd) take vq");
@@ -162,12 +162,13 @@ Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) 
   if (words[0] & kReservedHeaderBit) return makeError("malformed instruction: reserved header bit 15 is set");
   Instruction instr;
   instr.opcode = spec->opcode;
-  instr.deps = {bool(words[0] >> 8 & 1),  bool(words[0] >> 9 & 1),      bool(words[0] >> 10 & 1),
-                bool(words[0] >> 11 & 1), bool(words[0] & kPopSideBit), bool(words[0] & kPushSideBit)};
+  instr.deps = {headerBit(words[0], header::kPopPrevBit),  headerBit(words[0], header::kPopNextBit),
+                headerBit(words[0], header::kPushPrevBit), headerBit(words[0], header::kPushNextBit),
+                headerBit(words[0], header::kPopSideBit),  headerBit(words[0], header::kPushSideBit)};
   instr.vectorQueue = (words[0] & kVectorQueueBit) != 0;
   if (instr.vectorQueue && !isVectorOpcode(instr.opcode))
     return makeError("malformed instruction: ", spec->mnemonic, " sets vq but is not a vector instruction");
-  instr.layer = uint16_t(words[0] >> 16);
+  instr.layer = uint16_t(words[0] >> header::kLayerLsb);
   std::array<uint64_t, 4> used{0xffffffffu, 0, 0, 0};  // the header bits
   for (const auto& f : spec->fields) {
     const uint64_t raw = (words[f.lsb / 64] >> (f.lsb % 64)) & mask(f.width);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <span>
 #include <sstream>
 
 namespace ember::npu {
@@ -47,61 +48,87 @@ Semaphore inbound(Queue q, isa::Link link) { return semaphore(*isa::linkedQueue(
 /// The semaphore `q` pushes over `link`.
 Semaphore outbound(Queue q, isa::Link link) { return semaphore(q, *isa::linkedQueue(q, link)); }
 
-std::string_view mnemonic(const Instruction& in) {
-  const auto* spec = isa::findOpcode(uint8_t(in.opcode));
-  return spec ? spec->mnemonic : "?";
-}
-
-std::string describe(const std::vector<Instruction>& program, uint32_t index) {
+std::string describe(uint8_t opcode, uint32_t index) {
+  const auto* spec = isa::findOpcode(opcode);
   std::ostringstream os;
-  os << "instruction " << index << " (" << mnemonic(program[index]) << ")";
+  os << "instruction " << index << " (" << (spec ? spec->mnemonic : "?") << ")";
   return os.str();
 }
 
 }  // namespace
 
 /// The executed part of a program (everything before the first FINISH),
-/// split into its queues.
+/// split into its queues, with each instruction's opcode and tokens: the
+/// token machine reads only these, never the instructions themselves.
 struct detail::QueueView {
   size_t end = 0;                                            ///< index of the first FINISH
   std::array<std::vector<uint32_t>, isa::kNumQueues> order;  ///< instruction indices per queue
   std::vector<uint8_t> queueOf;                              ///< queue of each instruction
+  std::vector<uint8_t> opcode;                               ///< opcode of each instruction
+  std::vector<isa::DepFlags> deps;                           ///< token bits of each instruction
   std::vector<uint32_t> position;                            ///< position within its queue
   std::array<uint64_t, kNumSemaphores> totalPushes{};        ///< in the whole executed program
+
+  std::string describe(uint32_t index) const { return npu::describe(opcode[index], index); }
 };
 
 namespace {
 
 using detail::QueueView;
 
-Expected<QueueView> viewProgram(const std::vector<Instruction>& program) {
+/// A program held decoded: instruction i as it is.
+struct DecodedProgram {
+  std::span<const Instruction> instructions;
+  size_t size() const { return instructions.size(); }
+  uint8_t opcode(size_t i) const { return uint8_t(instructions[i].opcode); }
+  Expected<Instruction> at(size_t i) const { return instructions[i]; }
+};
+
+/// A program held encoded: instruction i decoded when it is read.
+struct EncodedProgram {
+  std::span<const isa::EncodedInstruction> instructions;
+  size_t size() const { return instructions.size(); }
+  uint8_t opcode(size_t i) const { return instructions[i][0]; }  // the opcode is the first byte
+  Expected<Instruction> at(size_t i) const {
+    auto decoded = isa::decode(instructions[i]);
+    if (!decoded) return makeError("instruction ", i, ": ", decoded.error().message());
+    return decoded;
+  }
+};
+
+template <typename Program>
+Expected<QueueView> viewProgram(const Program& program) {
   QueueView v;
-  const auto finish = std::find_if(program.begin(), program.end(),
-                                   [](const Instruction& in) { return in.opcode == Opcode::Finish; });
-  if (finish == program.end()) return makeError("the program has no FINISH instruction");
-  v.end = size_t(finish - program.begin());
+  v.end = 0;
+  while (v.end < program.size() && program.opcode(v.end) != uint8_t(Opcode::Finish)) ++v.end;
+  if (v.end == program.size()) return makeError("the program has no FINISH instruction");
   if (v.end >= kNone) return makeError("the program has ", v.end, " instructions before FINISH (too many)");
   v.queueOf.resize(v.end);
+  v.opcode.resize(v.end);
+  v.deps.resize(v.end);
   v.position.resize(v.end);
   for (uint32_t i = 0; i < v.end; ++i) {
-    const Instruction& in = program[i];
+    EMBER_ASSIGN_OR_RETURN(const Instruction in, program.at(i));
     const auto* spec = isa::findOpcode(uint8_t(in.opcode));
     if (!spec) return makeError("instruction ", i, ": undefined opcode");
     // Decoded instructions always pass; this bounds every product below.
     for (const auto& layout : spec->fields)
       if (in[layout.field] < isa::fieldMin(layout) || in[layout.field] > isa::fieldMax(layout))
-        return makeError(describe(program, i), ": field '", layout.name, "' = ", in[layout.field],
+        return makeError(describe(uint8_t(in.opcode), i), ": field '", layout.name, "' = ", in[layout.field],
                          " does not fit its ", int(layout.width), " bits");
     if (in.opcode == Opcode::Sync && (in[Field::QueueSel] < 0 || in[Field::QueueSel] >= isa::kNumQueues))
-      return makeError(describe(program, i), ": q=", in[Field::QueueSel], " names no queue");
+      return makeError(describe(uint8_t(in.opcode), i), ": q=", in[Field::QueueSel], " names no queue");
     if (in.vectorQueue && !isa::isVectorOpcode(in.opcode))
-      return makeError(describe(program, i), ": vq on an instruction that is not a vector instruction");
+      return makeError(describe(uint8_t(in.opcode), i),
+                       ": vq on an instruction that is not a vector instruction");
     const Queue q = in.queue();
     for (isa::Link l : isa::kLinks)
       if ((in.deps.pops(l) || in.deps.pushes(l)) && !isa::linkedQueue(q, l))
-        return makeError(describe(program, i), ": the ", isa::queueName(q), " queue has no ",
+        return makeError(describe(uint8_t(in.opcode), i), ": the ", isa::queueName(q), " queue has no ",
                          l == isa::Link::Prev ? "previous" : "next", " queue");
     v.queueOf[i] = uint8_t(q);
+    v.opcode[i] = uint8_t(in.opcode);
+    v.deps[i] = in.deps;
     v.position[i] = uint32_t(v.order[int(q)].size());
     v.order[int(q)].push_back(i);
     for (isa::Link l : isa::kLinks)
@@ -115,11 +142,9 @@ Expected<QueueView> viewProgram(const std::vector<Instruction>& program) {
 /// in its queue, as in the simulator), each unit executing its head as soon as
 /// its tokens are there.
 struct TokenMachine {
-  TokenMachine(const std::vector<Instruction>& program, const QueueView& view,
-               std::array<int64_t, isa::kNumQueues> depth)
-      : program(program), view(view), depth(depth) {}
+  TokenMachine(const QueueView& view, std::array<int64_t, isa::kNumQueues> depth)
+      : view(view), depth(depth) {}
 
-  const std::vector<Instruction>& program;
   const QueueView& view;
   std::array<int64_t, isa::kNumQueues> depth;
 
@@ -135,9 +160,9 @@ struct TokenMachine {
   }
 
   /// The first link whose token `in` still waits for, if any.
-  std::optional<isa::Link> missingToken(const Instruction& in, Queue q) const {
+  std::optional<isa::Link> missingToken(const isa::DepFlags& deps, Queue q) const {
     for (isa::Link l : isa::kLinks)
-      if (in.deps.pops(l) && popped[inbound(q, l)] >= pushers[inbound(q, l)].size()) return l;
+      if (deps.pops(l) && popped[inbound(q, l)] >= pushers[inbound(q, l)].size()) return l;
     return std::nullopt;
   }
 
@@ -156,14 +181,14 @@ struct TokenMachine {
         const Queue q = Queue(qi);
         while (executed[qi] < fetched[qi]) {
           const uint32_t index = view.order[qi][executed[qi]];
-          const Instruction& in = program[index];
-          if (missingToken(in, q)) break;
+          const isa::DepFlags& deps = view.deps[index];
+          if (missingToken(deps, q)) break;
           std::array<uint32_t, 3> from{kNone, kNone, kNone};
           for (isa::Link l : isa::kLinks)
-            if (in.deps.pops(l)) from[size_t(l)] = pushers[inbound(q, l)][popped[inbound(q, l)]++];
+            if (deps.pops(l)) from[size_t(l)] = pushers[inbound(q, l)][popped[inbound(q, l)]++];
           EMBER_RETURN_IF_ERROR(onExecute(index, from));
           for (isa::Link l : isa::kLinks)
-            if (in.deps.pushes(l)) pushers[outbound(q, l)].push_back(index);
+            if (deps.pushes(l)) pushers[outbound(q, l)].push_back(index);
           ++executed[qi];
           progress = true;
         }
@@ -187,17 +212,16 @@ struct TokenMachine {
       if (executed[qi] >= fetched[qi]) continue;
       const Queue q = Queue(qi);
       const uint32_t index = view.order[qi][executed[qi]];
-      const Instruction& in = program[index];
-      const Semaphore s = inbound(q, *missingToken(in, q));
-      os << separator << "the " << isa::queueName(q) << " queue waits at " << describe(program, index)
+      const Semaphore s = inbound(q, *missingToken(view.deps[index], q));
+      os << separator << "the " << isa::queueName(q) << " queue waits at " << view.describe(index)
          << " for a token from " << isa::queueName(semaphoreSource(s)) << " (semaphore " << semaphoreName(s)
          << ": pop #" << popped[s] + 1 << ", the program pushes " << view.totalPushes[s] << " in all)";
       separator = "; ";
     }
     if (fetchNext < view.end) {
       const Queue q = Queue(view.queueOf[fetchNext]);
-      os << separator << "fetch waits at " << describe(program, uint32_t(fetchNext))
-         << " for space in the full " << isa::queueName(q) << " queue (depth " << depth[int(q)] << ")";
+      os << separator << "fetch waits at " << view.describe(uint32_t(fetchNext)) << " for space in the full "
+         << isa::queueName(q) << " queue (depth " << depth[int(q)] << ")";
     }
     os << " (no token can arrive)";
     return os.str();
@@ -345,7 +369,7 @@ std::string rangeText(bool accumulator, int64_t first, int64_t end) {
 /// window, so its size follows the instructions in flight, not the program.
 class RaceChecker {
  public:
-  RaceChecker(const std::vector<Instruction>& program, const QueueView& view, const NpuConfig& config)
+  RaceChecker(const ProgramView& program, const QueueView& view, const NpuConfig& config)
       : program_(program),
         view_(view),
         scratchpadBytes_(config.scratchpadBytes),
@@ -364,7 +388,7 @@ class RaceChecker {
     clock[q] = pos + 1;
 
     std::array<Footprint, 4> accesses{};
-    const size_t count = footprints(program_[index], accesses);
+    const size_t count = footprints(program_.at(index), accesses);
     for (size_t a = 0; a < count; ++a) {
       EMBER_RETURN_IF_ERROR(checkBounds(index, accesses[a]));
       accesses[a] = normalize(accesses[a]);
@@ -391,7 +415,7 @@ class RaceChecker {
     if (f.rows == 0 || f.length == 0) return Error::success();
     const int64_t size = f.accumulator ? accumulatorEntries_ : scratchpadBytes_;
     if (endOf(f) > size)
-      return makeError(describe(program_, index), ": operand '", f.operand, "' accesses ",
+      return makeError(view_.describe(index), ": operand '", f.operand, "' accesses ",
                        rangeText(f.accumulator, f.base, endOf(f)), " outside the ", size,
                        f.accumulator ? "-entry accumulator" : "-byte scratchpad");
     return Error::success();
@@ -404,9 +428,9 @@ class RaceChecker {
       const Footprint& g = it->footprint;
       int64_t first = 0, end = 0;
       if (g.accumulator != f.accumulator || !(g.write || f.write) || !overlap(f, g, first, end)) continue;
-      return makeError("SRAM race: ", describe(program_, it->index), " on the ", isa::queueName(Queue(other)),
+      return makeError("SRAM race: ", view_.describe(it->index), " on the ", isa::queueName(Queue(other)),
                        " queue ", g.write ? "writes" : "reads", " (operand '", g.operand, "') and ",
-                       describe(program_, index), " on the ", isa::queueName(Queue(view_.queueOf[index])),
+                       view_.describe(index), " on the ", isa::queueName(Queue(view_.queueOf[index])),
                        " queue ", f.write ? "writes" : "reads", " (operand '", f.operand, "') ",
                        rangeText(f.accumulator, first, end), " with no dependency token ordering them");
     }
@@ -427,7 +451,7 @@ class RaceChecker {
     }
   }
 
-  const std::vector<Instruction>& program_;
+  const ProgramView& program_;
   const QueueView& view_;
   int64_t scratchpadBytes_, accumulatorEntries_;
   std::vector<std::array<uint32_t, isa::kNumQueues>> clocks_;
@@ -437,15 +461,26 @@ class RaceChecker {
 
 }  // namespace
 
-ProgramView::ProgramView(const std::vector<isa::Instruction>& program, std::unique_ptr<QueueView> queues)
-    : program_(&program), queues_(std::move(queues)) {}
+ProgramView::ProgramView(std::span<const isa::Instruction> decoded,
+                         std::span<const isa::EncodedInstruction> encoded, std::unique_ptr<QueueView> queues)
+    : decoded_(decoded), encoded_(encoded), queues_(std::move(queues)) {}
 ProgramView::ProgramView(ProgramView&&) noexcept = default;
 ProgramView& ProgramView::operator=(ProgramView&&) noexcept = default;
 ProgramView::~ProgramView() = default;
 
 Expected<ProgramView> ProgramView::of(const std::vector<isa::Instruction>& program) {
-  EMBER_ASSIGN_OR_RETURN(QueueView queues, viewProgram(program));
-  return ProgramView(program, std::make_unique<QueueView>(std::move(queues)));
+  EMBER_ASSIGN_OR_RETURN(QueueView queues, viewProgram(DecodedProgram{program}));
+  return ProgramView(program, {}, std::make_unique<QueueView>(std::move(queues)));
+}
+
+Expected<ProgramView> ProgramView::of(std::span<const isa::EncodedInstruction> program) {
+  EMBER_ASSIGN_OR_RETURN(QueueView queues, viewProgram(EncodedProgram{program}));
+  return ProgramView({}, program, std::make_unique<QueueView>(std::move(queues)));
+}
+
+isa::Instruction ProgramView::at(size_t index) const {
+  // of() decoded every instruction below FINISH once already.
+  return encoded_.empty() ? decoded_[index] : *isa::decode(encoded_[index]);
 }
 
 Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
@@ -454,10 +489,8 @@ Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig&
 }
 
 Error checkTokens(const ProgramView& programView, const NpuConfig& config) {
-  const std::vector<isa::Instruction>& program = programView.program();
   const QueueView& view = programView.queues();
   TokenMachine machine{
-      program,
       view,
       {config.loadQueueDepth, config.computeQueueDepth, config.storeQueueDepth, config.vectorQueueDepth}};
   EMBER_RETURN_IF_ERROR(
@@ -478,25 +511,39 @@ Error checkTokens(const ProgramView& programView, const NpuConfig& config) {
     if (left == 0) continue;
     return makeError("unbalanced tokens: semaphore ", semaphoreName(s), " keeps ", left,
                      " token(s) that no instruction pops: first unpopped push by ",
-                     describe(program, pushers[machine.popped[s]]), ", last push by ",
-                     describe(program, pushers.back()));
+                     view.describe(pushers[machine.popped[s]]), ", last push by ",
+                     view.describe(pushers.back()));
   }
   return Error::success();
 }
 
-Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
+namespace {
+
+/// The instructions of a view: those below its FINISH, all decodable.
+struct ViewedProgram {
+  const ProgramView& view;
+  size_t size() const { return view.queues().end; }
+  uint8_t opcode(size_t i) const { return view.queues().opcode[i]; }
+  Expected<Instruction> at(size_t i) const { return view.at(i); }
+};
+
+/// checkWeightBuffers over a DecodedProgram or a ViewedProgram: only the
+/// gemms are read (decoded), up to the first FINISH.
+template <typename Program>
+Error checkWeightBuffersOf(const Program& program, const NpuConfig& config) {
   struct Kept {
     int64_t k = 0, n = 0;
     uint32_t preloadedBy = kNone;
   };
+  auto describe = [&](uint32_t i) { return npu::describe(program.opcode(i), i); };
   std::array<Kept, 2> buffers;
   for (uint32_t i = 0; i < program.size(); ++i) {
-    const Instruction& in = program[i];
-    if (in.opcode == Opcode::Finish) break;
-    if (in.opcode != Opcode::Gemm) continue;
+    if (program.opcode(i) == uint8_t(Opcode::Finish)) break;
+    if (program.opcode(i) != uint8_t(Opcode::Gemm)) continue;
+    EMBER_ASSIGN_OR_RETURN(const Instruction in, program.at(i));
     const int64_t wbuf = in[Field::WeightBuffer];
     if (wbuf >= config.weightBuffers)
-      return makeError(describe(program, i), ": wbuf=", wbuf,
+      return makeError(describe(i), ": wbuf=", wbuf,
                        " but the config has matrix_engine.weight_buffers: ", config.weightBuffers);
     Kept& kept = buffers[size_t(wbuf)];
     const int64_t k = in[Field::K], n = in[Field::N];
@@ -505,13 +552,23 @@ Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const Npu
       continue;
     }
     if (kept.preloadedBy == kNone)
-      return makeError(describe(program, i), ": streams ", k, "x", n, " weights from buffer ", wbuf,
+      return makeError(describe(i), ": streams ", k, "x", n, " weights from buffer ", wbuf,
                        ", which no earlier gemm preloaded");
     if (kept.k != k || kept.n != n)
-      return makeError(describe(program, i), ": streams ", k, "x", n, " weights from buffer ", wbuf,
-                       ", which holds ", kept.k, "x", kept.n, " from ", describe(program, kept.preloadedBy));
+      return makeError(describe(i), ": streams ", k, "x", n, " weights from buffer ", wbuf, ", which holds ",
+                       kept.k, "x", kept.n, " from ", describe(kept.preloadedBy));
   }
   return Error::success();
+}
+
+}  // namespace
+
+Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
+  return checkWeightBuffersOf(DecodedProgram{program}, config);
+}
+
+Error checkWeightBuffers(const ProgramView& program, const NpuConfig& config) {
+  return checkWeightBuffersOf(ViewedProgram{program}, config);
 }
 
 Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
@@ -520,13 +577,12 @@ Error checkSramRaces(const std::vector<isa::Instruction>& program, const NpuConf
 }
 
 Error checkSramRaces(const ProgramView& programView, const NpuConfig& config) {
-  const std::vector<isa::Instruction>& program = programView.program();
   const QueueView& view = programView.queues();
   // Queue depths only delay fetch; they never order execution, so the
   // happens-before relation is built with unbounded queues.
   constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-  TokenMachine machine{program, view, {kUnbounded, kUnbounded, kUnbounded, kUnbounded}};
-  RaceChecker checker(program, view, config);
+  TokenMachine machine{view, {kUnbounded, kUnbounded, kUnbounded, kUnbounded}};
+  RaceChecker checker(programView, view, config);
   EMBER_RETURN_IF_ERROR(machine.run([&](uint32_t index, const std::array<uint32_t, 3>& pushers) {
     return checker.execute(index, pushers);
   }));

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,25 +22,32 @@ struct QueueView;
 }
 
 /// The executed part of a program (up to its first FINISH) split into its
-/// queues, with every instruction's fields range-checked. checkTokens and
-/// checkSramRaces both need it; a compiler builds it once for both (on
-/// programs of millions of instructions). Refers to `program`, which must
-/// outlive it and stay unchanged.
+/// queues, with every instruction's fields range-checked. checkTokens,
+/// checkWeightBuffers and checkSramRaces all need it; a compiler builds it once
+/// for all three (on programs of millions of instructions). Refers to
+/// `program`, which must outlive it and stay unchanged.
 class ProgramView {
  public:
   /// Fails on a program without FINISH, an undefined opcode, a field out of
   /// its range or a token toward a queue that does not exist.
   static Expected<ProgramView> of(const std::vector<isa::Instruction>& program);
+  /// The same over the encoded program (a bundle's, or the compiler's as it
+  /// emits it): a check decodes an instruction when it reads it, so no decoded
+  /// copy of the program (~550 bytes an instruction) is ever held.
+  static Expected<ProgramView> of(std::span<const isa::EncodedInstruction> program);
   ProgramView(ProgramView&&) noexcept;
   ProgramView& operator=(ProgramView&&) noexcept;
   ~ProgramView();
 
-  const std::vector<isa::Instruction>& program() const { return *program_; }
+  /// Instruction `index` (below the first FINISH), decoded.
+  isa::Instruction at(size_t index) const;
   const detail::QueueView& queues() const { return *queues_; }
 
  private:
-  ProgramView(const std::vector<isa::Instruction>& program, std::unique_ptr<detail::QueueView> queues);
-  const std::vector<isa::Instruction>* program_;
+  ProgramView(std::span<const isa::Instruction> decoded, std::span<const isa::EncodedInstruction> encoded,
+              std::unique_ptr<detail::QueueView> queues);
+  std::span<const isa::Instruction> decoded_;  ///< one of the two is empty
+  std::span<const isa::EncodedInstruction> encoded_;
   std::unique_ptr<detail::QueueView> queues_;
 };
 
@@ -71,6 +79,8 @@ Error checkSramRaces(const ProgramView& program, const NpuConfig& config);
 /// that an earlier gemm still streams from is legal: the engine's weight
 /// loader waits for that stream to end (docs/npu/timing-model.md).
 Error checkWeightBuffers(const std::vector<isa::Instruction>& program, const NpuConfig& config);
+/// checkWeightBuffers on a view already built.
+Error checkWeightBuffers(const ProgramView& program, const NpuConfig& config);
 
 /// One SRAM buffer of the compiler's static allocation.
 struct SramBuffer {
