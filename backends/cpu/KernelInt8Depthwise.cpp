@@ -9,12 +9,26 @@
 #include <vector>
 
 #include "KernelInt8.h"
+#include "KernelInt8Tile.h"
 #include "ThreadPool.h"
 #include "ember/QuantMath.h"
 
 namespace ember::cpu {
 
-size_t int8DepthwiseWeightBytes(int64_t taps, int64_t c) { return sizeof(int32_t) * size_t((taps + 4) * c); }
+void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t);  // KernelInt8Vnni.cpp
+
+namespace {
+
+/// The VNNI kernel's part of the block, after the int32 taps and the four
+/// per-channel rows: pair weights [pairs][c16], then the sum of each channel's taps [c16].
+int64_t channels16(int64_t c) { return (c + 15) / 16 * 16; }
+int64_t tapPairs(int64_t taps) { return (taps + 1) / 2; }
+
+}  // namespace
+
+size_t int8DepthwiseWeightBytes(int64_t taps, int64_t c) {
+  return sizeof(int32_t) * size_t((taps + 4) * c + (tapPairs(taps) + 1) * channels16(c));
+}
 
 void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* filterScales, float inScale,
                        float outScale, int64_t taps, int64_t c, uint8_t* block) {
@@ -28,6 +42,20 @@ void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* f
     tail[c + ch] = m.multiplier;
     tail[2 * c + ch] = m.shift;
     tail[3 * c + ch] = 0;  // the epilogue's correction: the bias is already in the sum
+  }
+  const int64_t c16 = channels16(c), pairs = tapPairs(taps);
+  int32_t* pairWeights = tail + 4 * c;
+  int32_t* tapSums = pairWeights + pairs * c16;
+  std::fill(pairWeights, tapSums + c16, 0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    uint32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int32_t tap = filter[ch * taps + t];
+      sum += uint32_t(tap);
+      auto& pair = reinterpret_cast<uint32_t&>(pairWeights[t / 2 * c16 + ch]);
+      pair |= t % 2 ? uint32_t(tap) << 16 : uint32_t(tap) & 0xFFFF;
+    }
+    tapSums[ch] = int32_t(sum);
   }
 }
 
@@ -127,6 +155,51 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
   }
 }
 
+/// One output row on the AVX-512 VNNI kernel: the row's tap sources (the zero
+/// point's row for padding) and the correction bias - z * sum(taps).
+void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row) {
+  const int64_t c = call.c, taps = call.kh * call.kw, pairs = tapPairs(taps), c16 = channels16(c);
+  const auto* w = reinterpret_cast<const int32_t*>(call.weights);
+  const int32_t* bias = w + taps * c;
+  const int32_t* pairWeights = bias + 4 * c;
+  const int32_t* tapSums = pairWeights + pairs * c16;
+  thread_local std::vector<uint8_t> zeroRow;
+  thread_local std::vector<const uint8_t*> sources;
+  thread_local std::vector<int32_t> correction;
+  zeroRow.assign(size_t(c), uint8_t(call.inputZero));
+  correction.resize(size_t(c));
+  for (int64_t ch = 0; ch < c; ++ch)
+    correction[size_t(ch)] = int32_t(uint32_t(bias[ch]) - uint32_t(call.inputZero) * uint32_t(tapSums[ch]));
+  const int64_t img = row / call.oh, oy = row % call.oh;
+  sources.assign(size_t(call.ow * 2 * pairs), zeroRow.data());
+  for (int64_t ox = 0; ox < call.ow; ++ox)
+    for (int64_t ky = 0; ky < call.kh; ++ky) {
+      const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
+      if (iy < 0 || iy >= call.h) continue;
+      for (int64_t kx = 0; kx < call.kw; ++kx) {
+        const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
+        if (ix >= 0 && ix < call.w)
+          sources[size_t(ox * 2 * pairs + ky * call.kw + kx)] =
+              call.input + ((img * call.h + iy) * call.w + ix) * c;
+      }
+    }
+  Int8DepthwiseRowArgs t;
+  t.sources = sources.data();
+  t.pixels = call.ow;
+  t.pairs = pairs;
+  t.c = c;
+  t.pairWeights = pairWeights;
+  t.correction = correction.data();
+  t.multiplier = bias + c;
+  t.shift = bias + 2 * c;
+  t.inputSigned = call.inputSigned;
+  t.zero = call.outputZero;
+  t.lo = call.lo;
+  t.hi = call.hi;
+  t.out = call.output + (img * call.oh + oy) * call.ow * c;
+  int8DepthwiseRowVnni(t);
+}
+
 }  // namespace
 
 void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool) { int8Depthwise(call, pool, int8Isa()); }
@@ -135,6 +208,7 @@ void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa)
   pool.parallelFor(call.n * call.oh, [&](int64_t row, int) {
     thread_local std::vector<int32_t> acc;
     acc.resize(size_t(call.c));
+    if (isa == Int8Isa::Avx512Vnni) return depthwiseRowVnni(call, row);
     if (isa == Int8Isa::Portable) {
       if (call.inputSigned)
         depthwiseRows<int8_t>(call, row, isa, acc);

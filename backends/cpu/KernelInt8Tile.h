@@ -30,3 +30,24 @@ struct Int8TileArgs {
 };
 
 }  // namespace ember::cpu
+
+namespace ember::cpu {
+
+/// One output row of the int8 depthwise convolution for the AVX-512 VNNI
+/// kernel (KernelInt8Depthwise.cpp to KernelInt8Vnni.cpp). Taps are taken in
+/// pairs (vpdpwssd): `sources` holds 2 * pairs input pointers per output
+/// pixel, a padding tap (or the odd tap count's last) points at a row of the
+/// input zero point; `pairWeights` is [pairs][c rounded up to 16] of two i16
+/// taps per int32; correction = bias - zero point * sum of the channel's taps.
+struct Int8DepthwiseRowArgs {
+  const uint8_t* const* sources = nullptr;
+  int64_t pixels = 0, pairs = 0, c = 0;
+  const int32_t* pairWeights = nullptr;
+  const int32_t* correction = nullptr;
+  const int32_t* multiplier = nullptr;
+  const int32_t* shift = nullptr;
+  int32_t inputSigned = 0, zero = 0, lo = 0, hi = 0;
+  uint8_t* out = nullptr;  ///< the row's first pixel; pixels are c apart
+};
+
+}  // namespace ember::cpu

@@ -127,6 +127,48 @@ void int8TileVnniRequant(const Int8TileArgs& t) {
   }
 }
 
+namespace {
+
+/// 16 channels of one tap as int32 lanes (sign- or zero-extended codes).
+inline __m512i widenCodes(const uint8_t* p, __mmask16 valid, bool isSigned) {
+  const __m128i bytes = _mm_maskz_loadu_epi8(valid, p);
+  return isSigned ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+}
+
+/// acc += vpdpwssd(x, w) (pairs of i16 products, wrapping), in place as in dotAccumulate.
+inline void pairAccumulate(__m512i& acc, __m512i x, __m512i w) {
+  asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w));
+}
+
+}  // namespace
+
+/// Per block of 16 channels (the requantization constants and the pair
+/// weights loaded once), every pixel of the row: two taps' codes are packed
+/// as the i16 halves of each lane and multiplied with vpdpwssd. Codes fit
+/// i16, |code x tap| <= 255 * 128, so the pair sum is exact; the int32 sums
+/// wrap like the spec's. Padding taps read the zero point's row, whose
+/// (q - z) is 0: the correction's -z * sum(taps) cancels their products.
+void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t) {
+  const RequantRange range = requantRange(t.zero, t.lo, t.hi);
+  const bool isSigned = t.inputSigned != 0;
+  const int64_t stride16 = (t.c + 15) / 16 * 16;
+  for (int64_t ch = 0; ch < t.c; ch += 16) {
+    const __mmask16 valid = firstLanes(t.c - ch);
+    const Requant16 k = requantConstants(t.correction + ch, t.multiplier + ch, t.shift + ch, valid);
+    for (int64_t x = 0; x < t.pixels; ++x) {
+      const uint8_t* const* src = t.sources + x * 2 * t.pairs;
+      __m512i acc = _mm512_setzero_si512();
+      for (int64_t p = 0; p < t.pairs; ++p) {
+        const __m512i first = widenCodes(src[2 * p] + ch, valid, isSigned);
+        const __m512i second = widenCodes(src[2 * p + 1] + ch, valid, isSigned);
+        const __m512i both = _mm512_mask_blend_epi16(0xAAAAAAAA, first, _mm512_slli_epi32(second, 16));
+        pairAccumulate(acc, both, _mm512_loadu_si512(t.pairWeights + p * stride16 + ch));
+      }
+      _mm512_mask_cvtepi32_storeu_epi8(t.out + x * t.c + ch, valid, requantize16(acc, k, range));
+    }
+  }
+}
+
 /// The epilogue of one row segment, 16 columns at a time (the tail masked):
 /// total = acc + correction (wrapping int32), then QuantMath.h's requantize,
 /// stored as 8-bit codes. Bit-exact with quant::requantize (the unit test

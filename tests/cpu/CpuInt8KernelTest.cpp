@@ -212,6 +212,79 @@ TEST(CpuInt8Conv, WindowShapesMatchTheDirectLoop) {
   }
 }
 
+/// The depthwise convolution (group == C == O) on every ISA against the
+/// spec's loop: channel counts around the 16-lane blocks, odd and even tap
+/// counts (the last pair's second tap is the zero point's row), stride,
+/// dilation, padding, i8 and u8 input with any zero point.
+TEST(CpuInt8Depthwise, EveryIsaMatchesTheDirectLoop) {
+  ember::cpu::ThreadPool pool(2);
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 40; ++trial) {
+    ember::cpu::Int8DepthwiseCall d;
+    d.n = 1 + int64_t(rng() % 2);
+    d.h = 2 + int64_t(rng() % 9);
+    d.w = 2 + int64_t(rng() % 9);
+    d.c = std::vector<int64_t>{1, 7, 15, 16, 17, 33, 40}[rng() % 7];
+    d.kh = 1 + int64_t(rng() % 5);
+    d.kw = 1 + int64_t(rng() % 5);
+    d.sh = d.sw = 1 + int64_t(rng() % 2);
+    d.dh = d.dw = 1 + int64_t(rng() % 2);
+    d.pt = d.pl = int64_t(rng() % 3);
+    d.oh = (d.h + 2 * d.pt - d.dh * (d.kh - 1) - 1) / d.sh + 1;
+    d.ow = (d.w + 2 * d.pl - d.dw * (d.kw - 1) - 1) / d.sw + 1;
+    if (d.oh < 1 || d.ow < 1) continue;
+    d.inputSigned = int32_t(rng() % 2);
+    d.inputZero = d.inputSigned ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256);
+    const ember::quant::QuantRange out = rng() % 2 ? ember::quant::int8Range() : ember::quant::uint8Range();
+    d.outputZero = out.lo + int32_t(rng() % 256);
+    d.lo = out.lo;
+    d.hi = out.hi;
+    const int64_t taps = d.kh * d.kw;
+    std::vector<uint8_t> input(size_t(d.n * d.h * d.w * d.c));
+    for (auto& v : input) v = uint8_t(rng());
+    std::vector<int8_t> filter(size_t(d.c * taps));
+    for (auto& v : filter) v = int8_t(rng());
+    std::vector<int32_t> bias(size_t(d.c));
+    std::vector<float> scales(size_t(d.c));
+    for (int64_t ch = 0; ch < d.c; ++ch) {
+      bias[size_t(ch)] = int32_t(rng() % 200001) - 100000;
+      scales[size_t(ch)] = 0.001f + float(rng() % 1000) * 1e-5f;
+    }
+    const float inScale = 0.03f, outScale = 0.02f;
+    std::vector<uint8_t> block(ember::cpu::int8DepthwiseWeightBytes(taps, d.c));
+    ember::cpu::packInt8Depthwise(filter.data(), bias.data(), scales.data(), inScale, outScale, taps, d.c,
+                                  block.data());
+    std::vector<uint8_t> want(size_t(d.n * d.oh * d.ow * d.c));
+    for (int64_t img = 0; img < d.n; ++img)
+      for (int64_t oy = 0; oy < d.oh; ++oy)
+        for (int64_t ox = 0; ox < d.ow; ++ox)
+          for (int64_t ch = 0; ch < d.c; ++ch) {
+            int32_t acc = bias[size_t(ch)];
+            for (int64_t ky = 0; ky < d.kh; ++ky)
+              for (int64_t kx = 0; kx < d.kw; ++kx) {
+                const int64_t iy = oy * d.sh - d.pt + ky * d.dh, ix = ox * d.sw - d.pl + kx * d.dw;
+                if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
+                const uint8_t byte = input[size_t(((img * d.h + iy) * d.w + ix) * d.c + ch)];
+                const int32_t q = d.inputSigned ? int32_t(int8_t(byte)) : int32_t(byte);
+                acc += (q - d.inputZero) * filter[size_t(ch * taps + ky * d.kw + kx)];
+              }
+            const auto m = ember::quant::outputMultiplier(inScale, scales[size_t(ch)], outScale);
+            want[size_t(((img * d.oh + oy) * d.ow + ox) * d.c + ch)] =
+                uint8_t(ember::quant::requantize(acc, m, d.outputZero, d.lo, d.hi));
+          }
+    for (Int8Isa isa : isasOfThisCpu()) {
+      std::vector<uint8_t> got(want.size(), 0xEE);
+      ember::cpu::Int8DepthwiseCall call = d;
+      call.input = input.data();
+      call.output = got.data();
+      call.weights = block.data();
+      ember::cpu::int8Depthwise(call, pool, isa);
+      ASSERT_EQ(got, want) << "trial " << trial << " isa " << ember::cpu::int8IsaName(isa) << " c " << d.c
+                           << " taps " << d.kh << "x" << d.kw;
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
