@@ -488,7 +488,7 @@ class Compiler {
 
     const bool pointwise = fd[1] == 1 && fd[2] == 1 && strides[0] == 1 && strides[1] == 1 && pads[0] == 0 &&
                            pads[1] == 0 && in[1] == od[1] && in[2] == od[2];
-    if (group == 1 && !pointwise && !std::getenv("EMBER_CPU_NO_DIRECT_CONV")) {
+    if (group == 1 && !std::getenv("EMBER_CPU_NO_DIRECT_CONV")) {
       addDirectConv(inst, fusion.output, epilogue, *filter);
       return true;
     }
@@ -949,6 +949,20 @@ class Compiler {
     auto code = [](ElemKind kind, int byte) {
       return kind == ElemKind::Int8Q ? int32_t(int8_t(byte)) : byte;
     };
+    Int8AddCall& call = step->shape;
+    call.aSigned = at.kind == ElemKind::Int8Q;
+    call.bSigned = bt.kind == ElemKind::Int8Q;
+    call.aZero = at.offset;
+    call.bZero = bt.offset;
+    call.aMultiplier = m.a.multiplier;
+    call.aShift = m.a.shift;
+    call.bMultiplier = m.b.multiplier;
+    call.bShift = m.b.shift;
+    call.outMultiplier = m.out.multiplier;
+    call.outShift = m.out.shift;
+    call.outZero = ot.offset;
+    call.lo = r.lo;
+    call.hi = r.hi;
     step->table.resize(65536);
     for (int x = 0; x < 256; ++x)
       for (int y = 0; y < 256; ++y)

@@ -109,32 +109,39 @@ ConvScratch& threadScratch() {
   return scratch;
 }
 
-/// The row pointers of pixel `row` (output row index, batch folded in): one per
-/// segment, written to ptrs[s * mr]. `copy` has room for a border row's
-/// segments (segments * segLen floats).
-void pixelPointers(const DirectConvCall& d, const Segmentation& seg, int64_t row, const float* zeros,
+/// An output pixel: its image and position.
+struct Pixel {
+  int64_t image, oy, ox;
+};
+
+/// The row pointers of pixel `px`: one per segment, written to ptrs[s * mr].
+/// `copy` has room for a border row's segments (segments * segLen floats).
+void pixelPointers(const DirectConvCall& d, const Segmentation& seg, const Pixel& px, const float* zeros,
                    float* copy, const float** ptrs, int mr) {
-  const int64_t pixels = d.oh * d.ow, image = row / pixels, pixel = row % pixels;
-  const int64_t oy = pixel / d.ow, ox = pixel % d.ow;
-  const float* in = d.input + image * d.h * d.w * d.c;
-  for (int64_t s = 0; s < seg.segments; ++s) {
-    const int64_t ky = seg.windowRows ? s : s / d.kw, kx = seg.windowRows ? 0 : s % d.kw;
-    const int64_t iy = oy * d.sh - d.pt + ky * d.dh, ix = ox * d.sw - d.pl + kx * d.dw;
-    const float*& p = ptrs[s * mr];
-    if (iy < 0 || iy >= d.h) {
-      p = zeros;
-    } else if (!seg.windowRows) {
-      p = ix >= 0 && ix < d.w ? in + (iy * d.w + ix) * d.c : zeros;
-    } else if (ix >= 0 && ix + d.kw <= d.w) {
-      p = in + (iy * d.w + ix) * d.c;
-    } else {
-      // The window row crosses the left or right border: copy its inside taps.
-      float* dst = copy + s * seg.segLen;
-      std::fill(dst, dst + seg.segLen, 0.0f);
-      const int64_t x0 = std::max<int64_t>(ix, 0), x1 = std::min(ix + d.kw, d.w);
-      if (x1 > x0)
-        std::memcpy(dst + (x0 - ix) * d.c, in + (iy * d.w + x0) * d.c, size_t((x1 - x0) * d.c) * 4);
-      p = dst;
+  const float* in = d.input + px.image * d.h * d.w * d.c;
+  const int64_t kxSegments = seg.windowRows ? 1 : d.kw;
+  const int64_t y0 = px.oy * d.sh - d.pt, x0 = px.ox * d.sw - d.pl;
+  int64_t s = 0;
+  for (int64_t ky = 0; ky < d.kh; ++ky) {
+    const int64_t iy = y0 + ky * d.dh;
+    for (int64_t kx = 0; kx < kxSegments; ++kx, ++s) {
+      const int64_t ix = x0 + kx * d.dw;
+      const float*& p = ptrs[s * mr];
+      if (iy < 0 || iy >= d.h) {
+        p = zeros;
+      } else if (!seg.windowRows) {
+        p = ix >= 0 && ix < d.w ? in + (iy * d.w + ix) * d.c : zeros;
+      } else if (ix >= 0 && ix + d.kw <= d.w) {
+        p = in + (iy * d.w + ix) * d.c;
+      } else {
+        // The window row crosses the left or right border: copy its inside taps.
+        float* dst = copy + s * seg.segLen;
+        std::fill(dst, dst + seg.segLen, 0.0f);
+        const int64_t xa = std::max<int64_t>(ix, 0), xb = std::min(ix + d.kw, d.w);
+        if (xb > xa)
+          std::memcpy(dst + (xa - ix) * d.c, in + (iy * d.w + xa) * d.c, size_t((xb - xa) * d.c) * 4);
+        p = dst;
+      }
     }
   }
 }
@@ -173,13 +180,22 @@ void directConv(const GemmArch& arch, const DirectConvCall& d, ThreadPool& pool)
     scratch.pointers.resize(size_t(tiles * seg.segments * mr));
     if (seg.windowRows) scratch.rows.resize(size_t(tiles * mr * k));
     // Every tile's row pointers, once per item; rows past the end read zeros.
+    const int64_t pixels = d.oh * d.ow;
+    Pixel px{i0 / pixels, (i0 % pixels) / d.ow, i0 % d.ow};
     for (int64_t r = 0; r < tiles * mr; ++r) {
       const float** ptrs = scratch.pointers.data() + (r / mr) * seg.segments * mr + r % mr;
-      if (r < rows) {
-        pixelPointers(d, seg, i0 + r, scratch.zeros.data(),
-                      seg.windowRows ? scratch.rows.data() + r * k : nullptr, ptrs, mr);
-      } else {
+      if (r >= rows) {
         for (int64_t s = 0; s < seg.segments; ++s) ptrs[s * mr] = scratch.zeros.data();
+        continue;
+      }
+      pixelPointers(d, seg, px, scratch.zeros.data(), seg.windowRows ? scratch.rows.data() + r * k : nullptr,
+                    ptrs, mr);
+      if (++px.ox == d.ow) {
+        px.ox = 0;
+        if (++px.oy == d.oh) {
+          px.oy = 0;
+          ++px.image;
+        }
       }
     }
     // Panel by panel, so that a B panel (K x NR) is reused by every tile of the item.
