@@ -400,6 +400,12 @@ std::vector<Case> allCases() {
   cases.push_back(matMulCase({8, 64}, {64, 40}, true, "relu"));
   cases.push_back(matMulCase({2, 64}, {64, 40}, true, "relu"));
   cases.push_back(matMulCase({3, 100}, {100, 1000}, true, "bias"));
+  // GEMM work splits (cpu_ops_test_gemm_threads*): several row blocks and K
+  // slices with edge tiles, and 7x7 stages whose M is below one block (the 1x1
+  // on the GEMM, the 3x3 on the direct convolution).
+  cases.push_back(matMulCase({200, 600}, {600, 100}, true, "bias"));
+  cases.push_back(convCase(1, 7, 7, 300, 160, 1, 1, 0, 1, 1, "add_relu"));
+  cases.push_back(convCase(1, 7, 7, 64, 96, 3, 1, 1, 1, 1, "add_relu"));
   // int8 convolutions (bit-exact): signed and unsigned inputs with zero
   // points, padding (taps at the zero point), strides, dilation, K not a
   // multiple of 4, O not a multiple of 32, M not a multiple of the tile.
