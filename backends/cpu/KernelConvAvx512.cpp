@@ -14,14 +14,20 @@
 
 namespace ember::cpu {
 
-void convTile12x32Avx512(const ConvTile& t, const TileEpilogue& ep) {
-  constexpr int kRows = 12;
+namespace {
+
+/// The first kRows rows of a 12-row tile (the pointer table keeps 12 per
+/// segment): a tail of a few rows (49 pixels of a 7x7 layer are 4 tiles and
+/// 1 row) does not pay for 12.
+template <int kRows>
+void convTileRows(const ConvTile& t, const TileEpilogue& ep) {
+  constexpr int kTableRows = 12;
   __m512 acc[kRows][2];
 #pragma GCC unroll 12
   for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   const float* b = t.b;
   for (int64_t s = 0; s < t.segments; ++s) {
-    const float* const* rows = t.rows + s * kRows;
+    const float* const* rows = t.rows + s * kTableRows;
     const float* p[kRows];
 #pragma GCC unroll 12
     for (int r = 0; r < kRows; ++r) p[r] = rows[r];
@@ -63,6 +69,17 @@ void convTile12x32Avx512(const ConvTile& t, const TileEpilogue& ep) {
     _mm512_mask_storeu_ps(row, m0, lo);
     _mm512_mask_storeu_ps(row + 16, m1, hi);
   }
+}
+
+}  // namespace
+
+void convTile12x32Avx512(const ConvTile& t, const TileEpilogue& ep) {
+  if (t.validRows <= 4)
+    convTileRows<4>(t, ep);
+  else if (t.validRows <= 8)
+    convTileRows<8>(t, ep);
+  else
+    convTileRows<12>(t, ep);
 }
 
 }  // namespace ember::cpu
