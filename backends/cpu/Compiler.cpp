@@ -949,6 +949,20 @@ class Compiler {
     auto code = [](ElemKind kind, int byte) {
       return kind == ElemKind::Int8Q ? int32_t(int8_t(byte)) : byte;
     };
+    Int8AddCall& call = step->shape;
+    call.aSigned = at.kind == ElemKind::Int8Q;
+    call.bSigned = bt.kind == ElemKind::Int8Q;
+    call.aZero = at.offset;
+    call.bZero = bt.offset;
+    call.aMultiplier = m.a.multiplier;
+    call.aShift = m.a.shift;
+    call.bMultiplier = m.b.multiplier;
+    call.bShift = m.b.shift;
+    call.outMultiplier = m.out.multiplier;
+    call.outShift = m.out.shift;
+    call.outZero = ot.offset;
+    call.lo = r.lo;
+    call.hi = r.hi;
     step->table.resize(65536);
     for (int x = 0; x < 256; ++x)
       for (int y = 0; y < 256; ++y)

@@ -20,6 +20,7 @@ namespace ember::cpu {
 // KernelInt8Vnni.cpp: the tile with its epilogue; KernelInt8Avx2.cpp: 6 rows x
 // 32 columns of int32 over kp (multiple of 4) bytes.
 void int8TileVnniRequant(const Int8TileArgs& t);
+void int8AddAvx512(const Int8AddCall& t, int64_t begin, int64_t end);
 void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c);
 
 Int8Isa int8HostIsa() {
@@ -269,6 +270,21 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
                          call.hi, out + r * call.o);
       }
     }
+  });
+}
+
+void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool) {
+  int8Add(call, table, pool, int8Isa());
+}
+
+void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool, Int8Isa isa) {
+  constexpr int64_t kChunk = 16384;
+  pool.parallelFor((call.count + kChunk - 1) / kChunk, [&](int64_t chunk, int) {
+    const int64_t begin = chunk * kChunk, end = std::min(call.count, begin + kChunk);
+    if (isa == Int8Isa::Avx512Vnni) return int8AddAvx512(call, begin, end);
+    const uint8_t *a = call.a, *b = call.b;
+    uint8_t* out = call.out;
+    for (int64_t i = begin; i < end; ++i) out[i] = table[size_t(a[i]) * 256 + b[i]];
   });
 }
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "KernelInt8Tile.h"
 #include "ember/Arithmetic.h"
 
 namespace ember::cpu {
@@ -104,6 +105,12 @@ struct Int8QuantizeCall {
   int32_t zero = 0, lo = 0, hi = 0;
 };
 void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool);
+
+/// QuantizedAdd (Int8AddCall, KernelInt8Tile.h): with AVX-512 VNNI in use the
+/// arithmetic itself, 16 lanes at a time; otherwise `table` (65,536 output
+/// codes indexed by a * 256 + b, built with quant::addQuantized).
+void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool);
+void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool, Int8Isa isa);
 
 /// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the
 /// requantizing epilogue of n columns (acc + correction, then

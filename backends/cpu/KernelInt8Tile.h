@@ -51,3 +51,20 @@ struct Int8DepthwiseRowArgs {
 };
 
 }  // namespace ember::cpu
+
+namespace ember::cpu {
+
+/// QuantizedAdd of two same-shape 8-bit code arrays, QuantMath.h's
+/// addQuantized per element: each operand's (q - zero) << 20 scaled by its
+/// fixed-point multiplier, the sum saturated to int32 and requantized.
+struct Int8AddCall {
+  const uint8_t* a = nullptr;
+  const uint8_t* b = nullptr;
+  uint8_t* out = nullptr;
+  int64_t count = 0;
+  int32_t aSigned = 0, bSigned = 0, aZero = 0, bZero = 0;
+  int32_t aMultiplier = 0, aShift = 0, bMultiplier = 0, bShift = 0, outMultiplier = 0, outShift = 0;
+  int32_t outZero = 0, lo = 0, hi = 0;
+};
+
+}  // namespace ember::cpu

@@ -5,6 +5,7 @@
 // with -mavx512vnni.
 #include <immintrin.h>
 
+#include <climits>
 #include <cstdint>
 
 #include "KernelInt8Tile.h"
@@ -58,12 +59,16 @@ Requant16 requantConstants(const int32_t* correction, const int32_t* multiplier,
   return k;
 }
 
-inline __m512i roundShiftClamp(__m512i product, __m512i half, __m512i bits, __mmask8 round,
-                               const RequantRange& range) {
+inline __m512i roundShift(__m512i product, __m512i half, __m512i bits, __mmask8 round) {
   const __mmask8 negative = _mm512_mask_cmplt_epi64_mask(round, product, _mm512_setzero_si512());
   __m512i t = _mm512_add_epi64(product, half);
   t = _mm512_mask_sub_epi64(t, negative, t, _mm512_set1_epi64(1));
-  return _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(t, bits), range.lo), range.hi);
+  return _mm512_srav_epi64(t, bits);
+}
+
+inline __m512i roundShiftClamp(__m512i product, __m512i half, __m512i bits, __mmask8 round,
+                               const RequantRange& range) {
+  return _mm512_min_epi64(_mm512_max_epi64(roundShift(product, half, bits, round), range.lo), range.hi);
 }
 
 /// acc + correction (wrapping), requantized: 16 codes in int32 lanes.
@@ -166,6 +171,56 @@ void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t) {
       }
       _mm512_mask_cvtepi32_storeu_epi8(t.out + x * t.c + ch, valid, requantize16(acc, k, range));
     }
+  }
+}
+
+namespace {
+
+/// The requantization constants of one multiplier in every lane.
+Requant16 uniformConstants(int32_t multiplier, int32_t shift) {
+  int32_t m[16], sh[16], zero[16] = {};
+  for (int i = 0; i < 16; ++i) {
+    m[i] = multiplier;
+    sh[i] = shift;
+  }
+  return requantConstants(zero, m, sh, 0xFFFF);
+}
+
+/// (q - zero) << 20 of 16 codes, scaled: the rounded 64-bit products of the
+/// even and the odd lanes.
+inline void scaleOperand(const uint8_t* p, __mmask16 valid, bool isSigned, __m512i zero, const Requant16& k,
+                         __m512i& even, __m512i& odd) {
+  const __m512i q = _mm512_sub_epi32(widenCodes(p, valid, isSigned), zero);
+  const __m512i shifted = _mm512_slli_epi32(q, 20);  // |q - zero| <= 255: no overflow
+  even = roundShift(_mm512_mul_epi32(shifted, k.multEven), k.halfEven, k.bitsEven, k.roundEven);
+  odd = roundShift(_mm512_mul_epi32(_mm512_srli_epi64(shifted, 32), k.multOdd), k.halfOdd, k.bitsOdd,
+                   k.roundOdd);
+}
+
+}  // namespace
+
+/// QuantizedAdd of elements [begin, end), 16 at a time (the tail masked),
+/// bit-exact with quant::addQuantized.
+void int8AddAvx512(const Int8AddCall& t, int64_t begin, int64_t end) {
+  const Requant16 ka = uniformConstants(t.aMultiplier, t.aShift),
+                  kb = uniformConstants(t.bMultiplier, t.bShift);
+  const Requant16 kout = uniformConstants(t.outMultiplier, t.outShift);
+  const RequantRange range = requantRange(t.outZero, t.lo, t.hi);
+  const RequantRange int32Range = requantRange(0, INT32_MIN, INT32_MAX);
+  const __m512i aZero = _mm512_set1_epi32(t.aZero), bZero = _mm512_set1_epi32(t.bZero);
+  const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 valid = firstLanes(end - i);
+    __m512i aEven, aOdd, bEven, bOdd;
+    scaleOperand(t.a + i, valid, t.aSigned != 0, aZero, ka, aEven, aOdd);
+    scaleOperand(t.b + i, valid, t.bSigned != 0, bZero, kb, bEven, bOdd);
+    auto saturate = [&](__m512i v) {
+      return _mm512_min_epi64(_mm512_max_epi64(v, int32Range.lo), int32Range.hi);
+    };
+    // The sums as int32 again: even lanes in place, odd lanes shifted up.
+    const __m512i sum = _mm512_or_si512(_mm512_and_si512(saturate(_mm512_add_epi64(aEven, bEven)), low32),
+                                        _mm512_slli_epi64(saturate(_mm512_add_epi64(aOdd, bOdd)), 32));
+    _mm512_mask_cvtepi32_storeu_epi8(t.out + i, valid, requantize16(sum, kout, range));
   }
 }
 

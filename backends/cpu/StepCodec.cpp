@@ -393,6 +393,7 @@ void writeInt8AddStep(ByteWriter& w, const Int8AddStep& s) {
   w.pod(s.rhs);
   w.pod(s.output);
   w.pod(s.count);
+  w.pod(s.shape);
   w.vec(s.table);
 }
 
@@ -402,6 +403,7 @@ Expected<std::unique_ptr<Step>> readInt8AddStep(ByteReader& r) {
   s->rhs = r.pod<Address>();
   s->output = r.pod<Address>();
   s->count = r.pod<int64_t>();
+  s->shape = r.pod<Int8AddCall>();
   s->table = r.vec<uint8_t>();
   if (s->table.size() != 65536) return makeError("cpu AOT: malformed QuantizedAdd table");
   return std::unique_ptr<Step>(std::move(s));

@@ -33,16 +33,12 @@ double profileClock() {
 }  // namespace
 
 void Int8AddStep::run(uint8_t** regions, RunContext& context) const {
-  const uint8_t* a = at<uint8_t>(regions, lhs);
-  const uint8_t* b = at<uint8_t>(regions, rhs);
-  uint8_t* out = at<uint8_t>(regions, output);
-  const uint8_t* t = table.data();
-  constexpr int64_t kChunk = 16384;
-  const int64_t chunks = (count + kChunk - 1) / kChunk;
-  context.pool->parallelFor(chunks, [&](int64_t chunk, int) {
-    const int64_t end = std::min(count, (chunk + 1) * kChunk);
-    for (int64_t i = chunk * kChunk; i < end; ++i) out[i] = t[size_t(a[i]) * 256 + b[i]];
-  });
+  Int8AddCall call = shape;
+  call.a = at<uint8_t>(regions, lhs);
+  call.b = at<uint8_t>(regions, rhs);
+  call.out = at<uint8_t>(regions, output);
+  call.count = count;
+  int8Add(call, table.data(), *context.pool);
 }
 
 void ReferenceStep::run(uint8_t** regions, RunContext& context) const {

@@ -240,7 +240,8 @@ class Int8AddStep final : public Step {
  public:
   Address lhs, rhs, output;
   int64_t count = 0;
-  std::vector<uint8_t> table;  ///< 65536 entries
+  Int8AddCall shape;           ///< zero points, multipliers, range (the arithmetic, for AVX-512)
+  std::vector<uint8_t> table;  ///< 65536 entries (for the other ISAs)
   void run(uint8_t** regions, RunContext& context) const override;
 };
 

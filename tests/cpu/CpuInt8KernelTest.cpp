@@ -285,6 +285,63 @@ TEST(CpuInt8Depthwise, EveryIsaMatchesTheDirectLoop) {
   }
 }
 
+/// QuantizedAdd on every ISA (the AVX-512 arithmetic, the table elsewhere)
+/// against quant::addQuantized: scales from equal to 1000x apart, i8 and u8
+/// operands and output, zero points, clipped ranges, a count that is not a
+/// multiple of 16, and every pair of codes once.
+TEST(CpuInt8Add, EveryIsaMatchesAddQuantized) {
+  ember::cpu::ThreadPool pool(2);
+  std::mt19937_64 rng(41);
+  for (int trial = 0; trial < 24; ++trial) {
+    const float aScale = 0.001f + float(rng() % 1000) * 1e-4f;
+    const float bScale = trial % 3 == 0 ? aScale : aScale * std::ldexp(1.0f, int(rng() % 21) - 10);
+    const float outScale = (aScale + bScale) * (0.3f + float(rng() % 100) * 0.01f);
+    const ember::quant::AddMultipliers m = ember::quant::addMultipliers(aScale, bScale, outScale);
+    ember::cpu::Int8AddCall call;
+    call.aSigned = int32_t(rng() % 2);
+    call.bSigned = int32_t(rng() % 2);
+    const bool outSigned = rng() % 2;
+    auto zeroOf = [&](bool isSigned) { return isSigned ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256); };
+    call.aZero = zeroOf(call.aSigned);
+    call.bZero = zeroOf(call.bSigned);
+    call.outZero = zeroOf(outSigned);
+    const ember::quant::QuantRange full = outSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
+    call.lo = trial % 4 == 1 ? call.outZero : full.lo;  // a fused ReLU
+    call.hi = full.hi;
+    call.aMultiplier = m.a.multiplier;
+    call.aShift = m.a.shift;
+    call.bMultiplier = m.b.multiplier;
+    call.bShift = m.b.shift;
+    call.outMultiplier = m.out.multiplier;
+    call.outShift = m.out.shift;
+    auto code = [](bool isSigned, int byte) { return isSigned ? int32_t(int8_t(byte)) : int32_t(byte); };
+    std::vector<uint8_t> a, b, want, table(65536);
+    for (int x = 0; x < 256; ++x)
+      for (int y = 0; y < 256; ++y) {
+        const auto out =
+            uint8_t(ember::quant::addQuantized(code(call.aSigned, x), call.aZero, code(call.bSigned, y),
+                                               call.bZero, m, call.outZero, call.lo, call.hi));
+        table[size_t(x * 256 + y)] = out;
+        a.push_back(uint8_t(x));
+        b.push_back(uint8_t(y));
+        want.push_back(out);
+      }
+    const size_t count = want.size() - size_t(rng() % 16);
+    for (Int8Isa isa : isasOfThisCpu()) {
+      std::vector<uint8_t> got(want.size(), 0xEE);
+      call.a = a.data();
+      call.b = b.data();
+      call.out = got.data();
+      call.count = int64_t(count);
+      ember::cpu::int8Add(call, table.data(), pool, isa);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], i < count ? want[i] : 0xEE)
+            << "trial " << trial << " isa " << ember::cpu::int8IsaName(isa) << " a " << int(a[i]) << " b "
+            << int(b[i]);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
