@@ -144,15 +144,22 @@ stage_coverage() {
   LLVM_PROFILE_FILE="$PWD/$build/profiles/%p-%m.profraw" ctest --test-dir "$build" --timeout 3000 -j 2 \
     >"$out/coverage-tests.log" 2>&1 || true
   llvm-profdata-14 merge -sparse "$build"/profiles/*.profraw -o "$build/ember.profdata"
-  local objects=()
-  while IFS= read -r f; do objects+=(-object "$f"); done < <(find "$build" -type f \( -name '*.so' -o -perm -u+x \) \
-    -path '*/tests/*' ! -name '*.sh' ! -name '*.py')
-  [ -f "$build/bin/ember" ] && objects+=(-object "$build/bin/ember")
+  # llvm-cov takes the first binary as an argument and every other one after
+  # -object; the folders after them filter the sources.
+  local binaries=() objects=()
+  while IFS= read -r f; do binaries+=("$f"); done < <(find "$build" -type f \( -name '*.so' -o -perm -u+x \) \
+    \( -path '*/tests/*' -o -path '*/bin/*' \) ! -name '*.sh' ! -name '*.py' ! -name '*.txt' | sort)
+  [ ${#binaries[@]} -gt 0 ] || { record "coverage: no instrumented binaries in $build"; return 1; }
+  for f in "${binaries[@]:1}"; do objects+=(-object "$f"); done
+  local sources=("$PWD/core" "$PWD/backends" "$PWD/simulator")
   llvm-cov-14 show -format=html -output-dir="$out/coverage-html" -instr-profile="$build/ember.profdata" \
-    "${objects[@]}" core backends simulator >/dev/null
-  for folder in core backends simulator; do
-    record "coverage $folder: $(llvm-cov-14 report -instr-profile="$build/ember.profdata" "${objects[@]}" "$folder" |
-      awk '/^TOTAL/ { print "lines " $10 ", branches " $13 }')"
+    "${binaries[0]}" "${objects[@]}" "${sources[@]}" >/dev/null
+  local folder totals
+  for folder in "${sources[@]}"; do
+    totals=$(llvm-cov-14 report -instr-profile="$build/ember.profdata" "${binaries[0]}" "${objects[@]}" "$folder" |
+      awk '/^TOTAL/ { print "lines " $10 ", branches " $13 }')
+    [ -n "$totals" ] || { record "coverage ${folder##*/}: llvm-cov gave no total"; return 1; }
+    record "coverage ${folder##*/}: $totals"
   done
 }
 

@@ -28,7 +28,7 @@ Expected<std::array<int8_t, 256>> tableOf(OpKind kind, const Attributes& attrs, 
   std::array<int8_t, 256> codes{}, table{};
   for (int i = 0; i < 256; ++i) codes[size_t(i)] = int8_t(i - 128);
   const ConstTensorRef input(in.withDims({256}), codes.data());
-  const TensorRef output(out.withDims({256}), table.data());
+  const TensorRef output{out.withDims({256}), table.data()};
   if (Error e = runKernel(kind, attrs, std::span<const ConstTensorRef>(&input, 1),
                           std::span<const TensorRef>(&output, 1)))
     return e;

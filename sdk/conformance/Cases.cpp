@@ -679,23 +679,25 @@ void highLevel(Suite& s) {
           });
 
   for (const auto& [dims, axis] : std::vector<std::pair<Dims, int64_t>>{{{2, 3, 4, 5}, 3}, {{2, 3, 4}, 1}})
-    s.add(OpKind::BatchNorm, "f32/" + dimsStr(dims) + "/axis" + std::to_string(axis), [=](CaseBuilder& b) {
-      Type c = t(F32, {dims[size_t(axis)]});
-      return b.node(
-          OpKind::BatchNorm,
-          {b.input(t(F32, dims)), b.weight(c), b.weight(c), b.weight(c), b.weight(c, Fill::Positive)},
-          {{"epsilon", 1e-5}, {"axis", axis}});
-    });
+    s.add(OpKind::BatchNorm, "f32/" + dimsStr(dims) + "/axis" + std::to_string(axis),
+          [dims = dims, axis = axis](CaseBuilder& b) {  // clang 14 cannot capture a binding
+            Type c = t(F32, {dims[size_t(axis)]});
+            return b.node(
+                OpKind::BatchNorm,
+                {b.input(t(F32, dims)), b.weight(c), b.weight(c), b.weight(c), b.weight(c, Fill::Positive)},
+                {{"epsilon", 1e-5}, {"axis", axis}});
+          });
   for (const auto& [dims, axis] :
        std::vector<std::pair<Dims, int64_t>>{{{2, 3, 8}, 2}, {{2, 3, 8}, 1}, {{4, 33}, -1}})
-    s.add(OpKind::LayerNorm, "f32/" + dimsStr(dims) + "/axis" + std::to_string(axis), [=](CaseBuilder& b) {
-      size_t first = size_t(axis < 0 ? axis + int64_t(dims.size()) : axis);
-      Dims normalized(dims.begin() + ptrdiff_t(first), dims.end());
-      return b.node(
-          OpKind::LayerNorm,
-          {b.input(t(F32, dims), Fill::Wide), b.weight(t(F32, normalized)), b.weight(t(F32, normalized))},
-          {{"epsilon", 1e-5}, {"axis", axis}});
-    });
+    s.add(OpKind::LayerNorm, "f32/" + dimsStr(dims) + "/axis" + std::to_string(axis),
+          [dims = dims, axis = axis](CaseBuilder& b) {
+            size_t first = size_t(axis < 0 ? axis + int64_t(dims.size()) : axis);
+            Dims normalized(dims.begin() + ptrdiff_t(first), dims.end());
+            return b.node(OpKind::LayerNorm,
+                          {b.input(t(F32, dims), Fill::Wide), b.weight(t(F32, normalized)),
+                           b.weight(t(F32, normalized))},
+                          {{"epsilon", 1e-5}, {"axis", axis}});
+          });
   s.add(OpKind::InstanceNorm, "f32/2x4x4x3/axis3", [](CaseBuilder& b) {
     return b.node(OpKind::InstanceNorm,
                   {b.input(t(F32, {2, 4, 4, 3}), Fill::Wide), b.weight(t(F32, {3})), b.weight(t(F32, {3}))},
@@ -729,7 +731,7 @@ void highLevel(Suite& s) {
   for (const ActSpec& a : acts)
     for (const Dims& d : {Dims{2, 3, 5}, Dims{17}}) s.unary(a.op, t(F32, d), Fill::Wide, a.attrs, a.name);
   for (const auto& [dims, slope] : std::vector<std::pair<Dims, Dims>>{{{2, 3, 5}, {5}}, {{4, 6}, {1}}})
-    s.add(OpKind::PRelu, "f32/" + shapes({dims, slope}), [=](CaseBuilder& b) {
+    s.add(OpKind::PRelu, "f32/" + shapes({dims, slope}), [dims = dims, slope = slope](CaseBuilder& b) {
       return b.node(OpKind::PRelu, {b.input(t(F32, dims), Fill::Wide), b.weight(t(F32, slope))});
     });
 }
