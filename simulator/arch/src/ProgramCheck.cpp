@@ -16,6 +16,8 @@
 #include <span>
 #include <sstream>
 
+#include "ember/npu/IsaHeader.h"
+
 namespace ember::npu {
 namespace {
 
@@ -88,7 +90,7 @@ struct DecodedProgram {
 struct EncodedProgram {
   std::span<const isa::EncodedInstruction> instructions;
   size_t size() const { return instructions.size(); }
-  uint8_t opcode(size_t i) const { return instructions[i][0]; }  // the opcode is the first byte
+  uint8_t opcode(size_t i) const { return isa::header::opcodeByte(instructions[i]); }
   Expected<Instruction> at(size_t i) const {
     auto decoded = isa::decode(instructions[i]);
     if (!decoded) return makeError("instruction ", i, ": ", decoded.error().message());
@@ -99,7 +101,6 @@ struct EncodedProgram {
 template <typename Program>
 Expected<QueueView> viewProgram(const Program& program) {
   QueueView v;
-  v.end = 0;
   while (v.end < program.size() && program.opcode(v.end) != uint8_t(Opcode::Finish)) ++v.end;
   if (v.end == program.size()) return makeError("the program has no FINISH instruction");
   if (v.end >= kNone) return makeError("the program has ", v.end, " instructions before FINISH (too many)");
