@@ -38,6 +38,9 @@ bool hostHasAvx512() {
 // Implemented in KernelGemmAvx512.cpp (compiled with -mavx512f).
 void microKernelAvx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
                        const TileEpilogue* ep);
+/// C[rows, 32] = A-panel * B-panel for an edge tile: only the first 4, 8 or 12
+/// rows of the 12-row panel that cover `rows` (C holds that many rows).
+void microKernelAvx512Rows(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc);
 
 namespace {
 
@@ -415,7 +418,10 @@ void gemmMicroTile(const GemmCall& call, MicroKernel kernel, int mr, int nr, con
     return;
   }
   alignas(64) float tile[16 * 32];
-  kernel(t.kc, aPanel, bPanel, tile, nr, false, nullptr);
+  if (kernel == microKernelAvx512)
+    microKernelAvx512Rows(int(tileRows), t.kc, aPanel, bPanel, tile, nr);
+  else
+    kernel(t.kc, aPanel, bPanel, tile, nr, false, nullptr);
   for (int64_t r = 0; r < tileRows; ++r)
     for (int64_t s = 0; s < tileCols; ++s)
       c[r * call.ldc + s] = accumulate ? c[r * call.ldc + s] + tile[r * nr + s] : tile[r * nr + s];

@@ -14,9 +14,15 @@
 
 namespace ember::cpu {
 
-void microKernelAvx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
-                       const TileEpilogue* ep) {
-  constexpr int kRows = 12;
+namespace {
+
+/// C[kRows, 32] (=|+=) A-panel[kc][12] * B-panel[kc][32]: the first kRows rows
+/// of a 12-row A panel, so that an edge tile of a few rows (a 7x7 layer's 49
+/// pixels end in a tile of one) does not multiply the panel's zero rows.
+template <int kRows>
+void microKernelRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                     const TileEpilogue* ep) {
+  constexpr int kPanelRows = 12;
   __m512 acc[kRows][2];
 #pragma GCC unroll 12
   for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -28,7 +34,7 @@ void microKernelAvx512(int64_t kc, const float* a, const float* b, float* c, int
       acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
     }
-    a += kRows;
+    a += kPanelRows;
     b += 32;
   }
   const __m512 zero = _mm512_setzero_ps();
@@ -62,6 +68,22 @@ void microKernelAvx512(int64_t kc, const float* a, const float* b, float* c, int
     _mm512_storeu_ps(row, lo);
     _mm512_storeu_ps(row + 16, hi);
   }
+}
+
+}  // namespace
+
+void microKernelAvx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool accumulate,
+                       const TileEpilogue* ep) {
+  microKernelRows<12>(kc, a, b, c, ldc, accumulate, ep);
+}
+
+void microKernelAvx512Rows(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc) {
+  if (rows <= 4)
+    microKernelRows<4>(kc, a, b, c, ldc, false, nullptr);
+  else if (rows <= 8)
+    microKernelRows<8>(kc, a, b, c, ldc, false, nullptr);
+  else
+    microKernelRows<12>(kc, a, b, c, ldc, false, nullptr);
 }
 
 }  // namespace ember::cpu
