@@ -954,12 +954,7 @@ class Compiler {
     call.bSigned = bt.kind == ElemKind::Int8Q;
     call.aZero = at.offset;
     call.bZero = bt.offset;
-    call.aMultiplier = m.a.multiplier;
-    call.aShift = m.a.shift;
-    call.bMultiplier = m.b.multiplier;
-    call.bShift = m.b.shift;
-    call.outMultiplier = m.out.multiplier;
-    call.outShift = m.out.shift;
+    setInt8AddMultipliers(call, m);
     call.outZero = ot.offset;
     call.lo = r.lo;
     call.hi = r.hi;

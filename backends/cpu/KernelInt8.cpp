@@ -273,6 +273,15 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
   });
 }
 
+void setInt8AddMultipliers(Int8AddCall& call, const quant::AddMultipliers& m) {
+  call.aMultiplier = m.a.multiplier;
+  call.aShift = m.a.shift;
+  call.bMultiplier = m.b.multiplier;
+  call.bShift = m.b.shift;
+  call.outMultiplier = m.out.multiplier;
+  call.outShift = m.out.shift;
+}
+
 void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool) {
   int8Add(call, table, pool, int8Isa());
 }

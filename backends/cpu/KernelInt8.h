@@ -14,6 +14,10 @@
 #include "KernelInt8Tile.h"
 #include "ember/Arithmetic.h"
 
+namespace ember::quant {
+struct AddMultipliers;
+}
+
 namespace ember::cpu {
 
 class ThreadPool;
@@ -110,6 +114,8 @@ void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool);
 /// arithmetic itself, 16 lanes at a time; otherwise `table` (65,536 output
 /// codes indexed by a * 256 + b, built with quant::addQuantized).
 void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool);
+/// Sets call's multipliers and shifts from quant::addMultipliers' result.
+void setInt8AddMultipliers(Int8AddCall& call, const quant::AddMultipliers& m);
 void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool, Int8Isa isa);
 
 /// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the

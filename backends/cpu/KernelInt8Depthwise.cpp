@@ -88,6 +88,23 @@ void depthwiseRows(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, std:
   }
 }
 
+/// Calls visit(tap, source pixel) for each tap of output pixel (row, ox)
+/// inside the input, tap = ky * kw + kx, source = the pixel's first code.
+template <typename Code, typename Visit>
+void forEachTapInside(const Int8DepthwiseCall& call, int64_t row, int64_t ox, Visit&& visit) {
+  const int64_t img = row / call.oh, oy = row % call.oh;
+  const auto* input = reinterpret_cast<const Code*>(call.input);
+  for (int64_t ky = 0; ky < call.kh; ++ky) {
+    const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
+    if (iy < 0 || iy >= call.h) continue;
+    for (int64_t kx = 0; kx < call.kw; ++kx) {
+      const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
+      if (ix >= 0 && ix < call.w)
+        visit(ky * call.kw + kx, input + ((img * call.h + iy) * call.w + ix) * call.c);
+    }
+  }
+}
+
 /// 8 codes widened to int32 lanes.
 __m256i widen8(const int8_t* p) {
   return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -106,21 +123,13 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
   const int32_t* bias = w + taps * c;
   const int32_t *multiplier = bias + c, *shift = bias + 2 * c, *zeros = bias + 3 * c;
   const int64_t img = row / call.oh, oy = row % call.oh;
-  const auto* input = reinterpret_cast<const Code*>(call.input);
   const __m256i zero = _mm256_set1_epi32(call.inputZero);
   // The taps inside the input, per output column: (source pixel, tap's weight row).
   thread_local std::vector<std::pair<const Code*, const int32_t*>> inside;
   for (int64_t ox = 0; ox < call.ow; ++ox) {
     inside.clear();
-    for (int64_t ky = 0; ky < call.kh; ++ky) {
-      const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
-      if (iy < 0 || iy >= call.h) continue;
-      for (int64_t kx = 0; kx < call.kw; ++kx) {
-        const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
-        if (ix >= 0 && ix < call.w)
-          inside.emplace_back(input + ((img * call.h + iy) * call.w + ix) * c, w + (ky * call.kw + kx) * c);
-      }
-    }
+    forEachTapInside<Code>(call, row, ox,
+                           [&](int64_t tap, const Code* src) { inside.emplace_back(src, w + tap * c); });
     int32_t* a = acc.data();
     const size_t count = inside.size();
     const auto* tapsInside = inside.data();
@@ -173,16 +182,8 @@ void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row) {
   const int64_t img = row / call.oh, oy = row % call.oh;
   sources.assign(size_t(call.ow * 2 * pairs), zeroRow.data());
   for (int64_t ox = 0; ox < call.ow; ++ox)
-    for (int64_t ky = 0; ky < call.kh; ++ky) {
-      const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
-      if (iy < 0 || iy >= call.h) continue;
-      for (int64_t kx = 0; kx < call.kw; ++kx) {
-        const int64_t ix = ox * call.sw - call.pl + kx * call.dw;
-        if (ix >= 0 && ix < call.w)
-          sources[size_t(ox * 2 * pairs + ky * call.kw + kx)] =
-              call.input + ((img * call.h + iy) * call.w + ix) * c;
-      }
-    }
+    forEachTapInside<uint8_t>(
+        call, row, ox, [&](int64_t tap, const uint8_t* src) { sources[size_t(ox * 2 * pairs + tap)] = src; });
   Int8DepthwiseRowArgs t;
   t.sources = sources.data();
   t.pixels = call.ow;

@@ -308,12 +308,7 @@ TEST(CpuInt8Add, EveryIsaMatchesAddQuantized) {
     const ember::quant::QuantRange full = outSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
     call.lo = trial % 4 == 1 ? call.outZero : full.lo;  // a fused ReLU
     call.hi = full.hi;
-    call.aMultiplier = m.a.multiplier;
-    call.aShift = m.a.shift;
-    call.bMultiplier = m.b.multiplier;
-    call.bShift = m.b.shift;
-    call.outMultiplier = m.out.multiplier;
-    call.outShift = m.out.shift;
+    ember::cpu::setInt8AddMultipliers(call, m);
     auto code = [](bool isSigned, int byte) { return isSigned ? int32_t(int8_t(byte)) : int32_t(byte); };
     std::vector<uint8_t> a, b, want, table(65536);
     for (int x = 0; x < 256; ++x)
