@@ -614,7 +614,9 @@ Expected<npu::NpuConfig> checkedConfig(const SweepSpec& spec, const std::vector<
 
 }  // namespace
 
-Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
+namespace {
+
+Expected<std::vector<SweepPoint>> expandSweepImpl(const SweepSpec& spec) {
   EMBER_ASSIGN_OR_RETURN(YAML::Node base, loadBase(spec.baseConfigText, spec.baseConfigPath));
   YAML::Node baseSystem;
   if (spec.system) {
@@ -659,6 +661,16 @@ Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
       points.push_back(std::move(point));
     }
   }
+  return points;
+}
+
+}  // namespace
+
+Expected<std::vector<SweepPoint>> expandSweep(const SweepSpec& spec) {
+  // Axis labels and config errors quote the spec's own text, which may hold
+  // control characters: the error stays one line.
+  Expected<std::vector<SweepPoint>> points = expandSweepImpl(spec);
+  if (!points) return oneLineError(points.error());
   return points;
 }
 
