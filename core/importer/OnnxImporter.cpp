@@ -304,15 +304,17 @@ NodeValue GraphImporter::materialize(const Value& v) {
   return node->result();
 }
 
-Error GraphImporter::importInitializers(const onnx::GraphProto& graph) {
+Error GraphImporter::importInitializers(onnx::GraphProto& graph, bool releaseBytes) {
   if (graph.sparse_initializer_size() > 0)
     return makeError("sparse initializer '", graph.sparse_initializer(0).values().name(), "' is unsupported");
-  for (const auto& init : graph.initializer()) {
+  for (auto& init : *graph.mutable_initializer()) {
     auto tensor = tensorFromProto(init, source_);
     if (!tensor) return tensor.error().withContext("initializer '" + init.name() + "'");
     if (init.name().empty()) return makeError("an initializer has no name");
     if (Error e = chargeConstant(tensor->type())) return e.withContext("initializer '" + init.name() + "'");
     if (Error e = define(init.name(), Value::ofTensor(tensor.take(), init.name()))) return e;
+    // clear() would keep the capacity; swapping with an empty string frees it.
+    if (releaseBytes) std::string().swap(*init.mutable_raw_data());
   }
   return Error::success();
 }
@@ -481,12 +483,12 @@ Error GraphImporter::importOutputs(const onnx::GraphProto& graph) {
   return Error::success();
 }
 
-Error GraphImporter::importGraph(const onnx::GraphProto& graph) {
+Error GraphImporter::importGraph(onnx::GraphProto& graph, bool releaseInitializerBytes) {
   for (const auto& node : graph.node())
     for (const auto& in : node.input()) used_.insert(in);
   for (const auto& out : graph.output()) used_.insert(out.name());
 
-  EMBER_RETURN_IF_ERROR(importInitializers(graph));
+  EMBER_RETURN_IF_ERROR(importInitializers(graph, releaseInitializerBytes));
   EMBER_RETURN_IF_ERROR(importInputs(graph));
   for (int i = 0; i < graph.node_size(); ++i) EMBER_RETURN_IF_ERROR(importNode(graph.node(i), size_t(i)));
   EMBER_RETURN_IF_ERROR(importOutputs(graph));
@@ -521,7 +523,7 @@ Expected<Function*> importModel(std::string_view bytes, const std::string& origi
   while (!options.inputValues.empty()) {
     Module scratch;
     GraphImporter trial(scratch.createFunction("main"), options, source, opset, bind);
-    const bool imported = !trial.importGraph(model.graph());
+    const bool imported = !trial.importGraph(*model.mutable_graph(), false);
     bool grew = false;
     // A successful import may still prefer bindings (value-dependent shapes).
     for (const std::string& name : imported ? std::vector<std::string>(trial.preferredBindings().begin(),
@@ -532,7 +534,7 @@ Expected<Function*> importModel(std::string_view bytes, const std::string& origi
   }
   Function& function = module.createFunction("main");
   GraphImporter importer(function, options, source, opset, bind);
-  if (Error e = importer.importGraph(model.graph())) return fail(e);
+  if (Error e = importer.importGraph(*model.mutable_graph(), true)) return fail(e);
   return &function;
 }
 

@@ -186,7 +186,10 @@ class GraphImporter {
         opset_(opset),
         bind_(std::move(bind)) {}
 
-  Error importGraph(const onnx::GraphProto& graph);
+  /// With `releaseInitializerBytes` (the last import of a model), each
+  /// initializer's raw_data is freed once its tensor exists: the model's
+  /// weights are then held once, not twice, through the rest of the import.
+  Error importGraph(onnx::GraphProto& graph, bool releaseInitializerBytes);
 
   Function& function() { return function_; }
   const ImportOptions& options() const { return options_; }
@@ -218,7 +221,7 @@ class GraphImporter {
   }
 
  private:
-  Error importInitializers(const onnx::GraphProto& graph);
+  Error importInitializers(onnx::GraphProto& graph, bool releaseBytes);
   Error importInputs(const onnx::GraphProto& graph);
   /// The constant value of graph input `name` when it is bound (checked
   /// against the declared type), or nullopt.
