@@ -145,10 +145,14 @@ stage_coverage() {
     >"$out/coverage-tests.log" 2>&1 || true
   llvm-profdata-14 merge -sparse "$build"/profiles/*.profraw -o "$build/ember.profdata"
   # llvm-cov takes the first binary as an argument and every other one after
-  # -object; the folders after them filter the sources.
+  # -object; the folders after them filter the sources. Only instrumented
+  # objects are given: scripts, and the out-of-tree tests' gcc-built programs,
+  # would make it refuse the whole list.
   local binaries=() objects=()
-  while IFS= read -r f; do binaries+=("$f"); done < <(find "$build" -type f \( -name '*.so' -o -perm -u+x \) \
-    \( -path '*/tests/*' -o -path '*/bin/*' \) ! -name '*.sh' ! -name '*.py' ! -name '*.txt' | sort)
+  while IFS= read -r f; do
+    readelf -S "$f" 2>/dev/null | grep -q __llvm_covmap && binaries+=("$f")
+  done < <(find "$build" -type f \( -name '*.so' -o -perm -u+x \) \( -path '*/tests/*' -o -path '*/bin/*' \) \
+    ! -path '*/CMakeFiles/*' | sort)
   [ ${#binaries[@]} -gt 0 ] || { record "coverage: no instrumented binaries in $build"; return 1; }
   for f in "${binaries[@]:1}"; do objects+=(-object "$f"); done
   local sources=("$PWD/core" "$PWD/backends" "$PWD/simulator")
