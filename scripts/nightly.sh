@@ -36,6 +36,12 @@ while [ $# -gt 0 ]; do
 done
 [ ${#stages[@]} -gt 0 ] || stages=(asan tsan rtl fuzz coverage)
 
+# Under the kernel's autogroup scheduling, nice ranks processes only within
+# their session: give the session the same nice value, so that a
+# `nice -n 19 scripts/nightly.sh` really takes only idle CPU.
+niceness=$(nice)
+if [ "$niceness" -gt 0 ] && [ -w /proc/self/autogroup ]; then echo "$niceness" >/proc/self/autogroup 2>/dev/null || true; fi
+
 out=build/nightly
 summary=$out/summary.txt
 mkdir -p "$out"
