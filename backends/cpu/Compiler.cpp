@@ -27,8 +27,8 @@ struct Range {
   bool operator==(const Range& o) const = default;
 };
 
-/// The sliding-window geometry every int8 window kernel's call shares (conv,
-/// depthwise, pooling): NHWC input and output sizes, the window, strides, the
+/// The sliding-window geometry every window kernel's call shares (the f32
+/// direct conv; int8 conv, depthwise, pooling): NHWC input and output sizes, the window, strides, the
 /// top/left pads and dilations.
 template <class Call>
 void fillWindow(Call& s, const Type& input, const Type& output, int64_t kh, int64_t kw,
@@ -533,27 +533,14 @@ class Compiler {
   /// A group-1, not pointwise Conv as a direct convolution (KernelConv.h) over
   /// the filter packed as the GEMM's B.
   void addDirectConv(const Instruction& inst, ValueId output, const EpilogueAddrs& epilogue, Address filter) {
-    const Dims& in = type(inst.operands[1].value).dims;
     const Dims& fd = type(inst.operands[2].value).dims;
     const Dims& od = type(inst.operands[0].value).dims;
     const ConvAttrs attrs = ConvAttrs::from(inst.attrs);
     auto step = std::make_unique<DirectConvStep>();
     DirectConvCall& d = step->shape;
-    d.n = in[0];
-    d.h = in[1];
-    d.w = in[2];
-    d.c = in[3];
-    d.oh = od[1];
-    d.ow = od[2];
+    fillWindow(d, type(inst.operands[1].value), type(inst.operands[0].value), fd[1], fd[2], attrs.strides,
+               attrs.pads, attrs.dilations);
     d.o = od[3];
-    d.kh = fd[1];
-    d.kw = fd[2];
-    d.sh = attrs.strides[0];
-    d.sw = attrs.strides[1];
-    d.pt = attrs.pads[0];
-    d.pl = attrs.pads[1];
-    d.dh = attrs.dilations[0];
-    d.dw = attrs.dilations[1];
     step->input = address(inst.operands[1].value);
     step->output = address(output);
     step->epilogue = epilogue;
