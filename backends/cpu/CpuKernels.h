@@ -81,7 +81,9 @@ struct DepthwiseCall {
   int64_t sh = 1, sw = 1, pt = 0, pl = 0, dh = 1, dw = 1;
   Epilogue epilogue;
 };
-void depthwiseConv(const DepthwiseCall& call, ThreadPool& pool);
+/// 3x3 windows (dilation 1, row stride 1 or 2) run the row kernel of
+/// KernelDepthwise.h, on AVX-512 when `avx512`; other windows a per-pixel loop.
+void depthwiseConv(const DepthwiseCall& call, ThreadPool& pool, bool avx512);
 
 /// Max or average pooling, NHWC f32 (the reference's semantics).
 struct PoolCall {

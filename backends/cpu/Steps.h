@@ -142,7 +142,7 @@ class DepthwiseStep final : public Step {
     call.filter = at(regions, filter);
     call.output = at(regions, output);
     call.epilogue = epilogue.resolve(regions, 0, 0);
-    depthwiseConv(call, *context.pool);
+    depthwiseConv(call, *context.pool, context.arch.avx512);
   }
 };
 

@@ -386,6 +386,20 @@ std::vector<Case> allCases() {
   cases.push_back(convCase(1, 5, 7, 16, 17, 3, 1, 1, 1, 1, "add"));
   cases.push_back(convCase(1, 3, 3, 4, 8, 5, 1, 2, 1, 1));
   cases.push_back(convCase(1, 6, 6, 3, 1, 3, 1, 1, 1, 1));
+  // Depthwise 3x3 row kernel (KernelDepthwise.cpp): channels not a multiple
+  // of 8 or 16 (masked tail), stride 2, no padding, 1-pixel and 2-pixel-wide
+  // images (every pixel a border pixel), rows long enough for the 8-pixel
+  // blocks and their 4-, 2- and 1-pixel remainders, two images, and layers
+  // with fewer rows than items per thread (channel blocks).
+  cases.push_back(convCase(1, 6, 23, 32, 32, 3, 1, 1, 1, 32, "clip"));
+  cases.push_back(convCase(1, 5, 21, 13, 13, 3, 1, 1, 1, 13, "relu"));
+  cases.push_back(convCase(1, 9, 23, 40, 40, 3, 2, 1, 1, 40, "clip"));
+  cases.push_back(convCase(1, 8, 19, 96, 96, 3, 2, 0, 1, 96));
+  cases.push_back(convCase(1, 1, 1, 24, 24, 3, 1, 1, 1, 24, "clip"));
+  cases.push_back(convCase(1, 2, 2, 7, 7, 3, 2, 1, 1, 7));
+  cases.push_back(convCase(2, 6, 6, 20, 20, 3, 1, 1, 1, 20, "add"));
+  cases.push_back(convCase(1, 3, 3, 160, 160, 3, 1, 1, 1, 160, "add_inplace"));
+  cases.push_back(convCase(1, 7, 7, 72, 72, 3, 1, 2, 1, 72, "clip"));
   // MatMul: constant and computed rhs, batches, broadcasting, epilogues.
   for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {1, 1, 1}, {1, 64, 10}, {7, 33, 17}, {64, 64, 64}, {50, 300, 70}, {13, 513, 129}})
