@@ -20,14 +20,26 @@ void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t);  // KernelInt8Vnni.cpp
 namespace {
 
 /// The VNNI kernel's part of the block, after the int32 taps and the four
-/// per-channel rows: pair weights [pairs][c16], then the sum of each channel's taps [c16].
-int64_t channels16(int64_t c) { return (c + 15) / 16 * 16; }
-int64_t tapPairs(int64_t taps) { return (taps + 1) / 2; }
+/// per-channel rows: per block of 64 channels, the taps in groups of four
+/// ([groups][4 vectors][64] bytes), then bias, the sum of the taps,
+/// multiplier and shift ([4][64] int32), in the order of the kernel's
+/// interleave (Int8DepthwiseRowArgs).
+constexpr int64_t kBlock = kInt8DepthwiseBlock;
+int64_t channelBlocks(int64_t c) { return (c + kBlock - 1) / kBlock; }
+int64_t tapGroups(int64_t taps) { return (taps + 3) / 4; }
+
+/// Where channel i of a 64-channel block sits after the interleave: vector j
+/// lane 4L + p holds channel 16L + 4j + p.
+int64_t interleavedVector(int64_t i) { return i % 16 / 4; }
+int64_t interleavedLane(int64_t i) { return i / 16 * 4 + i % 4; }
+
+int64_t quadWeightBytes(int64_t taps, int64_t c) { return channelBlocks(c) * tapGroups(taps) * 4 * kBlock; }
 
 }  // namespace
 
 size_t int8DepthwiseWeightBytes(int64_t taps, int64_t c) {
-  return sizeof(int32_t) * size_t((taps + 4) * c + (tapPairs(taps) + 1) * channels16(c));
+  return sizeof(int32_t) * size_t((taps + 4) * c + channelBlocks(c) * 4 * kBlock) +
+         size_t(quadWeightBytes(taps, c));
 }
 
 void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* filterScales, float inScale,
@@ -43,19 +55,32 @@ void packInt8Depthwise(const int8_t* filter, const int32_t* bias, const float* f
     tail[2 * c + ch] = m.shift;
     tail[3 * c + ch] = 0;  // the epilogue's correction: the bias is already in the sum
   }
-  const int64_t c16 = channels16(c), pairs = tapPairs(taps);
-  int32_t* pairWeights = tail + 4 * c;
-  int32_t* tapSums = pairWeights + pairs * c16;
-  std::fill(pairWeights, tapSums + c16, 0);
-  for (int64_t ch = 0; ch < c; ++ch) {
-    uint32_t sum = 0;
-    for (int64_t t = 0; t < taps; ++t) {
-      const int32_t tap = filter[ch * taps + t];
-      sum += uint32_t(tap);
-      auto& pair = reinterpret_cast<uint32_t&>(pairWeights[t / 2 * c16 + ch]);
-      pair |= t % 2 ? uint32_t(tap) << 16 : uint32_t(tap) & 0xFFFF;
+  const int64_t groups = tapGroups(taps);
+  int32_t* constants = tail + 4 * c;
+  auto* quads = reinterpret_cast<int8_t*>(constants + channelBlocks(c) * 4 * kBlock);
+  std::fill(quads, quads + quadWeightBytes(taps, c), int8_t(0));
+  for (int64_t b = 0; b < channelBlocks(c); ++b) {
+    int32_t* k = constants + b * 4 * kBlock;
+    for (int64_t i = 0; i < kBlock; ++i) {
+      const int64_t ch = b * kBlock + i, at = interleavedVector(i) * 16 + interleavedLane(i);
+      // Channels past c: multiplier 0 and shift 1 keep the kernel's block on its fast path.
+      k[at] = 0;
+      k[kBlock + at] = 0;
+      k[2 * kBlock + at] = 0;
+      k[3 * kBlock + at] = 1;
+      if (ch >= c) continue;
+      uint32_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int8_t tap = filter[ch * taps + t];
+        sum += uint32_t(int32_t(tap));
+        quads[((b * groups + t / 4) * 4 + interleavedVector(i)) * kBlock + interleavedLane(i) * 4 + t % 4] =
+            tap;
+      }
+      k[at] = bias[ch];
+      k[kBlock + at] = int32_t(sum);
+      k[2 * kBlock + at] = tail[c + ch];
+      k[3 * kBlock + at] = tail[2 * c + ch];
     }
-    tapSums[ch] = int32_t(sum);
   }
 }
 
@@ -164,35 +189,69 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
   }
 }
 
-/// One output row on the AVX-512 VNNI kernel: the row's tap sources (the zero
-/// point's row for padding) and the correction bias - z * sum(taps).
-void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row) {
-  const int64_t c = call.c, taps = call.kh * call.kw, pairs = tapPairs(taps), c16 = channels16(c);
-  const auto* w = reinterpret_cast<const int32_t*>(call.weights);
-  const int32_t* bias = w + taps * c;
-  const int32_t* pairWeights = bias + 4 * c;
-  const int32_t* tapSums = pairWeights + pairs * c16;
+/// The AVX-512 VNNI kernel's constants of every block ([3][64] int32 each):
+/// the correction bias - zu * sum(taps), multiplier, shift.
+std::vector<int32_t> vnniConstants(const Int8DepthwiseCall& call) {
+  const int64_t c = call.c, blocks = channelBlocks(c);
+  const int32_t* packed = reinterpret_cast<const int32_t*>(call.weights) + (call.kh * call.kw + 4) * c;
+  // The input zero point as u8, the domain of the kernel's codes.
+  const uint32_t zu = uint32_t(call.inputZero + (call.inputSigned ? 128 : 0));
+  std::vector<int32_t> constants(size_t(blocks * 3 * kBlock));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int32_t* k = packed + b * 4 * kBlock;
+    int32_t* out = constants.data() + b * 3 * kBlock;
+    for (int64_t i = 0; i < kBlock; ++i) out[i] = int32_t(uint32_t(k[i]) - zu * uint32_t(k[kBlock + i]));
+    std::copy(k + 2 * kBlock, k + 4 * kBlock, out + kBlock);
+  }
+  return constants;
+}
+
+/// One output row on the AVX-512 VNNI kernel: where each tap starts for the
+/// pixels whose window is inside the row horizontally (the address of pixel
+/// 0's tap, a step of sw pixels; a padding row and the last group's missing
+/// taps read a row of the input zero point as long as an input row), and
+/// the tap list of each other pixel.
+void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row, const int32_t* constants) {
+  const int64_t c = call.c, taps = call.kh * call.kw, groups = tapGroups(taps), n = 4 * groups;
   thread_local std::vector<uint8_t> zeroRow;
   thread_local std::vector<const uint8_t*> sources;
-  thread_local std::vector<int32_t> correction;
-  zeroRow.assign(size_t(c), uint8_t(call.inputZero));
-  correction.resize(size_t(c));
-  for (int64_t ch = 0; ch < c; ++ch)
-    correction[size_t(ch)] = int32_t(uint32_t(bias[ch]) - uint32_t(call.inputZero) * uint32_t(tapSums[ch]));
+  thread_local std::vector<uintptr_t> bases;
+  const size_t rowBytes = size_t(call.w * c);
+  if (zeroRow.size() != rowBytes || (rowBytes > 0 && zeroRow[0] != uint8_t(call.inputZero)))
+    zeroRow.assign(rowBytes, uint8_t(call.inputZero));
   const int64_t img = row / call.oh, oy = row % call.oh;
-  sources.assign(size_t(call.ow * 2 * pairs), zeroRow.data());
-  for (int64_t ox = 0; ox < call.ow; ++ox)
-    forEachTapInside<uint8_t>(
-        call, row, ox, [&](int64_t tap, const uint8_t* src) { sources[size_t(ox * 2 * pairs + tap)] = src; });
+  bases.resize(size_t(n));
+  for (int64_t tap = 0; tap < n; ++tap) {
+    const int64_t ky = tap / call.kw, kx = tap < taps ? tap % call.kw : 0;
+    const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
+    const uint8_t* start =
+        tap < taps && iy >= 0 && iy < call.h ? call.input + (img * call.h + iy) * call.w * c : zeroRow.data();
+    // May point before the row: pixel x adds x * stride (integer arithmetic, no pointer outside the row).
+    bases[size_t(tap)] = reinterpret_cast<uintptr_t>(start) + uintptr_t((kx * call.dw - call.pl) * c);
+  }
+  // Pixels with ox * sw - pl >= 0 and ox * sw - pl + (kw - 1) * dw < w.
+  const int64_t lastInside = call.w - 1 + call.pl - (call.kw - 1) * call.dw;
+  const int64_t end = lastInside < 0 ? 0 : std::min(call.ow, lastInside / call.sw + 1);
+  const int64_t begin = std::min(end, (call.pl + call.sw - 1) / call.sw);
+  sources.resize(size_t(call.ow * n));
+  for (int64_t ox = 0; ox < call.ow; ++ox) {
+    if (ox >= begin && ox < end) continue;
+    std::fill_n(sources.begin() + ox * n, n, zeroRow.data());
+    forEachTapInside<uint8_t>(call, row, ox,
+                              [&](int64_t tap, const uint8_t* src) { sources[size_t(ox * n + tap)] = src; });
+  }
   Int8DepthwiseRowArgs t;
+  t.bases = bases.data();
+  t.stride = call.sw * c;
+  t.interiorBegin = begin;
+  t.interiorEnd = end;
   t.sources = sources.data();
   t.pixels = call.ow;
-  t.pairs = pairs;
+  t.groups = groups;
   t.c = c;
-  t.pairWeights = pairWeights;
-  t.correction = correction.data();
-  t.multiplier = bias + c;
-  t.shift = bias + 2 * c;
+  t.quadWeights = reinterpret_cast<const int8_t*>(reinterpret_cast<const int32_t*>(call.weights) +
+                                                  (taps + 4) * c + channelBlocks(c) * 4 * kBlock);
+  t.constants = constants;
   t.inputSigned = call.inputSigned;
   t.zero = call.outputZero;
   t.lo = call.lo;
@@ -206,10 +265,15 @@ void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row) {
 void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool) { int8Depthwise(call, pool, int8Isa()); }
 
 void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa) {
+  if (isa == Int8Isa::Avx512Vnni) {
+    const std::vector<int32_t> constants = vnniConstants(call);
+    pool.parallelFor(call.n * call.oh,
+                     [&](int64_t row, int) { depthwiseRowVnni(call, row, constants.data()); });
+    return;
+  }
   pool.parallelFor(call.n * call.oh, [&](int64_t row, int) {
     thread_local std::vector<int32_t> acc;
     acc.resize(size_t(call.c));
-    if (isa == Int8Isa::Avx512Vnni) return depthwiseRowVnni(call, row);
     if (isa == Int8Isa::Portable) {
       if (call.inputSigned)
         depthwiseRows<int8_t>(call, row, isa, acc);

@@ -33,19 +33,28 @@ struct Int8TileArgs {
 
 namespace ember::cpu {
 
+/// Channels per block of the AVX-512 VNNI depthwise kernel: four vectors of
+/// 16 int32 accumulators.
+inline constexpr int64_t kInt8DepthwiseBlock = 64;
+
 /// One output row of the int8 depthwise convolution for the AVX-512 VNNI
-/// kernel (KernelInt8Depthwise.cpp to KernelInt8Vnni.cpp). Taps are taken in
-/// pairs (vpdpwssd): `sources` holds 2 * pairs input pointers per output
-/// pixel, a padding tap (or the odd tap count's last) points at a row of the
-/// input zero point; `pairWeights` is [pairs][c rounded up to 16] of two i16
-/// taps per int32; correction = bias - zero point * sum of the channel's taps.
+/// kernel (KernelInt8Depthwise.cpp to KernelInt8Vnni.cpp). Taps go in groups
+/// of four (vpdpbusd); tap i of pixel x in [interiorBegin, interiorEnd) (its
+/// window inside the row horizontally) starts at address bases[i] + x *
+/// stride, of another pixel at sources[x * 4 * groups + i]. A padding tap
+/// (and the last group's missing taps, whose weights are 0) reads the input
+/// zero point. Per block of 64 channels, `quadWeights` holds [groups][4][64]
+/// bytes and `constants` [3][64] int32 (correction = bias - zu * sum of the
+/// channel's taps, multiplier, shift), both in the order of the vpunpck
+/// interleave (KernelInt8Depthwise.cpp).
 struct Int8DepthwiseRowArgs {
+  const uintptr_t* bases = nullptr;
+  int64_t stride = 0;
+  int64_t interiorBegin = 0, interiorEnd = 0;
   const uint8_t* const* sources = nullptr;
-  int64_t pixels = 0, pairs = 0, c = 0;
-  const int32_t* pairWeights = nullptr;
-  const int32_t* correction = nullptr;
-  const int32_t* multiplier = nullptr;
-  const int32_t* shift = nullptr;
+  int64_t pixels = 0, groups = 0, c = 0;
+  const int8_t* quadWeights = nullptr;
+  const int32_t* constants = nullptr;
   int32_t inputSigned = 0, zero = 0, lo = 0, hi = 0;
   uint8_t* out = nullptr;  ///< the row's first pixel; pixels are c apart
 };

@@ -36,8 +36,10 @@ TEST(CpuInt8Epilogue, MatchesQuantMathRequantize) {
         const uint32_t pick = uint32_t(rng() % 4);
         acc[j] = pick == 0 ? INT32_MIN : pick == 1 ? INT32_MAX : int32_t(uint32_t(rng()));
         correction[j] = int32_t(uint32_t(rng())) >> int(rng() % 32);
-        // Every multiplier quantizeMultiplier can give, shifts across [-31, 30].
-        const double real = std::ldexp(0.5 + double(rng() % 1000000) / 2e6, int(rng() % 61) - 30);
+        // Every multiplier quantizeMultiplier can give, shifts across [-31, 30]; every
+        // other trial only shifts >= 1 (real < 1/2), the AVX-512 epilogue's fast path.
+        const int exponent = trial % 2 ? -1 - int(rng() % 30) : int(rng() % 61) - 30;
+        const double real = std::ldexp(0.5 + double(rng() % 1000000) / 2e6, exponent);
         const ember::quant::FixedPointMultiplier m = ember::quant::quantizeMultiplier(real);
         multiplier[j] = m.multiplier;
         shift[j] = m.shift;
@@ -212,6 +214,21 @@ TEST(CpuInt8Conv, WindowShapesMatchTheDirectLoop) {
   }
 }
 
+// Filter scales that make some columns' multipliers 1/2 or more (the
+// AVX-512 epilogue's general path) next to small ones (its fast path), in
+// the same 16 columns and in separate ones, over tile edges.
+TEST(CpuInt8Conv, LargeAndSmallMultipliersMatchTheDirectLoop) {
+  std::mt19937_64 rng(23);
+  for (int trial = 0; trial < 8; ++trial) {
+    ConvCase t = shapedConv(rng, 5 + trial, 4, 3 + 5 * trial, 20 + 9 * trial, 1 + trial % 3, 1 + trial % 3,
+                            1 + trial % 2, trial % 2, 1);
+    for (size_t o = 0; o < t.filterScales.size(); ++o)
+      t.filterScales[o] = (o / 16 + trial) % 3 == 0 || (trial % 2 && o % 5 == 0) ? 2.0f + 0.01f * float(o)
+                                                                                 : 0.003f + 1e-4f * float(o);
+    expectEveryIsaMatches(t, 128, "trial " + std::to_string(trial));
+  }
+}
+
 /// The depthwise convolution (group == C == O) on every ISA against the
 /// spec's loop: channel counts around the 16-lane blocks, odd and even tap
 /// counts (the last pair's second tap is the zero point's row), stride,
@@ -224,7 +241,7 @@ TEST(CpuInt8Depthwise, EveryIsaMatchesTheDirectLoop) {
     d.n = 1 + int64_t(rng() % 2);
     d.h = 2 + int64_t(rng() % 9);
     d.w = 2 + int64_t(rng() % 9);
-    d.c = std::vector<int64_t>{1, 7, 15, 16, 17, 33, 40}[rng() % 7];
+    d.c = std::vector<int64_t>{1, 7, 15, 16, 17, 33, 40, 63, 64, 65, 100, 144}[rng() % 12];
     d.kh = 1 + int64_t(rng() % 5);
     d.kw = 1 + int64_t(rng() % 5);
     d.sh = d.sw = 1 + int64_t(rng() % 2);
@@ -248,7 +265,10 @@ TEST(CpuInt8Depthwise, EveryIsaMatchesTheDirectLoop) {
     std::vector<float> scales(size_t(d.c));
     for (int64_t ch = 0; ch < d.c; ++ch) {
       bias[size_t(ch)] = int32_t(rng() % 200001) - 100000;
-      scales[size_t(ch)] = 0.001f + float(rng() % 1000) * 1e-5f;
+      // Every fourth trial has multipliers above 1/2 among small ones (the
+      // AVX-512 epilogue's general and fast paths in one block).
+      scales[size_t(ch)] = trial % 4 == 3 && rng() % 3 == 0 ? 1.0f + float(rng() % 1000) * 1e-3f
+                                                            : 0.001f + float(rng() % 1000) * 1e-5f;
     }
     const float inScale = 0.03f, outScale = 0.02f;
     std::vector<uint8_t> block(ember::cpu::int8DepthwiseWeightBytes(taps, d.c));
