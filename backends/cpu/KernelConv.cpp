@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "KernelGemmBlocks.h"
 #include "ThreadPool.h"
 #include "ember/Arithmetic.h"
 
@@ -83,9 +84,6 @@ namespace {
 /// Channels below which a segment is a whole window row (KW * C floats)
 /// rather than one tap: fewer, longer segments for the 3-channel stem.
 constexpr int64_t kWindowRowSegmentsBelowChannels = 16;
-/// Output pixels and channels of one work item, as the GEMM's MC and NC.
-constexpr int64_t kItemRows = 144;
-constexpr int64_t kItemCols = 512;
 
 /// How K splits into segments, each contiguous in the input for one pixel.
 struct Segmentation {
@@ -146,21 +144,6 @@ void pixelPointers(const DirectConvCall& d, const Segmentation& seg, const Pixel
   }
 }
 
-/// Work items: blocks of pixels by blocks of output channels, halved while
-/// there are fewer than four per thread.
-struct ConvBlocks {
-  int64_t rows, cols, mBlocks, nBlocks;
-};
-
-ConvBlocks convBlocks(int64_t m, int64_t n, int mr, int nr, int threads) {
-  int64_t rows = std::max<int64_t>(mr, (kItemRows / mr) * mr);
-  int64_t cols = alignUp(std::min<int64_t>(kItemCols, n), nr);
-  auto items = [&] { return ceilDiv(m, rows) * ceilDiv(n, cols); };
-  while (threads > 1 && items() < 4 * threads && cols > nr) cols = alignUp(cols / 2, nr);
-  while (threads > 1 && items() < 4 * threads && rows > mr) rows = alignUp(rows / 2, mr);
-  return {rows, cols, ceilDiv(m, rows), ceilDiv(n, cols)};
-}
-
 }  // namespace
 
 void directConv(const GemmArch& arch, const DirectConvCall& d, ThreadPool& pool) {
@@ -168,12 +151,13 @@ void directConv(const GemmArch& arch, const DirectConvCall& d, ThreadPool& pool)
   const int64_t m = d.n * d.oh * d.ow, n = d.o;
   const Segmentation seg = segmentationOf(d);
   const int64_t k = seg.segments * seg.segLen;
-  const ConvBlocks blocks = convBlocks(m, n, mr, nr, pool.size());
+  // Work items: blocks of pixels by blocks of output channels, split as the GEMM's.
+  const GemmBlocks blocks = cachedGemmBlocks(costModelOf(arch, kDirectAPerRow), m, n, pool.size());
   const auto tile = arch.avx512 ? convTile12x32Avx512 : convTile6x16;
   const Epilogue& ep = d.epilogue;
   pool.parallelFor(blocks.mBlocks * blocks.nBlocks, [&](int64_t item, int) {
-    const int64_t i0 = (item / blocks.nBlocks) * blocks.rows, j0 = (item % blocks.nBlocks) * blocks.cols;
-    const int64_t rows = std::min(blocks.rows, m - i0), cols = std::min(blocks.cols, n - j0);
+    const int64_t i0 = (item / blocks.nBlocks) * blocks.mc, j0 = (item % blocks.nBlocks) * blocks.nc;
+    const int64_t rows = std::min(blocks.mc, m - i0), cols = std::min(blocks.nc, n - j0);
     const int64_t tiles = ceilDiv(rows, int64_t(mr));
     ConvScratch& scratch = threadScratch();
     if (int64_t(scratch.zeros.size()) < seg.segLen) scratch.zeros.assign(size_t(seg.segLen), 0.0f);

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "CpuKernels.h"
+#include "KernelGemmBlocks.h"
 #include "ThreadPool.h"
 #include "ember/Arithmetic.h"
 
@@ -43,10 +44,6 @@ void microKernelAvx512(int64_t kc, const float* a, const float* b, float* c, int
 void microKernelAvx512Rows(int rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc);
 
 namespace {
-
-// MC x KC of packed A stays in L2; NC bounds how far one packed A block is reused.
-constexpr int64_t kMC = 144;
-constexpr int64_t kNC = 512;
 
 /// KC: the B micro-panel (KC x NR floats) that stays in L1D while MC/MR A
 /// micro-panels stream past it fills two thirds of L1D (32 KiB of a 48 KiB
@@ -304,89 +301,6 @@ void gemmEmptyK(const GemmCall& call) {
                true, ep);
 }
 
-/// The cache blocks of C handed out as work items: MC rows (a multiple of MR)
-/// by NC columns (a multiple of NR).
-struct GemmBlocks {
-  int64_t mc, nc, mBlocks, nBlocks;
-};
-
-/// A rough cost, in cycles per unit of K, of one work item of rows x cols
-/// (both rounded up to the micro-tile): packing its A block (every item packs
-/// its own, so splitting N packs A again), streaming its B panels (splitting
-/// M reads B again) and the micro-kernel's multiply-adds.
-struct GemmCostModel {
-  int mr, nr;
-  double macsPerCycle;  ///< per thread: 32 for the 12x32 AVX-512 tile, 16 for 6x16 AVX2
-  double item(int64_t rows, int64_t cols) const {
-    constexpr double kPackPerA = 1.0, kStreamPerB = 0.25;
-    const double r = double(alignUp(rows, mr)), c = double(alignUp(cols, nr));
-    return kPackPerA * r + kStreamPerB * c + r * c / macsPerCycle;
-  }
-};
-
-/// The time the pool needs for these blocks: the items in the order they are
-/// claimed, each taken by the thread that is free first.
-double blocksMakespan(const GemmCostModel& model, int64_t m, int64_t n, int64_t mc, int64_t nc, int threads) {
-  double load[64] = {};
-  const int slots = std::min(threads, 64);
-  for (int64_t i = 0; i < m; i += mc)
-    for (int64_t j = 0; j < n; j += nc) {
-      double* freest = std::min_element(load, load + slots);
-      *freest += model.item(std::min(mc, m - i), std::min(nc, n - j));
-    }
-  return *std::max_element(load, load + slots);
-}
-
-/// MC and NC for `threads`: on one thread the cache sizes; on more, the split
-/// of M and N whose items (even splits of M and of N, up to the cache sizes)
-/// finish first under GemmCostModel, unless there are plenty of cache blocks. Splitting M is preferred where
-/// it balances, because every column block packs A again: layers with a small M (7x7 stages) split N into as
-/// few blocks as keep the threads busy.
-GemmBlocks chooseGemmBlocks(const GemmCostModel& model, int64_t m, int64_t n, int threads) {
-  const int mr = model.mr, nr = model.nr;
-  GemmBlocks best{std::max<int64_t>(mr, (kMC / mr) * mr), alignUp(std::min<int64_t>(kNC, n), nr), 0, 0};
-  // Pieces per dimension: from what the cache block needs to a few per thread.
-  // With 8 cache blocks per thread or more, the load balances as it is.
-  const int64_t mFirst = ceilDiv(m, best.mc), nFirst = ceilDiv(n, best.nc);
-  if (threads > 1 && mFirst * nFirst < 8 * threads) {
-    double bestTime = blocksMakespan(model, m, n, best.mc, best.nc, threads);
-    for (int64_t mPieces = mFirst; mPieces <= mFirst + 2 * threads; ++mPieces) {
-      const int64_t mc = alignUp(ceilDiv(m, mPieces), mr);
-      if (mPieces > mFirst && mc >= alignUp(ceilDiv(m, mPieces - 1), mr)) continue;  // same split
-      for (int64_t nPieces = nFirst; nPieces <= nFirst + 2 * threads; ++nPieces) {
-        const int64_t nc = alignUp(ceilDiv(n, nPieces), nr);
-        if (nPieces > nFirst && nc >= alignUp(ceilDiv(n, nPieces - 1), nr)) continue;
-        const double time = blocksMakespan(model, m, n, mc, nc, threads);
-        if (time < bestTime * 0.999) {
-          bestTime = time;
-          best.mc = mc;
-          best.nc = nc;
-        }
-      }
-    }
-  }
-  best.mBlocks = ceilDiv(m, best.mc);
-  best.nBlocks = ceilDiv(n, best.nc);
-  return best;
-}
-
-/// chooseGemmBlocks' answers, per thread: a model asks for the same few
-/// shapes on every run, and the search takes microseconds.
-GemmBlocks cachedGemmBlocks(const GemmCostModel& model, int64_t m, int64_t n, int threads) {
-  struct Entry {
-    int64_t m = -1, n = -1;
-    int threads = 0, mr = 0, nr = 0;
-    GemmBlocks blocks{};
-  };
-  thread_local Entry cache[256];
-  const uint64_t hash = uint64_t(m) * 0x9E3779B97F4A7C15ULL ^ uint64_t(n) * 0xC2B2AE3D27D4EB4FULL ^
-                        uint64_t(threads) * 0x165667B19E3779F9ULL ^ uint64_t(model.mr * 64 + model.nr);
-  Entry& e = cache[(hash >> 40) & 255];
-  if (e.m != m || e.n != n || e.threads != threads || e.mr != model.mr || e.nr != model.nr)
-    e = Entry{m, n, threads, model.mr, model.nr, chooseGemmBlocks(model, m, n, threads)};
-  return e.blocks;
-}
-
 /// One micro-tile of C: its first row and column, and the K slice it accumulates.
 struct MicroTile {
   int64_t i, j;
@@ -466,8 +380,7 @@ void gemm(const GemmArch& arch, const GemmCall& call, ThreadPool& pool) {
     return;
   }
 
-  const GemmCostModel model{mr, nr, arch.avx512 ? 32.0 : 16.0};
-  const GemmBlocks blocks = cachedGemmBlocks(model, m, n, pool.size());
+  const GemmBlocks blocks = cachedGemmBlocks(costModelOf(arch, kPackedAPerRow), m, n, pool.size());
   const int64_t mc = blocks.mc, nc = blocks.nc;
   const int64_t kKC = kcBytesOfBPanel() / (4 * nr);
   const int64_t kc0 = std::min(kKC, k);
