@@ -124,14 +124,19 @@ void copyFlipped(uint8_t* dst, const uint8_t* src, int64_t n, uint8_t flip) {
   for (; i < n; ++i) dst[i] = src[i] ^ flip;
 }
 
-/// One im2col row: the window of output pixel `pixel` as u8 codes, padding
-/// taps hold zu. With dilation 1 the in-bounds taps of a window row are one
-/// run of the NHWC input.
-void im2colRow(const Int8ConvCall& call, int64_t pixel, uint8_t flip, uint8_t* dst) {
-  const int64_t img = pixel / (call.oh * call.ow), rem = pixel % (call.oh * call.ow);
-  const int64_t oy = rem / call.ow, ox = rem % call.ow, c = call.c, rowBytes = call.kw * c;
+/// One im2col row: the window of output pixel (img, oy, ox) as u8 codes,
+/// padding taps hold zu. With dilation 1 the in-bounds taps of a window row
+/// are one run of the NHWC input; a run shorter than 32 bytes (the stems' 3
+/// channels) is one 32-byte copy when the source and `limit` (the end of
+/// the im2col buffer) allow it: the bytes past the run land in the next
+/// window row, the next im2col row or the K padding, which are written after
+/// it or multiply zero taps of B.
+void im2colRow(const Int8ConvCall& call, int64_t img, int64_t oy, int64_t ox, uint8_t flip, uint8_t* dst,
+               const uint8_t* inputEnd, const uint8_t* limit) {
+  const int64_t c = call.c, rowBytes = call.kw * c;
   const int64_t ix0 = ox * call.sw - call.pl;
   const uint8_t zu = uint8_t(call.zu);
+  const __m256i flips = _mm256_set1_epi8(char(flip));
   for (int64_t ky = 0; ky < call.kh; ++ky, dst += rowBytes) {
     const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
     if (iy < 0 || iy >= call.h) {
@@ -142,9 +147,17 @@ void im2colRow(const Int8ConvCall& call, int64_t pixel, uint8_t flip, uint8_t* d
     if (call.dw == 1) {
       const int64_t first = std::clamp<int64_t>(-ix0, 0, call.kw);
       const int64_t last = std::clamp<int64_t>(call.w - ix0, first, call.kw);
-      std::memset(dst, zu, size_t(first * c));
-      copyFlipped(dst + first * c, src + (ix0 + first) * c, (last - first) * c, flip);
-      std::memset(dst + last * c, zu, size_t((call.kw - last) * c));
+      if (first > 0) std::memset(dst, zu, size_t(first * c));
+      const int64_t run = (last - first) * c;
+      const uint8_t* from = src + (ix0 + first) * c;
+      uint8_t* to = dst + first * c;
+      if (run < 32 && from + 32 <= inputEnd && to + 32 <= limit)
+        _mm256_storeu_si256(
+            reinterpret_cast<__m256i*>(to),
+            _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)), flips));
+      else
+        copyFlipped(to, from, run, flip);
+      if (last < call.kw) std::memset(dst + last * c, zu, size_t((call.kw - last) * c));
       continue;
     }
     for (int64_t kx = 0; kx < call.kw; ++kx) {
@@ -157,13 +170,30 @@ void im2colRow(const Int8ConvCall& call, int64_t pixel, uint8_t flip, uint8_t* d
   }
 }
 
-/// im2col of `rows` output pixels from row0 into a (row stride kp). The
-/// padding columns past k are left as they are: B's rows there are zero.
+/// The im2col buffer's bytes past its rows: room for im2colRow's 32-byte copies.
+constexpr int64_t kIm2colSlack = 32;
+
+/// im2col of `rows` output pixels from row0 into a (row stride kp, kp * rows
+/// + kIm2colSlack bytes). The padding columns past k are left as they are:
+/// B's rows there are zero.
 void im2colBlock(const Int8ConvCall& call, int64_t row0, int64_t rows, int64_t kp, uint8_t flip, uint8_t* a) {
   const bool pointwise = call.kh == 1 && call.kw == 1 && call.sh == 1 && call.sw == 1 && call.pt == 0 &&
                          call.pl == 0 && call.oh == call.h && call.ow == call.w && kp == call.c;
   if (pointwise) return copyFlipped(a, call.input + row0 * call.c, rows * call.c, flip);
-  for (int64_t r = 0; r < rows; ++r) im2colRow(call, row0 + r, flip, a + r * kp);
+  const uint8_t* inputEnd = call.input + call.n * call.h * call.w * call.c;
+  const uint8_t* limit = a + rows * kp + kIm2colSlack;
+  // The pixel's coordinates stepped along, not divided out per row.
+  int64_t img = row0 / (call.oh * call.ow), oy = row0 % (call.oh * call.ow) / call.ow, ox = row0 % call.ow;
+  for (int64_t r = 0; r < rows; ++r) {
+    im2colRow(call, img, oy, ox, flip, a + r * kp, inputEnd, limit);
+    if (++ox == call.ow) {
+      ox = 0;
+      if (++oy == call.oh) {
+        oy = 0;
+        ++img;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -229,7 +259,7 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
   pool.parallelFor(blocks * groups, [&](int64_t item, int) {
     thread_local std::vector<uint8_t> a;
     thread_local std::vector<int32_t> tile;
-    a.resize(size_t(kBlockRows * kp));
+    a.resize(size_t(kBlockRows * kp + kIm2colSlack));
     tile.resize(size_t(kRows * kInt8PanelCols));
     const int64_t block = item / groups, p0 = item % groups * panelsPerGroup;
     const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
