@@ -1,6 +1,7 @@
 #include "ember/Graph.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +14,11 @@ const Type& NodeValue::type() const { return node->resultType(resNo); }
 const Tensor& Node::payload() const {
   assert(kind_ == OpKind::Constant && payload_);
   return *payload_;
+}
+
+const std::shared_ptr<const Tensor>& Node::sharedPayload() const {
+  assert(kind_ == OpKind::Constant && payload_);
+  return payload_;
 }
 
 std::string Node::str() const {
@@ -78,9 +84,14 @@ Node* Function::createPlaceholder(const std::string& name, Type type) {
 }
 
 Node* Function::createConstant(const std::string& name, Tensor value) {
-  Type type = value.type();
-  Node* n = insert(std::unique_ptr<Node>(new Node(OpKind::Constant, uniqueName(name), {}, {type}, {})));
-  n->payload_ = std::make_shared<const Tensor>(std::move(value));
+  return createConstant(name, std::make_shared<const Tensor>(std::move(value)));
+}
+
+Node* Function::createConstant(const std::string& name, std::shared_ptr<const Tensor> value) {
+  assert(value && "a constant needs a value");
+  Node* n =
+      insert(std::unique_ptr<Node>(new Node(OpKind::Constant, uniqueName(name), {}, {value->type()}, {})));
+  n->payload_ = std::move(value);
   return n;
 }
 

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <utility>
 
+#include "OnnxPayloadSplit.h"
 #include "ember/Importer.h"
 #include "ember/Kernels.h"
 #include "ember/TextEscape.h"
@@ -299,16 +300,19 @@ NodeValue GraphImporter::materialize(const Value& v) {
   if (!v.isConstant()) return v.node;
   auto it = materialized_.find(v.constant.get());
   if (it != materialized_.end()) return it->second.second;
-  Node* node = function_.createConstant(v.name.empty() ? "constant" : v.name, *v.constant);
+  Node* node = function_.createConstant(v.name.empty() ? "constant" : v.name, v.constant);
   materialized_.emplace(v.constant.get(), std::make_pair(v.constant, node->result()));
   return node->result();
 }
 
-Error GraphImporter::importInitializers(onnx::GraphProto& graph, bool releaseBytes) {
+Error GraphImporter::importInitializers(onnx::GraphProto& graph, bool releaseBytes,
+                                        std::span<const std::optional<std::string_view>> cutPayloads) {
   if (graph.sparse_initializer_size() > 0)
     return makeError("sparse initializer '", graph.sparse_initializer(0).values().name(), "' is unsupported");
-  for (auto& init : *graph.mutable_initializer()) {
-    auto tensor = tensorFromProto(init, source_);
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    onnx::TensorProto& init = *graph.mutable_initializer(i);
+    const auto cut = size_t(i) < cutPayloads.size() ? cutPayloads[size_t(i)] : std::nullopt;
+    auto tensor = tensorFromProto(init, source_, cut);
     if (!tensor) return tensor.error().withContext("initializer '" + init.name() + "'");
     if (init.name().empty()) return makeError("an initializer has no name");
     if (Error e = chargeConstant(tensor->type())) return e.withContext("initializer '" + init.name() + "'");
@@ -483,12 +487,13 @@ Error GraphImporter::importOutputs(const onnx::GraphProto& graph) {
   return Error::success();
 }
 
-Error GraphImporter::importGraph(onnx::GraphProto& graph, bool releaseInitializerBytes) {
+Error GraphImporter::importGraph(onnx::GraphProto& graph, bool releaseInitializerBytes,
+                                 std::span<const std::optional<std::string_view>> cutPayloads) {
   for (const auto& node : graph.node())
     for (const auto& in : node.input()) used_.insert(in);
   for (const auto& out : graph.output()) used_.insert(out.name());
 
-  EMBER_RETURN_IF_ERROR(importInitializers(graph, releaseInitializerBytes));
+  EMBER_RETURN_IF_ERROR(importInitializers(graph, releaseInitializerBytes, cutPayloads));
   EMBER_RETURN_IF_ERROR(importInputs(graph));
   for (int i = 0; i < graph.node_size(); ++i) EMBER_RETURN_IF_ERROR(importNode(graph.node(i), size_t(i)));
   EMBER_RETURN_IF_ERROR(importOutputs(graph));
@@ -499,10 +504,23 @@ Error GraphImporter::importGraph(onnx::GraphProto& graph, bool releaseInitialize
 
 namespace {
 
+/// Smaller payloads are parsed by protobuf as usual: cutting them saves
+/// nothing worth the bookkeeping.
+constexpr size_t kMinCutPayloadBytes = 4096;
+
 Expected<Function*> importModel(std::string_view bytes, const std::string& origin, const std::string& baseDir,
                                 Module& module, const ImportOptions& options) {
   auto fail = [&](const Error& e) -> Expected<Function*> { return oneLineError(e.withContext(origin)); };
   if (bytes.empty()) return fail(makeError("empty file"));
+  // Protobuf would copy every weight into a string of its own; cutting the
+  // large payloads out first lets the initializers read them in place.
+  std::optional<SplitModel> split = splitInitializerPayloads(bytes, kMinCutPayloadBytes);
+  std::span<const std::optional<std::string_view>> cutPayloads;
+  if (split && std::any_of(split->payloads.begin(), split->payloads.end(),
+                           [](const auto& payload) { return payload.has_value(); })) {
+    bytes = split->structure;
+    cutPayloads = split->payloads;
+  }
   onnx::ModelProto model;
   if (bytes.size() > size_t(std::numeric_limits<int>::max()) ||
       !model.ParseFromArray(bytes.data(), int(bytes.size())))
@@ -523,7 +541,7 @@ Expected<Function*> importModel(std::string_view bytes, const std::string& origi
   while (!options.inputValues.empty()) {
     Module scratch;
     GraphImporter trial(scratch.createFunction("main"), options, source, opset, bind);
-    const bool imported = !trial.importGraph(*model.mutable_graph(), false);
+    const bool imported = !trial.importGraph(*model.mutable_graph(), false, cutPayloads);
     bool grew = false;
     // A successful import may still prefer bindings (value-dependent shapes).
     for (const std::string& name : imported ? std::vector<std::string>(trial.preferredBindings().begin(),
@@ -534,7 +552,7 @@ Expected<Function*> importModel(std::string_view bytes, const std::string& origi
   }
   Function& function = module.createFunction("main");
   GraphImporter importer(function, options, source, opset, bind);
-  if (Error e = importer.importGraph(*model.mutable_graph(), true)) return fail(e);
+  if (Error e = importer.importGraph(*model.mutable_graph(), true, cutPayloads)) return fail(e);
   return &function;
 }
 
@@ -554,7 +572,9 @@ class MappedFile {
     struct stat st {};
     void* data = MAP_FAILED;
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-      data = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      // Populated at once: the import reads every byte, and one mapping
+      // call is far cheaper than a page fault per 64 KiB on a VM.
+      data = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     ::close(fd);
     if (data == MAP_FAILED) return std::nullopt;
     return MappedFile(data, size_t(st.st_size));
@@ -586,9 +606,9 @@ Expected<Function*> importOnnxFile(const std::string& path, Module& module, cons
   if (std::filesystem::is_directory(path, ec)) return makeError(path, ": is a directory, not a model file");
   std::string baseDir = std::filesystem::path(path).parent_path().string();
   if (baseDir.empty()) baseDir = ".";
-  // A regular file is mapped, not read: protobuf copies the payloads out of
-  // it anyway, so a second in-memory copy of a large model would only cost
-  // page faults and a memcpy.
+  // A regular file is mapped, not read: the initializers' payloads are read
+  // in place (splitInitializerPayloads), so an in-memory copy of a large
+  // model would only cost page faults and a memcpy.
   if (auto mapped = MappedFile::open(path))
     return onnx_import::importModel(mapped->bytes(), path, baseDir, module, options);
   std::ifstream in(path, std::ios::binary);

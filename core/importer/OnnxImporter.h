@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -60,7 +61,10 @@ std::string onnxTypeName(int32_t dataType);
 Expected<Type> typeFromOnnx(int32_t dataType, Dims dims);
 /// Decodes a TensorProto (typed fields, raw_data or external data), checking
 /// every size. Errors do not name the tensor; the caller adds that.
-Expected<Tensor> tensorFromProto(const onnx::TensorProto& proto, const TensorSource& source);
+/// `cutRawData` is the tensor's raw_data when it was cut out of the parsed
+/// bytes (splitInitializerPayloads); it replaces the proto's empty one.
+Expected<Tensor> tensorFromProto(const onnx::TensorProto& proto, const TensorSource& source,
+                                 std::optional<std::string_view> cutRawData = std::nullopt);
 
 class GraphImporter;
 
@@ -189,7 +193,10 @@ class GraphImporter {
   /// With `releaseInitializerBytes` (the last import of a model), each
   /// initializer's raw_data is freed once its tensor exists: the model's
   /// weights are then held once, not twice, through the rest of the import.
-  Error importGraph(onnx::GraphProto& graph, bool releaseInitializerBytes);
+  /// `cutPayloads`: the initializers' raw_data cut out before parsing, by
+  /// initializer index (empty when nothing was cut).
+  Error importGraph(onnx::GraphProto& graph, bool releaseInitializerBytes,
+                    std::span<const std::optional<std::string_view>> cutPayloads = {});
 
   Function& function() { return function_; }
   const ImportOptions& options() const { return options_; }
@@ -221,7 +228,8 @@ class GraphImporter {
   }
 
  private:
-  Error importInitializers(onnx::GraphProto& graph, bool releaseBytes);
+  Error importInitializers(onnx::GraphProto& graph, bool releaseBytes,
+                           std::span<const std::optional<std::string_view>> cutPayloads);
   Error importInputs(const onnx::GraphProto& graph);
   /// The constant value of graph input `name` when it is bound (checked
   /// against the declared type), or nullopt.

@@ -89,7 +89,7 @@ Expected<Tensor> readExternal(const TensorProto& proto, const TensorSource& sour
   in.seekg(offset);
   if (needed > 0 && !in.read(bytes.data(), std::streamsize(needed)))
     return makeError("cannot read external data file '", path.string(), "'");
-  Tensor out(type);
+  Tensor out = Tensor::forOverwrite(type);  // every element is written below
   copyRaw(bytes.data(), proto.data_type(), out);
   return out;
 }
@@ -157,7 +157,7 @@ Expected<Tensor> typedDataTensor(const TensorProto& proto, const Type& type) {
       EMBER_RETURN_IF_ERROR(checkCount(proto.int32_data(), n, "int32_data"));
       break;
   }
-  Tensor out(type);
+  Tensor out = Tensor::forOverwrite(type);  // every element is written below
   switch (dataType) {
     case TensorProto::FLOAT:
       if (n > 0) std::memcpy(out.data(), proto.float_data().data(), size_t(n) * sizeof(float));
@@ -198,7 +198,8 @@ Expected<Tensor> typedDataTensor(const TensorProto& proto, const Type& type) {
 
 }  // namespace
 
-Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& source) {
+Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& source,
+                                 std::optional<std::string_view> cutRawData) {
   Dims dims;
   for (int64_t d : proto.dims()) {
     if (d < 0) return makeError("negative dimension ", d);
@@ -214,13 +215,13 @@ Expected<Tensor> tensorFromProto(const TensorProto& proto, const TensorSource& s
   // Sizes are checked against the data actually present before the tensor is
   // allocated: a few bytes claiming a huge shape must not allocate it.
   if (proto.data_location() == TensorProto::EXTERNAL) return readExternal(proto, source, type);
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
+  if (cutRawData || proto.has_raw_data()) {
+    const std::string_view raw = cutRawData ? *cutRawData : std::string_view(proto.raw_data());
     const uint64_t expected = uint64_t(n) * onnxElemSize(dataType);
     if (raw.size() != expected)
       return makeError("raw_data has ", raw.size(), " bytes but the shape ", dimsStr(dims), " needs ",
                        expected);
-    Tensor out(type);
+    Tensor out = Tensor::forOverwrite(type);  // every element is written below
     copyRaw(raw.data(), dataType, out);
     return out;
   }

@@ -46,7 +46,7 @@ Expected<std::unique_ptr<IRFunction>> generateIR(const Function& function) {
           v.name = node->name();
           v.type = node->resultType();
           v.kind = ValueKind::Constant;
-          v.payload = std::make_shared<const Tensor>(node->payload());
+          v.payload = node->sharedPayload();
           valueOf[{node, 0}] = ir->addValue(std::move(v));
         }
         continue;

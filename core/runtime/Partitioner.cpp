@@ -163,7 +163,7 @@ Expected<std::unique_ptr<Function>> buildPartition(const Function& function, siz
     auto key = std::make_pair(static_cast<const Node*>(v.node), v.resNo);
     auto it = mapped.find(key);
     if (it != mapped.end()) return it->second;
-    Node* made = v.node->isConstant() ? sub->createConstant(v.node->name(), v.node->payload())
+    Node* made = v.node->isConstant() ? sub->createConstant(v.node->name(), v.node->sharedPayload())
                                       : sub->createPlaceholder(valueKey(v), v.type());
     return mapped[key] = NodeValue(made, made->isConstant() ? v.resNo : 0);
   };

@@ -119,6 +119,9 @@ class Node {
   bool isPlaceholder() const { return kind_ == OpKind::Placeholder; }
   /// The payload of a Constant node (asserts otherwise).
   const Tensor& payload() const;
+  /// The same, shared: a copy of the graph (partitions, the IR) holds the
+  /// payload without copying its bytes.
+  const std::shared_ptr<const Tensor>& sharedPayload() const;
 
   /// "%conv1 = Conv(%x, %w, %b) {strides=[1,1], ...} : f32<1x112x112x64>".
   std::string str() const;
@@ -127,8 +130,11 @@ class Node {
   friend class Function;
   Node(OpKind kind, std::string name, std::vector<NodeValue> inputs, std::vector<Type> resultTypes,
        Attributes attrs)
-      : kind_(kind), name_(std::move(name)), inputs_(std::move(inputs)),
-        resultTypes_(std::move(resultTypes)), attrs_(std::move(attrs)) {}
+      : kind_(kind),
+        name_(std::move(name)),
+        inputs_(std::move(inputs)),
+        resultTypes_(std::move(resultTypes)),
+        attrs_(std::move(attrs)) {}
 
   OpKind kind_;
   std::string name_;
@@ -157,11 +163,12 @@ class Function {
   /// Computes the result types with the op's type rule and creates the node.
   /// Fails with a message naming the node and op when the inputs or
   /// attributes are invalid.
-  Expected<Node*> create(OpKind kind, std::string name, std::vector<NodeValue> inputs,
-                         Attributes attrs = {});
+  Expected<Node*> create(OpKind kind, std::string name, std::vector<NodeValue> inputs, Attributes attrs = {});
   /// A model input.
   Node* createPlaceholder(const std::string& name, Type type);
   Node* createConstant(const std::string& name, Tensor value);
+  /// Shares `value` instead of copying it (the importer's initializers).
+  Node* createConstant(const std::string& name, std::shared_ptr<const Tensor> value);
 
   void addOutput(std::string name, NodeValue value) { outputs_.push_back({std::move(name), value}); }
   const std::vector<Node*>& inputs() const { return inputs_; }

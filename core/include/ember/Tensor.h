@@ -18,7 +18,9 @@ struct TensorRef {
   void* data = nullptr;
 
   template <typename T>
-  T* as() const { return static_cast<T*>(data); }
+  T* as() const {
+    return static_cast<T*>(data);
+  }
   int64_t numElements() const { return type.numElements(); }
 };
 
@@ -32,11 +34,15 @@ struct ConstTensorRef {
   ConstTensorRef(const TensorRef& r) : type(r.type), data(r.data) {}
 
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data); }
+  const T* as() const {
+    return static_cast<const T*>(data);
+  }
   int64_t numElements() const { return type.numElements(); }
 };
 
-/// An owning tensor with 64-byte aligned, zero-initialised storage.
+/// An owning tensor with 64-byte aligned, zero-initialised storage (but see
+/// forOverwrite). Payloads of 2 MiB or more are mapped on their own, with
+/// transparent huge pages requested (core/support/Tensor.cpp).
 class Tensor {
  public:
   Tensor() = default;
@@ -45,15 +51,23 @@ class Tensor {
   Tensor& operator=(const Tensor& other);
   Tensor(Tensor&&) noexcept = default;
   Tensor& operator=(Tensor&&) noexcept = default;
+  /// Storage left unwritten (only the alignment padding is zeroed), for a
+  /// caller that overwrites every element at once: zero-filling a large
+  /// constant just before copying over it doubles its memory traffic.
+  static Tensor forOverwrite(Type type);
 
   const Type& type() const { return type_; }
   size_t sizeInBytes() const { return type_.sizeInBytes(); }
   void* data() { return storage_.get(); }
   const void* data() const { return storage_.get(); }
   template <typename T>
-  T* as() { return static_cast<T*>(data()); }
+  T* as() {
+    return static_cast<T*>(data());
+  }
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data()); }
+  const T* as() const {
+    return static_cast<const T*>(data());
+  }
 
   TensorRef ref() { return TensorRef{type_, data()}; }
   ConstTensorRef ref() const { return ConstTensorRef{type_, data()}; }
