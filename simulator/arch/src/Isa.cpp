@@ -2,6 +2,7 @@
 #include "ember/npu/Isa.h"
 
 #include <bit>
+#include <cassert>
 #include <cstring>
 
 #include "ember/npu/IsaHeader.h"
@@ -154,31 +155,47 @@ Expected<EncodedInstruction> encode(const Instruction& instr) {
   return out;
 }
 
-Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) {
+namespace {
+
+std::array<uint64_t, 4> readWords(std::span<const uint8_t, kInstructionBytes> bytes) {
   std::array<uint64_t, 4> words{};
   for (int w = 0; w < 4; ++w) words[size_t(w)] = readWord(bytes, w);
-  const OpcodeSpec* spec = findOpcode(uint8_t(words[0] & 0xff));
-  if (!spec) return makeError("malformed instruction: unknown opcode ", words[0] & 0xff);
-  if (words[0] & kReservedHeaderBit) return makeError("malformed instruction: reserved header bit 15 is set");
-  Instruction instr;
-  instr.opcode = spec->opcode;
+  return words;
+}
+
+/// The header and the fields of `spec` from `words`, without any check.
+void extract(const std::array<uint64_t, 4>& words, const OpcodeSpec& spec, Instruction& instr) {
+  instr.opcode = spec.opcode;
   instr.deps = {headerBit(words[0], header::kPopPrevBit),  headerBit(words[0], header::kPopNextBit),
                 headerBit(words[0], header::kPushPrevBit), headerBit(words[0], header::kPushNextBit),
                 headerBit(words[0], header::kPopSideBit),  headerBit(words[0], header::kPushSideBit)};
   instr.vectorQueue = (words[0] & kVectorQueueBit) != 0;
-  if (instr.vectorQueue && !isVectorOpcode(instr.opcode))
-    return makeError("malformed instruction: ", spec->mnemonic, " sets vq but is not a vector instruction");
   instr.layer = uint16_t(words[0] >> header::kLayerLsb);
-  std::array<uint64_t, 4> used{0xffffffffu, 0, 0, 0};  // the header bits
-  for (const auto& f : spec->fields) {
+  for (const auto& f : spec.fields) {
     const uint64_t raw = (words[f.lsb / 64] >> (f.lsb % 64)) & mask(f.width);
-    used[f.lsb / 64] |= mask(f.width) << (f.lsb % 64);
     int64_t v = int64_t(raw);
     if (f.kind == FieldKind::Signed && (raw >> (f.width - 1)) & 1) v = int64_t(raw | ~mask(f.width));
-    if (v > fieldMax(f))
-      return makeError("malformed instruction: ", spec->mnemonic, " field '", f.name, "' has invalid value ",
-                       v);
     instr[f.field] = v;
+  }
+}
+
+}  // namespace
+
+Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) {
+  const std::array<uint64_t, 4> words = readWords(bytes);
+  const OpcodeSpec* spec = findOpcode(uint8_t(words[0] & 0xff));
+  if (!spec) return makeError("malformed instruction: unknown opcode ", words[0] & 0xff);
+  if (words[0] & kReservedHeaderBit) return makeError("malformed instruction: reserved header bit 15 is set");
+  Instruction instr;
+  extract(words, *spec, instr);
+  if (instr.vectorQueue && !isVectorOpcode(instr.opcode))
+    return makeError("malformed instruction: ", spec->mnemonic, " sets vq but is not a vector instruction");
+  std::array<uint64_t, 4> used{0xffffffffu, 0, 0, 0};  // the header bits
+  for (const auto& f : spec->fields) {
+    used[f.lsb / 64] |= mask(f.width) << (f.lsb % 64);
+    if (instr[f.field] > fieldMax(f))
+      return makeError("malformed instruction: ", spec->mnemonic, " field '", f.name, "' has invalid value ",
+                       instr[f.field]);
   }
   for (int w = 0; w < 4; ++w)
     if (words[size_t(w)] & ~used[size_t(w)])
@@ -188,6 +205,15 @@ Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes) 
     return makeError("malformed instruction: ", spec->mnemonic, " in the ", queueName(instr.queue()),
                      " queue uses pop_", linkName(*l), "/push_", linkName(*l), " but that queue has no ",
                      linkNoun(*l), " queue");
+  return instr;
+}
+
+Instruction decodeAccepted(std::span<const uint8_t, kInstructionBytes> bytes) {
+  const std::array<uint64_t, 4> words = readWords(bytes);
+  const OpcodeSpec* spec = findOpcode(uint8_t(words[0] & 0xff));
+  assert(spec && "decodeAccepted: bytes that decode() refuses");
+  Instruction instr;
+  if (spec) extract(words, *spec, instr);
   return instr;
 }
 

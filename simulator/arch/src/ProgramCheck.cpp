@@ -84,6 +84,7 @@ struct DecodedProgram {
   size_t size() const { return instructions.size(); }
   uint8_t opcode(size_t i) const { return uint8_t(instructions[i].opcode); }
   Expected<Instruction> at(size_t i) const { return instructions[i]; }
+  const Instruction& accepted(size_t i) const { return instructions[i]; }
 };
 
 /// A program held encoded: instruction i decoded when it is read.
@@ -481,7 +482,7 @@ Expected<ProgramView> ProgramView::of(std::span<const isa::EncodedInstruction> p
 
 isa::Instruction ProgramView::at(size_t index) const {
   // of() decoded every instruction below FINISH once already.
-  return encoded_.empty() ? decoded_[index] : *isa::decode(encoded_[index]);
+  return encoded_.empty() ? decoded_[index] : isa::decodeAccepted(encoded_[index]);
 }
 
 Error checkTokens(const std::vector<isa::Instruction>& program, const NpuConfig& config) {
@@ -525,7 +526,7 @@ struct ViewedProgram {
   const ProgramView& view;
   size_t size() const { return view.queues().end; }
   uint8_t opcode(size_t i) const { return view.queues().opcode[i]; }
-  Expected<Instruction> at(size_t i) const { return view.at(i); }
+  Instruction accepted(size_t i) const { return view.at(i); }
 };
 
 /// checkWeightBuffers over a DecodedProgram or a ViewedProgram: only the
@@ -541,7 +542,7 @@ Error checkWeightBuffersOf(const Program& program, const NpuConfig& config) {
   for (uint32_t i = 0; i < program.size(); ++i) {
     if (program.opcode(i) == uint8_t(Opcode::Finish)) break;
     if (program.opcode(i) != uint8_t(Opcode::Gemm)) continue;
-    EMBER_ASSIGN_OR_RETURN(const Instruction in, program.at(i));
+    const Instruction& in = program.accepted(i);
     const int64_t wbuf = in[Field::WeightBuffer];
     if (wbuf >= config.weightBuffers)
       return makeError(describe(i), ": wbuf=", wbuf,

@@ -87,20 +87,21 @@ enum class Opcode : uint8_t {
 
 /// Every named field of any opcode. An instruction's decoded form stores one
 /// value per field (0 for fields its opcode does not have).
-#define EMBER_NPU_FIELDS(X)                                                                                \
-  X(Mem)                                                                                                   \
-  X(DramAddr)                                                                                              \
-  X(SramAddr)                                                                                              \
-  X(XSize)                                                                                                 \
-  X(YSize)                                                                                                 \
-  X(ZSize)                                                                                                 \
-  X(DramYStride)                                                                                           \
-  X(DramZStride) X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight) X(PadValue) X(Accumulate)     \
-      X(Preload) X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) X(InpStride) X(WgtStride) \
-          X(AccStride) X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride) X(Src2Stride) X(DstStride)       \
-              X(Multiplier) X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr)      \
-                  X(Mode) X(KernelH) X(KernelW) X(StrideH) X(StrideW) X(OutH) X(OutW) X(Channels)          \
-                      X(QueueSel) X(BiasInit) X(BiasAddr) X(Masked)
+#define EMBER_NPU_FIELDS(X)                                                                                  \
+  X(Mem)                                                                                                     \
+  X(DramAddr)                                                                                                \
+  X(SramAddr)                                                                                                \
+  X(XSize)                                                                                                   \
+  X(YSize)                                                                                                   \
+  X(ZSize)                                                                                                   \
+  X(DramYStride)                                                                                             \
+  X(DramZStride)                                                                                             \
+  X(SramStride) X(PadTop) X(PadBottom) X(PadLeft) X(PadRight) X(PadValue) X(Accumulate) X(Preload)           \
+      X(WeightBuffer) X(M) X(K) X(N) X(InpAddr) X(WgtAddr) X(AccAddr) X(InpStride) X(WgtStride) X(AccStride) \
+          X(Src) X(Src2) X(Dst) X(Rows) X(Cols) X(SrcStride) X(Src2Stride) X(DstStride) X(Multiplier)        \
+              X(Shift) X(ZeroPoint) X(Lo) X(Hi) X(Lo32) X(Hi32) X(LutAddr) X(ParamAddr) X(Mode) X(KernelH)   \
+                  X(KernelW) X(StrideH) X(StrideW) X(OutH) X(OutW) X(Channels) X(QueueSel) X(BiasInit)       \
+                      X(BiasAddr) X(Masked)
 
 enum class Field : uint8_t {
 #define EMBER_NPU_FIELD_ENUM(name) name,
@@ -190,6 +191,10 @@ Expected<EncodedInstruction> encode(const Instruction& instr);
 /// outside the opcode's fields, dependency bits toward a missing queue) is an
 /// error describing what is wrong.
 Expected<Instruction> decode(std::span<const uint8_t, kInstructionBytes> bytes);
+/// Decodes bytes that decode() has already accepted, without checking them
+/// again: the program checkers read each instruction of a validated program
+/// several times.
+Instruction decodeAccepted(std::span<const uint8_t, kInstructionBytes> bytes);
 
 /// The range of a field's values: [min, max].
 constexpr int64_t fieldMin(const FieldLayout& layout) {
