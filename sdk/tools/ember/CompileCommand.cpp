@@ -1,6 +1,10 @@
 // ember compile: the whole compile pipeline, then a report; -o writes the
 // backend's compiled artefact (the npu backend's bundle).
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
 #include <iostream>
+#include <string_view>
 
 #include "Commands.h"
 #include "ModelIO.h"
@@ -16,6 +20,32 @@ struct CompileArgs {
   std::string outputPath, headerPath, reportPath;
   std::vector<std::string> bindings;
   bool quiet = false;
+  bool timeReport = false;
+};
+
+/// Wall time per phase of the command, printed by --time-report (as
+/// -ftime-report does for a C++ compiler): where a slow compile goes.
+class PhaseTimes {
+ public:
+  /// Ends the current phase, named `name`.
+  void lap(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_.emplace_back(name, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+  void print(std::ostream& out) const {
+    double total = 0;
+    for (const auto& [name, seconds] : phases_) total += seconds;
+    out << "time report (wall seconds):\n";
+    for (const auto& [name, seconds] : phases_)
+      out << "  " << name << std::string(12 - std::min<size_t>(11, std::string_view(name).size()), ' ')
+          << std::fixed << std::setprecision(3) << seconds << "\n";
+    out << "  total       " << std::fixed << std::setprecision(3) << total << "\n";
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::vector<std::pair<const char*, double>> phases_;
 };
 
 /// Parses `ember compile`'s arguments into `a`; an exit status when it is done
@@ -37,6 +67,8 @@ std::optional<int> parseCompileArgs(const std::vector<std::string>& args, Compil
                  "compile for this value of model input NAME: it becomes a constant\n"
                  "(shape specialisation, for inputs that decide shapes)");
   parser.addFlag("--quiet", &a.quiet, "print nothing on success");
+  parser.addFlag("--time-report", &a.timeReport,
+                 "print the wall time of each phase (backend set-up, import, compile, write) to stderr");
   if (auto status = parser.parse(args)) return status;
   return a.pipeline.validate(parser);
 }
@@ -72,6 +104,7 @@ void printCompileSummary(const CompileArgs& a, const std::string& backendName, c
 
 int compileCommand(const std::vector<std::string>& args) {
   CompileArgs a;
+  PhaseTimes times;
   if (auto status = parseCompileArgs(args, a)) return *status;
   PipelineArgs& pipeline = a.pipeline;
   Expected<std::unique_ptr<Backend>> backend = compileBackend(a);
@@ -81,17 +114,21 @@ int compileCommand(const std::vector<std::string>& args) {
   Expected<std::map<std::string, Tensor>> bound = readNamedInputs(a.bindings);
   if (!bound) return fail(bound.error().withContext("--bind"));
   pipeline.importOptions.boundInputs = bound.take();
+  times.lap("set-up");
   Expected<LoadedModel> loaded = importModel(pipeline);
   if (!loaded) return fail(pipeline.nameMemoryLimit(loaded.error()));
+  times.lap("import");
   const std::vector<std::string> boundNames =
       boundInputNames(pipeline.importOptions.boundInputs, *loaded->function);
   Expected<CompiledModel> model =
       compileFunction(*loaded->function, backend.take(), pipeline.compileOptions());
   if (!model) return fail(pipeline.nameMemoryLimit(model.error()).withContext(pipeline.model));
+  times.lap("compile");
 
   if (!a.outputPath.empty()) {
     if (Error e = model->function->writeArtifact(a.outputPath))
       return fail(e.withContext("-o " + a.outputPath + " (backend '" + backendName + "')"));
+    times.lap("write");
   }
   // Before a run, an accelerator's report holds the compile-time figures.
   const DeviceReport* device = model->report.device.layers.empty() ? nullptr : &model->report.device;
@@ -102,6 +139,8 @@ int compileCommand(const std::vector<std::string>& args) {
       return fail(e);
   }
   if (!a.quiet) printCompileSummary(a, backendName, *model, *loaded->function, boundNames, device);
+  times.lap("report");
+  if (a.timeReport) times.print(std::cerr);
   return kExitSuccess;
 }
 
