@@ -215,19 +215,21 @@ void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row, const int32_t*
   const int64_t c = call.c, taps = call.kh * call.kw, groups = tapGroups(taps), n = 4 * groups;
   thread_local std::vector<uint8_t> zeroRow;
   thread_local std::vector<const uint8_t*> sources;
-  thread_local std::vector<uintptr_t> bases;
+  thread_local std::vector<const uint8_t*> rows;
+  thread_local std::vector<int64_t> offsets;
   const size_t rowBytes = size_t(call.w * c);
   if (zeroRow.size() != rowBytes || (rowBytes > 0 && zeroRow[0] != uint8_t(call.inputZero)))
     zeroRow.assign(rowBytes, uint8_t(call.inputZero));
   const int64_t img = row / call.oh, oy = row % call.oh;
-  bases.resize(size_t(n));
+  rows.resize(size_t(n));
+  offsets.resize(size_t(n));
   for (int64_t tap = 0; tap < n; ++tap) {
     const int64_t ky = tap / call.kw, kx = tap < taps ? tap % call.kw : 0;
     const int64_t iy = oy * call.sh - call.pt + ky * call.dh;
-    const uint8_t* start =
+    rows[size_t(tap)] =
         tap < taps && iy >= 0 && iy < call.h ? call.input + (img * call.h + iy) * call.w * c : zeroRow.data();
-    // May point before the row: pixel x adds x * stride (integer arithmetic, no pointer outside the row).
-    bases[size_t(tap)] = reinterpret_cast<uintptr_t>(start) + uintptr_t((kx * call.dw - call.pl) * c);
+    // May be negative: pixel x adds x * stride before the pointer moves, so no pointer leaves the row.
+    offsets[size_t(tap)] = (kx * call.dw - call.pl) * c;
   }
   // Pixels with ox * sw - pl >= 0 and ox * sw - pl + (kw - 1) * dw < w.
   const int64_t lastInside = call.w - 1 + call.pl - (call.kw - 1) * call.dw;
@@ -241,7 +243,8 @@ void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row, const int32_t*
                               [&](int64_t tap, const uint8_t* src) { sources[size_t(ox * n + tap)] = src; });
   }
   Int8DepthwiseRowArgs t;
-  t.bases = bases.data();
+  t.rows = rows.data();
+  t.offsets = offsets.data();
   t.stride = call.sw * c;
   t.interiorBegin = begin;
   t.interiorEnd = end;

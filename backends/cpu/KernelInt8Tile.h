@@ -40,15 +40,18 @@ inline constexpr int64_t kInt8DepthwiseBlock = 64;
 /// One output row of the int8 depthwise convolution for the AVX-512 VNNI
 /// kernel (KernelInt8Depthwise.cpp to KernelInt8Vnni.cpp). Taps go in groups
 /// of four (vpdpbusd); tap i of pixel x in [interiorBegin, interiorEnd) (its
-/// window inside the row horizontally) starts at address bases[i] + x *
-/// stride, of another pixel at sources[x * 4 * groups + i]. A padding tap
+/// window inside the row horizontally) starts at rows[i] + (offsets[i] + x *
+/// stride), inside the row (offsets[i] alone may be negative, so the sum is
+/// taken before the pointer moves); tap i of another pixel starts at
+/// sources[x * 4 * groups + i]. A padding tap
 /// (and the last group's missing taps, whose weights are 0) reads the input
 /// zero point. Per block of 64 channels, `quadWeights` holds [groups][4][64]
 /// bytes and `constants` [3][64] int32 (correction = bias - zu * sum of the
 /// channel's taps, multiplier, shift), both in the order of the vpunpck
 /// interleave (KernelInt8Depthwise.cpp).
 struct Int8DepthwiseRowArgs {
-  const uintptr_t* bases = nullptr;
+  const uint8_t* const* rows = nullptr;
+  const int64_t* offsets = nullptr;
   int64_t stride = 0;
   int64_t interiorBegin = 0, interiorEnd = 0;
   const uint8_t* const* sources = nullptr;

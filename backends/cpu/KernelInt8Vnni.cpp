@@ -312,8 +312,8 @@ inline __m512i blockCodes(__m512i acc0, __m512i acc1, __m512i acc2, __m512i acc3
 inline void tapSources(const Int8DepthwiseRowArgs& t, int64_t x, const uint8_t** out) {
   const int64_t n = 4 * t.groups;
   if (x >= t.interiorBegin && x < t.interiorEnd) {
-    const uintptr_t at = uintptr_t(x * t.stride);
-    for (int64_t i = 0; i < n; ++i) out[i] = reinterpret_cast<const uint8_t*>(t.bases[i] + at);
+    const int64_t at = x * t.stride;
+    for (int64_t i = 0; i < n; ++i) out[i] = t.rows[i] + (t.offsets[i] + at);
     return;
   }
   std::memcpy(out, t.sources + x * n, size_t(n) * sizeof(const uint8_t*));
@@ -413,12 +413,11 @@ void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t) {
     };
     for (int64_t x = 0; x < t.interiorBegin; ++x) edgePixel(x);
     for (int64_t x = t.interiorBegin; x < t.interiorEnd; ++x) {
-      const uintptr_t at = uintptr_t(x * t.stride + ch);
-      _mm512_mask_storeu_epi8(
-          t.out + x * t.c + ch, valid,
-          blockPixel(
-              k, t.groups, weights, valid, flip,
-              [&](int64_t i) { return reinterpret_cast<const uint8_t*>(t.bases[i] + at); }, range, codes));
+      const int64_t at = x * t.stride + ch;
+      _mm512_mask_storeu_epi8(t.out + x * t.c + ch, valid,
+                              blockPixel(
+                                  k, t.groups, weights, valid, flip,
+                                  [&](int64_t i) { return t.rows[i] + (t.offsets[i] + at); }, range, codes));
     }
     for (int64_t x = t.interiorEnd; x < t.pixels; ++x) edgePixel(x);
   }

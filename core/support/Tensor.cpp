@@ -52,8 +52,11 @@ std::byte* mapStorage(size_t rounded) {
   const size_t mappedBytes = rounded + kHugePageBytes;
   void* base = ::mmap(nullptr, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) throw std::bad_alloc();
+  // The first 2 MiB boundary at least kHeaderBytes past the base, found as an
+  // offset so the payload pointer derives from the mapping (no int-to-pointer).
   const auto address = reinterpret_cast<uintptr_t>(base) + kHeaderBytes;
-  auto* payload = reinterpret_cast<std::byte*>((address + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+  const size_t offset = kHeaderBytes + ((kHugePageBytes - address % kHugePageBytes) % kHugePageBytes);
+  std::byte* payload = static_cast<std::byte*>(base) + offset;
   // Advice only: without transparent huge pages the mapping still works.
   (void)::madvise(payload, rounded, MADV_HUGEPAGE);
   headerOf(payload) = {base, mappedBytes};
