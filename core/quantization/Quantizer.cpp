@@ -382,10 +382,14 @@ void Quantizer::matMulWeightsAndBias(Node* node, int64_t n, LinearParts& parts) 
   // as many elements would not, whatever the output's shape.
   bool rowBias = isF32Constant(other) && other.type().numElements() == n && other.type().rank() > 0 &&
                  other.type().dims.back() == n && add->resultType() == node->resultType();
-  if (rowBias) {
-    parts.bias.assign(floats(other.node).begin(), floats(other.node).end());
-    parts.replaced = add;
-  }
+  // An Add that begins a transformer pattern (an attention mask before its
+  // Softmax) is the pattern's; and an infinite "bias" is a mask, which int32
+  // cannot hold.
+  if (!rowBias || patternOf_.count(add)) return;
+  std::span<const float> bias = floats(other.node);
+  if (!std::all_of(bias.begin(), bias.end(), [](float x) { return std::isfinite(x); })) return;
+  parts.bias.assign(bias.begin(), bias.end());
+  parts.replaced = add;
 }
 
 /// QuantizedMatMul's rhs: the constant weights quantized per column (their
@@ -737,7 +741,11 @@ Error Quantizer::run() {
       // nodes are converted one by one as any other.
       const TransformerPattern& p = patterns_[it->second];
       for (const Node* n : p.nodes) patternOf_.erase(n);
-      Outcome outcome = convertPattern(p);
+      // A pattern an earlier conversion took a node of is gone; its other
+      // nodes convert one by one.
+      const bool intact =
+          std::none_of(p.nodes.begin(), p.nodes.end(), [&](Node* n) { return handled_.count(n); });
+      Outcome outcome = intact ? convertPattern(p) : Outcome(std::string("pattern broken"));
       if (!outcome)
         return outcome.error().withContext("quantizing the " + p.describe() + " ending at '" +
                                            p.last->name() + "'");

@@ -156,4 +156,31 @@ TEST(TransformerPatterns, MaskedSoftmaxTakesTheMask) {
   EXPECT_EQ(biased[OpKind::QuantizedAdd], 1);
 }
 
+/// Softmax(MatMul(x, W) + mask) with a [1, 6] row mask: the mask has the
+/// shape of a MatMul's row bias, which the linear conversion would absorb.
+void maskedSoftmaxAfterMatMul(Function& f, float maskValue) {
+  G g{f};
+  NodeValue x = f.createPlaceholder("x", Type(ElemKind::F32, {3, 4}))->result();
+  Tensor mask(Type(ElemKind::F32, {1, 6}));
+  for (int j = 0; j < 6; ++j) mask.as<float>()[j] = j >= 4 ? maskValue : 0.0f;
+  NodeValue scores = g.op(OpKind::MatMul, {x, g.c(randomTensor({4, 6}, 7))});
+  f.addOutput("y", g.op(OpKind::Softmax, {g.op(OpKind::Add, {scores, g.c(std::move(mask))})},
+                        Attributes{{"axis", int64_t(1)}}));
+}
+
+TEST(TransformerPatterns, MaskAfterMatMulIsTheSoftmaxsNotABias) {
+  // The -inf row used to be taken as the MatMul's bias, and the softmax then
+  // asked the profile for the renamed MatMul ("no tensor '...f32'").
+  auto masked = quantizedKinds(
+      [](Function& f) { maskedSoftmaxAfterMatMul(f, -std::numeric_limits<float>::infinity()); }, {3, 4});
+  EXPECT_EQ(masked[OpKind::QuantizedMatMul], 1);
+  EXPECT_EQ(masked[OpKind::QuantizedSoftmax], 1);
+  EXPECT_EQ(masked[OpKind::QuantizedAdd] + masked[OpKind::Add], 0) << "the mask Add is the softmax's";
+  // A finite row is a bias: it folds into the MatMul, and the softmax has no mask.
+  auto biased = quantizedKinds([](Function& f) { maskedSoftmaxAfterMatMul(f, -3.0f); }, {3, 4});
+  EXPECT_EQ(biased[OpKind::QuantizedMatMul], 1);
+  EXPECT_EQ(biased[OpKind::QuantizedSoftmax], 1);
+  EXPECT_EQ(biased[OpKind::QuantizedAdd] + biased[OpKind::Add], 0) << "the bias Add is absorbed";
+}
+
 }  // namespace
