@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ember::cpu {
@@ -11,7 +12,7 @@ namespace {
 constexpr int kSpinIterations = 20000;
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads) : shares_(std::make_unique<Share[]>(size_t(std::max(threads, 1)))) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
 }
 
@@ -26,7 +27,12 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work(int thread) {
-  for (int64_t i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < items_;) fn_(ctx_, i, thread);
+  const int threads = size();
+  for (int k = 0; k < threads; ++k) {
+    Share& share = shares_[size_t((thread + k) % threads)];
+    for (int64_t i; (i = share.next.fetch_add(1, std::memory_order_relaxed)) < share.end;)
+      fn_(ctx_, i, thread);
+  }
 }
 
 void ThreadPool::run(int64_t items, Trampoline fn, void* ctx) {
@@ -34,10 +40,13 @@ void ThreadPool::run(int64_t items, Trampoline fn, void* ctx) {
   const uint64_t generation = (state_.load() >> 32) + 1;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    items_ = items;
+    const int threads = size();
+    for (int t = 0; t < threads; ++t) {
+      shares_[size_t(t)].next.store(items * t / threads, std::memory_order_relaxed);
+      shares_[size_t(t)].end = items * (t + 1) / threads;
+    }
     fn_ = fn;
     ctx_ = ctx;
-    next_.store(0);
     state_.store(generation << 32);  // open, nobody inside
   }
   wake_.notify_all();

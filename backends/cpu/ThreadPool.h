@@ -1,5 +1,6 @@
 // A small persistent thread pool for the cpu backend's kernels. The caller
-// takes part in every parallel loop and items are claimed dynamically;
+// takes part in every parallel loop. Each thread first claims the items of its
+// own contiguous share of the loop, then those left in the other shares;
 // workers spin briefly between loops (a model runs many short kernels back to
 // back) and then sleep.
 #pragma once
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -26,8 +28,11 @@ class ThreadPool {
 
   int size() const { return int(workers_.size()) + 1; }
 
-  /// Calls body(item, thread) for every item in [0, items), items handed out
-  /// dynamically; returns when all are done. Not reentrant.
+  /// Calls body(item, thread) for every item in [0, items); returns when all
+  /// are done. Thread t runs the items of the t-th contiguous share first, so
+  /// consecutive loops over the same rows keep them on the same core (its
+  /// cache holds what it wrote); a thread that runs out takes the items left
+  /// in the other shares. Not reentrant.
   template <typename Body>
   void parallelFor(int64_t items, Body&& body) {
     if (items <= 0) return;
@@ -56,9 +61,15 @@ class ThreadPool {
   std::atomic<uint64_t> state_{kClosed};
   static constexpr uint64_t kClosed = uint64_t(1) << 31;
   static constexpr uint64_t kInflightMask = kClosed - 1;
-  std::atomic<int64_t> next_{0};
+  /// One thread's share of the loop: items [next, end) not yet claimed. On
+  /// its own cache line, so the owner claims without contention until
+  /// another thread takes what it has left.
+  struct alignas(64) Share {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+  std::unique_ptr<Share[]> shares_;
   std::atomic<bool> stop_{false};
-  int64_t items_ = 0;
   Trampoline fn_ = nullptr;
   void* ctx_ = nullptr;
 };
