@@ -114,10 +114,18 @@ void transpose(const void* input, void* output, size_t elemSize, const std::vect
     std::memcpy(output, input, elemSize);
     return;
   }
-  const int64_t outer = outDims[0];
+  // Items are the leading output dims, as many as give a few items per
+  // thread: a batch-1 NCHW -> NHWC input transpose has outDims[0] == 1 and
+  // ran on one thread.
+  size_t lead = 1;
+  int64_t outer = outDims[0];
+  while (lead + 1 < rank && outer < 4 * int64_t(pool.size())) outer *= outDims[lead++];
   const int64_t innerCount = total / outer;
   auto body = [&]<typename T>(int64_t o) {
-    const T* in = static_cast<const T*>(input) + o * strides[0];
+    int64_t start = 0;
+    for (size_t d = lead, rest = size_t(o); d-- > 0; rest /= size_t(outDims[d]))
+      start += int64_t(rest % size_t(outDims[d])) * strides[d];
+    const T* in = static_cast<const T*>(input) + start;
     T* out = static_cast<T*>(output) + o * innerCount;
     int64_t index[8] = {0};
     int64_t offset = 0;
@@ -128,7 +136,7 @@ void transpose(const void* input, void* output, size_t elemSize, const std::vect
         return;
       }
       for (int64_t j = 0; j < last; ++j) out[i + j] = in[offset + j * lastStride];
-      for (size_t d = rank - 1; d-- > 1;) {
+      for (size_t d = rank - 1; d-- > lead;) {
         offset += strides[d];
         if (++index[d] < outDims[d]) break;
         offset -= strides[d] * outDims[d];
