@@ -17,6 +17,7 @@
 
 #include "ember/Importer.h"
 #include "ember/Npy.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember {
 namespace {
@@ -24,52 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using onnx::TensorProto;
 
-/// A one-graph ONNX model built with the protobuf API.
-struct Model {
-  onnx::ModelProto proto;
-  onnx::GraphProto* graph;
-
-  Model() {
-    proto.set_ir_version(8);
-    proto.add_opset_import()->set_version(13);
-    graph = proto.mutable_graph();
-  }
-  void input(const std::string& name, const std::vector<int64_t>& dims, int32_t type = TensorProto::FLOAT) {
-    auto* tt = graph->add_input();
-    tt->set_name(name);
-    auto* t = tt->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(type);
-    auto* shape = t->mutable_shape();
-    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-  }
-  void output(const std::string& name) { graph->add_output()->set_name(name); }
-  onnx::NodeProto& node(const std::string& op, const std::string& name, std::vector<std::string> ins,
-                        std::vector<std::string> outs) {
-    auto* n = graph->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return *n;
-  }
-  TensorProto& ints(const std::string& name, std::vector<int64_t> values) {
-    auto* t = graph->add_initializer();
-    t->set_name(name);
-    t->set_data_type(TensorProto::INT64);
-    t->add_dims(int64_t(values.size()));
-    for (int64_t v : values) t->add_int64_data(v);
-    return *t;
-  }
-  /// An initializer claiming `dims` with `rawBytes` bytes of data.
-  TensorProto& raw(const std::string& name, std::vector<int64_t> dims, size_t rawBytes) {
-    auto* t = graph->add_initializer();
-    t->set_name(name);
-    t->set_data_type(TensorProto::FLOAT);
-    for (int64_t d : dims) t->add_dims(d);
-    t->set_raw_data(std::string(rawBytes, '\0'));
-    return *t;
-  }
-};
+using test::OnnxModel;
 
 class ImportErrors : public ::testing::Test {
  protected:
@@ -87,9 +43,7 @@ class ImportErrors : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << bytes;
     return p;
   }
-  std::string write(const std::string& name, const Model& m) {
-    return write(name, m.proto.SerializeAsString());
-  }
+  std::string write(const std::string& name, const OnnxModel& m) { return write(name, m.bytes()); }
 
   /// Imports the file; expects an error holding every fragment and returns it.
   std::string importError(const std::string& path, const std::vector<std::string>& fragments,
@@ -123,19 +77,19 @@ class ImportErrors : public ::testing::Test {
 };
 
 TEST_F(ImportErrors, MalformedOnnxNamesTheFile) {
-  Model m;
+  OnnxModel m;
   m.input("x", {2});
-  m.node("Relu", "relu1", {"x"}, {"y"});
+  m.node("Relu", {"x"}, {"y"}, "relu1");
   m.output("y");
-  const std::string bytes = m.proto.SerializeAsString();
+  const std::string bytes = m.bytes();
   importError(write("truncated.onnx", bytes.substr(0, bytes.size() - 5)), {"protobuf parse failed"});
   cliError(write("truncated.onnx", bytes.substr(0, bytes.size() - 5)), {"truncated.onnx"});
 }
 
 TEST_F(ImportErrors, UnsupportedOpNamesFileNodeAndOp) {
-  Model m;
+  OnnxModel m;
   m.input("x", {2});
-  m.node("Frobnicate", "frob7", {"x"}, {"y"});
+  m.node("Frobnicate", {"x"}, {"y"}, "frob7");
   m.output("y");
   const std::string p = write("unsupported.onnx", m);
   importError(p, {"node 'frob7'", "Frobnicate", "unsupported operator"});
@@ -147,10 +101,10 @@ TEST_F(ImportErrors, ReshapeToNegativeOrMismatchedSize) {
                                  {{5, 7}, "cannot reshape 2x3 (6 elements) to 5x7"},
                                  {{-1, 4}, "with -1"},
                                  {{int64_t(1) << 40, int64_t(1) << 40}, "more than"}}) {
-    Model m;
+    OnnxModel m;
     m.input("x", {2, 3});
-    m.ints("shape", shape);
-    m.node("Reshape", "reshape3", {"x", "shape"}, {"y"});
+    m.ints("shape", {int64_t(shape.size())}, shape);
+    m.node("Reshape", {"x", "shape"}, {"y"}, "reshape3");
     m.output("y");
     const std::string p = write("reshape.onnx", m);
     importError(p, {"node 'reshape3'", "(Reshape, opset 13)", fragment});
@@ -161,16 +115,16 @@ TEST_F(ImportErrors, ReshapeToNegativeOrMismatchedSize) {
 TEST_F(ImportErrors, OverflowingShapesNameTheValue) {
   // 2^32 * 2^32 * 2^32 overflows 64 bits.
   const int64_t big = int64_t(1) << 32;
-  Model m;
+  OnnxModel m;
   m.input("x", {big, big, big});
-  m.node("Relu", "relu1", {"x"}, {"y"});
+  m.node("Relu", {"x"}, {"y"}, "relu1");
   m.output("y");
   importError(write("input.onnx", m), {"input 'x'", "elements"});
 
-  Model w;
+  OnnxModel w;
   w.input("x", {1});
   w.raw("weights", {big, big, big}, 4);
-  w.node("Add", "add1", {"x", "weights"}, {"y"});
+  w.node("Add", {"x", "weights"}, {"y"}, "add1");
   w.output("y");
   const std::string p = write("initializer.onnx", w);
   importError(p, {"initializer 'weights'", "elements"});
@@ -179,17 +133,17 @@ TEST_F(ImportErrors, OverflowingShapesNameTheValue) {
 
 TEST_F(ImportErrors, HugeClaimsAreRefusedBeforeAllocating) {
   // 4 bytes of raw_data claiming 2^31 floats (8 GiB): an error, not an 8 GiB allocation.
-  Model m;
+  OnnxModel m;
   m.input("x", {1});
   m.raw("w", {int64_t(1) << 31}, 4);
-  m.node("Add", "add1", {"x", "w"}, {"y"});
+  m.node("Add", {"x", "w"}, {"y"}, "add1");
   m.output("y");
   importError(write("claim.onnx", m), {"initializer 'w'", "raw_data has 4 bytes"});
 
   // ConstantOfShape of 2^32 int64 zeros would be a 32 GiB constant: above the default 16 GiB per tensor.
-  Model c;
-  c.ints("shape", {int64_t(1) << 32});
-  auto& n = c.node("ConstantOfShape", "fill9", {"shape"}, {"y"});
+  OnnxModel c;
+  c.ints("shape", {1}, {int64_t(1) << 32});
+  auto& n = c.node("ConstantOfShape", {"shape"}, {"y"}, "fill9");
   auto* value = n.add_attribute();
   value->set_name("value");
   value->set_type(onnx::AttributeProto::TENSOR);
@@ -204,10 +158,10 @@ TEST_F(ImportErrors, HugeClaimsAreRefusedBeforeAllocating) {
 
 TEST_F(ImportErrors, ConfigurableMemoryLimits) {
   // A node result above the per-tensor limit names the node.
-  Model m;
+  OnnxModel m;
   m.input("x", {1, 1});
-  m.ints("shape", {1024, 1024});
-  m.node("Expand", "expand2", {"x", "shape"}, {"y"});
+  m.ints("shape", {2}, {1024, 1024});
+  m.node("Expand", {"x", "shape"}, {"y"}, "expand2");
   m.output("y");
   ImportOptions small;
   small.maxTensorBytes = 1 << 20;
@@ -217,12 +171,12 @@ TEST_F(ImportErrors, ConfigurableMemoryLimits) {
   EXPECT_TRUE(importOnnxFile(write("expand.onnx", m), ok).hasValue()) << "the default limit is 16 GiB";
 
   // Constants that are each small but together above the total limit.
-  Model w;
+  OnnxModel w;
   w.input("x", {256});
   w.raw("w1", {256}, 1024);
   w.raw("w2", {256}, 1024);
-  w.node("Add", "add1", {"x", "w1"}, {"t"});
-  w.node("Add", "add2", {"t", "w2"}, {"y"});
+  w.node("Add", {"x", "w1"}, {"t"}, "add1");
+  w.node("Add", {"t", "w2"}, {"y"}, "add2");
   w.output("y");
   ImportOptions total;
   total.maxConstantBytes = 1536;

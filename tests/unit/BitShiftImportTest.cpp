@@ -9,41 +9,21 @@
 #include <vector>
 
 #include "ember/Importer.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember {
 namespace {
 
-void addU8Input(onnx::GraphProto* graph, const std::string& name, std::vector<int64_t> dims) {
-  auto* in = graph->add_input();
-  in->set_name(name);
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::UINT8);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
+std::vector<test::OnnxDim> onnxDims(const std::vector<int64_t>& dims) { return {dims.begin(), dims.end()}; }
 
-std::string bitShiftModel(const std::string& direction, std::vector<int64_t> xDims,
-                          std::vector<int64_t> yDims) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(11);
-  auto* graph = model.mutable_graph();
-  graph->set_name("g");
-  addU8Input(graph, "x", std::move(xDims));
-  addU8Input(graph, "y", std::move(yDims));
-  auto* node = graph->add_node();
-  node->set_op_type("BitShift");
-  node->set_name("shift");
-  node->add_input("x");
-  node->add_input("y");
-  node->add_output("z");
-  auto* attr = node->add_attribute();
-  attr->set_name("direction");
-  attr->set_type(onnx::AttributeProto::STRING);
-  attr->set_s(direction);
-  graph->add_output()->set_name("z");
-  return model.SerializeAsString();
+std::string bitShiftModel(const std::string& direction, const std::vector<int64_t>& xDims,
+                          const std::vector<int64_t>& yDims) {
+  test::OnnxModel m(11);
+  m.input("x", onnxDims(xDims), onnx::TensorProto::UINT8);
+  m.input("y", onnxDims(yDims), onnx::TensorProto::UINT8);
+  test::attr(m.node("BitShift", {"x", "y"}, {"z"}, "shift"), "direction", direction);
+  m.output("z");
+  return m.bytes();
 }
 
 Tensor u8(Dims dims, const std::vector<int>& values) {

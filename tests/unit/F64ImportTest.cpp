@@ -11,49 +11,24 @@
 #include "backends/BuiltinBackends.h"
 #include "ember/Importer.h"
 #include "ember/Runtime.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember {
 namespace {
 
-void addValueInfo(onnx::ValueInfoProto* info, const std::string& name, int64_t n) {
-  info->set_name(name);
-  auto* tensor = info->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto::DOUBLE);
-  tensor->mutable_shape()->add_dim()->set_dim_value(n);
-}
-
 /// y = (x + a) * b on DOUBLE [3]: a in double_data, b in raw_data.
 onnx::ModelProto addMulModel(const std::vector<double>& a, const std::vector<double>& b) {
-  onnx::ModelProto model;
-  model.set_ir_version(7);
-  model.add_opset_import()->set_version(13);
-  onnx::GraphProto* g = model.mutable_graph();
-  g->set_name("f64");
-  addValueInfo(g->add_input(), "x", 3);
-  addValueInfo(g->add_output(), "y", 3);
-  onnx::TensorProto* ta = g->add_initializer();
-  ta->set_name("a");
-  ta->set_data_type(onnx::TensorProto::DOUBLE);
-  ta->add_dims(int64_t(a.size()));
-  for (double v : a) ta->add_double_data(v);
-  onnx::TensorProto* tb = g->add_initializer();
-  tb->set_name("b");
-  tb->set_data_type(onnx::TensorProto::DOUBLE);
-  tb->add_dims(int64_t(b.size()));
+  test::OnnxModel m(13, "f64", 7);
+  m.input("x", {int64_t(3)}, onnx::TensorProto::DOUBLE);
+  m.output("y", {int64_t(3)}, onnx::TensorProto::DOUBLE);
+  onnx::TensorProto& ta = m.initializer("a", {int64_t(a.size())}, onnx::TensorProto::DOUBLE);
+  for (double v : a) ta.add_double_data(v);
   std::string raw(b.size() * sizeof(double), '\0');
   std::memcpy(raw.data(), b.data(), raw.size());
-  tb->set_raw_data(raw);
-  auto* add = g->add_node();
-  add->set_op_type("Add");
-  add->add_input("x");
-  add->add_input("a");
-  add->add_output("s");
-  auto* mul = g->add_node();
-  mul->set_op_type("Mul");
-  mul->add_input("s");
-  mul->add_input("b");
-  mul->add_output("y");
-  return model;
+  m.initializer("b", {int64_t(b.size())}, onnx::TensorProto::DOUBLE).set_raw_data(raw);
+  m.node("Add", {"x", "a"}, {"s"});
+  m.node("Mul", {"s", "b"}, {"y"});
+  return m.model();
 }
 
 TEST(F64Import, DoubleDataAndRawDataKeepEveryBit) {

@@ -12,104 +12,16 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <variant>
 
 #include "ember/Importer.h"
 #include "ember/Kernels.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember {
 namespace {
 
-using Dim = std::variant<int64_t, std::string>;
-
-/// Builds a single-graph ONNX model.
-class OnnxModel {
- public:
-  explicit OnnxModel(int64_t opset = 13) {
-    model_.set_ir_version(8);
-    auto* op = model_.add_opset_import();
-    op->set_domain("");
-    op->set_version(opset);
-    graph_ = model_.mutable_graph();
-    graph_->set_name("test");
-  }
-
-  void input(const std::string& name, std::vector<Dim> dims, int32_t type = onnx::TensorProto::FLOAT) {
-    auto* vi = graph_->add_input();
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    auto* shape = tt->mutable_shape();
-    for (const Dim& d : dims) {
-      auto* dim = shape->add_dim();
-      if (auto* v = std::get_if<int64_t>(&d))
-        dim->set_dim_value(*v);
-      else
-        dim->set_dim_param(std::get<std::string>(d));
-    }
-  }
-  void output(const std::string& name) { graph_->add_output()->set_name(name); }
-
-  onnx::NodeProto& node(const std::string& op, std::vector<std::string> inputs,
-                        std::vector<std::string> outputs, const std::string& name = "") {
-    auto* n = graph_->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto& i : inputs) n->add_input(i);
-    for (auto& o : outputs) n->add_output(o);
-    return *n;
-  }
-
-  onnx::TensorProto& floats(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
-    auto* t = graph_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t->add_dims(d);
-    for (float v : values) t->add_float_data(v);
-    return *t;
-  }
-  onnx::TensorProto& ints(const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
-    auto* t = graph_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t d : dims) t->add_dims(d);
-    for (int64_t v : values) t->add_int64_data(v);
-    return *t;
-  }
-
-  onnx::GraphProto& graph() { return *graph_; }
-  onnx::ModelProto& model() { return model_; }
-  std::string bytes() const { return model_.SerializeAsString(); }
-
- private:
-  onnx::ModelProto model_;
-  onnx::GraphProto* graph_;
-};
-
-void attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-void attr(onnx::NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-void attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-void attr(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
+using test::attr;
+using test::OnnxModel;
 
 /// Imports or fails the test.
 Function* importOk(const OnnxModel& m, Module& module, const ImportOptions& options = {}) {
@@ -289,11 +201,11 @@ TEST(ImporterErrors, NonConstantShapeInput) {
   m.input("s", {int64_t(2)}, onnx::TensorProto::INT64);
   m.node("Reshape", {"x", "s"}, {"y"}, "r");
   m.output("y");
-  EXPECT_EQ(
-      importError(m.bytes()),
-      "model.onnx: node 'r' (Reshape, opset 13): input 'shape' must be a constant under static shapes; it depends "
-      "on graph input 's': give the value (ember run --input s=FILE.npy, ember compile --bind "
-      "s=FILE.npy)");
+  EXPECT_EQ(importError(m.bytes()),
+            "model.onnx: node 'r' (Reshape, opset 13): input 'shape' must be a constant under static shapes; "
+            "it depends "
+            "on graph input 's': give the value (ember run --input s=FILE.npy, ember compile --bind "
+            "s=FILE.npy)");
 }
 
 TEST(Importer, ShapeSpecialisationBindsOnlyShapeDecidingInputs) {
@@ -376,7 +288,8 @@ TEST(ImporterErrors, UndefinedInputAndOutput) {
   m.input("x", {int64_t(3)});
   m.node("Relu", {"nope"}, {"y"}, "r");
   m.output("y");
-  EXPECT_NE(importError(m.bytes()).find("node 'r' (Relu, opset 13): input 'nope' is not defined"), std::string::npos);
+  EXPECT_NE(importError(m.bytes()).find("node 'r' (Relu, opset 13): input 'nope' is not defined"),
+            std::string::npos);
 }
 
 // ---- graph structure --------------------------------------------------------------------
@@ -622,7 +535,8 @@ TEST(Importer, Conv1D3DAndRank6) {
   m6.floats("w", {1, 1, 1, 1, 1, 1}, {1});
   m6.node("Conv", {"x", "w"}, {"y"}, "c6");
   m6.output("y");
-  EXPECT_EQ(importError(m6.bytes()), "model.onnx: node 'c6' (Conv, opset 13): input must have rank 3, 4 or 5, not 6");
+  EXPECT_EQ(importError(m6.bytes()),
+            "model.onnx: node 'c6' (Conv, opset 13): input must have rank 3, 4 or 5, not 6");
 }
 
 TEST(Importer, ConvTransposeShapes) {

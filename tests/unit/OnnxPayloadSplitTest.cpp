@@ -12,6 +12,7 @@
 
 #include "OnnxPayloadSplit.h"
 #include "ember/Importer.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember::onnx_import {
 namespace {
@@ -36,37 +37,19 @@ std::vector<float> ramp(size_t n, float start) {
 /// A model whose graph `y = x + w0 + w1 + w2` has one large, one small and
 /// one float_data initializer.
 onnx::ModelProto addModel(size_t n) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(13);
-  auto* graph = model.mutable_graph();
-  graph->set_name("g");
-  auto* in = graph->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(int64_t(n));
-  *graph->add_initializer() = rawTensor("w0", ramp(n, 1.0f));
-  *graph->add_initializer() = rawTensor("w1", ramp(n, -3.5f));
-  graph->mutable_initializer(1)->clear_raw_data();
-  graph->mutable_initializer(1)->clear_dims();
-  graph->mutable_initializer(1)->add_float_data(0.25f);  // a 1-element float_data tensor
-  auto* w2 = graph->add_initializer();
-  *w2 = rawTensor("w2", {7.0f});
-  w2->clear_dims();
+  test::OnnxModel m;
+  m.input("x", {int64_t(n)});
+  m.rawFloats("w0", {int64_t(n)}, ramp(n, 1.0f));
+  m.floats("w1", {}, {0.25f});  // a 1-element float_data tensor
+  m.rawFloats("w2", {}, {7.0f});
   std::string previous = "x";
   for (const char* w : {"w0", "w1", "w2"}) {
-    auto* node = graph->add_node();
-    node->set_op_type("Add");
-    node->add_input(previous);
-    node->add_input(w);
-    previous = std::string("s_") + w;
-    node->add_output(previous);
+    const std::string sum = std::string("s_") + w;
+    m.node("Add", {previous, w}, {sum});
+    previous = sum;
   }
-  graph->add_output()->set_name(previous);
-  return model;
+  m.output(previous);
+  return m.model();
 }
 
 /// Restores the cut payloads into the parsed structure.

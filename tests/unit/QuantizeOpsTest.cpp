@@ -10,6 +10,7 @@
 
 #include "ember/Importer.h"
 #include "ember/Kernels.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember {
 namespace {
@@ -99,29 +100,12 @@ TEST(QuantizeOps, TypeRulesRejectAScaledQuantizedOperand) {
 
 /// Imports Cast(constant `values`) to ONNX type `to`; the result folds to a constant.
 Tensor castConstant(const std::vector<float>& values, int32_t to) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(13);
-  auto* graph = model.mutable_graph();
-  graph->set_name("g");
-  auto* init = graph->add_initializer();
-  init->set_name("x");
-  init->set_data_type(onnx::TensorProto::FLOAT);
-  init->add_dims(int64_t(values.size()));
-  for (float v : values) init->add_float_data(v);
-  auto* node = graph->add_node();
-  node->set_op_type("Cast");
-  node->add_input("x");
-  node->add_output("y");
-  auto* attr = node->add_attribute();
-  attr->set_name("to");
-  attr->set_type(onnx::AttributeProto::INT);
-  attr->set_i(to);
-  graph->add_output()->set_name("y");
+  test::OnnxModel m;
+  m.floats("x", {int64_t(values.size())}, values);
+  test::attr(m.node("Cast", {"x"}, {"y"}), "to", int64_t(to));
+  m.output("y");
   Module module;
-  auto fn = importOnnxBytes(model.SerializeAsString(), "cast.onnx", module);
+  auto fn = importOnnxBytes(m.bytes(), "cast.onnx", module);
   EXPECT_TRUE(bool(fn)) << fn.error().message();
   if (!fn) return Tensor();
   const Node* y = (*fn)->outputs()[0].second.node;

@@ -11,6 +11,7 @@
 
 #include "ember/Importer.h"
 #include "ember/Kernels.h"
+#include "tests/common/OnnxModel.h"
 
 namespace ember {
 namespace {
@@ -97,26 +98,11 @@ TEST(ValueDependentKernels, NonMaxSuppressionSuppressesByIoU) {
 // ---- Importer ----------------------------------------------------------------
 
 std::string nonZeroModel() {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(13);
-  auto* graph = model.mutable_graph();
-  graph->set_name("g");
-  auto* in = graph->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(2);
-  tt->mutable_shape()->add_dim()->set_dim_value(3);
-  auto* node = graph->add_node();
-  node->set_op_type("NonZero");
-  node->set_name("nz");
-  node->add_input("x");
-  node->add_output("y");
-  graph->add_output()->set_name("y");
-  return model.SerializeAsString();
+  test::OnnxModel m;
+  m.input("x", {int64_t(2), int64_t(3)});
+  m.node("NonZero", {"x"}, {"y"}, "nz");
+  m.output("y");
+  return m.bytes();
 }
 
 TEST(ValueDependentImport, WithoutAValueTheOutputIsBoundedAndCounted) {
