@@ -130,6 +130,31 @@ void transpose(const void* input, void* output, size_t elemSize, const std::vect
     int64_t index[8] = {0};
     int64_t offset = 0;
     const int64_t last = outDims[rank - 1], lastStride = strides[rank - 1];
+    if (lead + 2 <= rank) {
+      // The last two output dims as one tile, walked along whichever reads the
+      // input closer together: NCHW -> NHWC (3 channels) reads each channel's
+      // row in order instead of stepping the dims' index every 3 elements.
+      const int64_t rows = outDims[rank - 2], rowStride = strides[rank - 2], tile = rows * last;
+      const bool alongRows = rowStride < lastStride;
+      for (int64_t i = 0; i < innerCount; i += tile) {
+        T* to = out + i;
+        const T* from = in + offset;
+        if (alongRows) {
+          for (int64_t j = 0; j < last; ++j)
+            for (int64_t r = 0; r < rows; ++r) to[r * last + j] = from[r * rowStride + j * lastStride];
+        } else {
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < last; ++j) to[r * last + j] = from[r * rowStride + j * lastStride];
+        }
+        for (size_t d = rank - 2; d-- > lead;) {
+          offset += strides[d];
+          if (++index[d] < outDims[d]) break;
+          offset -= strides[d] * outDims[d];
+          index[d] = 0;
+        }
+      }
+      return;
+    }
     for (int64_t i = 0; i < innerCount; i += last) {
       if (rank == 1) {
         out[0] = in[0];
