@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -146,6 +147,14 @@ class Compiler {
         if (lowerLinear(inst, fusion)) {
           for (size_t j : fusion.consumed) consumed[j] = true;
           program_->fusedInstructions += fusion.consumed.size();
+          continue;
+        }
+      }
+      if (inst.kind == OpKind::QuantizedConv) {
+        const std::optional<size_t> add = planInt8ResidualAdd(i);
+        if (add && lowerInt8Conv(inst, instrs[*add])) {
+          consumed[*add] = true;
+          ++program_->fusedInstructions;
           continue;
         }
       }
@@ -728,9 +737,44 @@ class Compiler {
     return true;
   }
 
+  /// The QuantizedAdd right after the group-1 QuantizedConv at `i` that the
+  /// int8 kernel can fuse into its epilogue: the conv's output is read by
+  /// that add alone; the other operand (the residual) has the same shape; the
+  /// add's output is apart from the conv's input and is the residual or apart
+  /// from it. Only with AVX-512 VNNI: the other ISAs' fused add is scalar,
+  /// slower than their separate table lookup.
+  std::optional<size_t> planInt8ResidualAdd(size_t i) const {
+    if (std::getenv("EMBER_CPU_NO_FUSION") || std::getenv("EMBER_CPU_NO_INT8") ||
+        int8Isa() != Int8Isa::Avx512Vnni)
+      return std::nullopt;
+    const Instruction& conv = ir_.instructions()[i];
+    if (QuantizedConvAttrs::from(conv.attrs).group != 1) return std::nullopt;
+    const ValueId convOut = conv.operands[0].value;
+    const std::optional<size_t> j = nextReal(i);
+    if (!j || !privateIntermediate(convOut, i, *j)) return std::nullopt;
+    const Instruction& add = ir_.instructions()[*j];
+    if (add.kind != OpKind::QuantizedAdd) return std::nullopt;
+    const ValueId out = add.operands[0].value, a = add.operands[1].value, b = add.operands[2].value;
+    const bool convIsA = a == convOut || range(a) == range(convOut);
+    if (!convIsA && !(b == convOut || range(b) == range(convOut))) return std::nullopt;
+    const ValueId residual = convIsA ? b : a;
+    if (range(residual) == range(convOut)) return std::nullopt;
+    const Dims& dims = type(convOut).dims;
+    if (!is8BitCode(type(residual).kind) || !is8BitCode(type(out).kind) || type(residual).dims != dims ||
+        type(out).dims != dims)
+      return std::nullopt;
+    const Range target = range(out), res = range(residual);
+    for (size_t k = 1; k < conv.operands.size(); ++k)
+      if (target.overlaps(range(conv.operands[k].value))) return std::nullopt;
+    if (target.overlaps(res) && !(target == res)) return std::nullopt;
+    return j;
+  }
+
   /// QuantizedConv, group 1 or depthwise, with constant filter, bias and scales, 8-bit
-  /// input and output, the output not overlapping the input.
-  bool lowerInt8Conv(const Instruction& inst) {
+  /// input and output, the output not overlapping the input; with `add` (group 1,
+  /// planInt8ResidualAdd), that QuantizedAdd fused into the epilogue.
+  bool lowerInt8Conv(const Instruction& inst,
+                     std::optional<std::reference_wrapper<const Instruction>> add = {}) {
     if (std::getenv("EMBER_CPU_NO_INT8")) return false;
     const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
     std::optional<Address> filter = constantAddress(inst.operands[2].value);
@@ -750,12 +794,35 @@ class Compiler {
     auto step = std::make_unique<Int8ConvStep>();
     Int8ConvCall& s = step->shape;
     fillInt8ConvShape(s, attrs, it, ot, ft);
-    if (depthwise) return addInt8Depthwise(s, in, out, *filter, *bias, *scales);
+    if (depthwise) return !add && addInt8Depthwise(s, in, out, *filter, *bias, *scales);
     step->input = address(in);
     step->output = address(out);
+    if (add) fuseInt8ResidualAdd(*step, out, add->get());
     addInt8ConvStep(std::move(step), *filter, *bias, *scales, s.kh * s.kw * s.c, /*transposed=*/true,
                     it.scale, ot.scale);
     return true;
+  }
+
+  /// Makes the conv step `step` (whose own output is `convOut`) compute the
+  /// QuantizedAdd `add` of that output and the residual into the add's output.
+  void fuseInt8ResidualAdd(Int8ConvStep& step, ValueId convOut, const Instruction& add) {
+    const ValueId out = add.operands[0].value, a = add.operands[1].value, b = add.operands[2].value;
+    const ValueId residual = a == convOut || range(a) == range(convOut) ? b : a;
+    const Type &ct = type(convOut), &rt = type(residual), &ot = type(out);
+    Int8AddCall& call = step.shape.residualAdd;
+    call.aSigned = ct.kind == ElemKind::Int8Q;
+    call.bSigned = rt.kind == ElemKind::Int8Q;
+    call.aZero = ct.offset;
+    call.bZero = rt.offset;
+    // addQuantized is symmetric in its operands when their multipliers swap with them.
+    setInt8AddMultipliers(call, quant::addMultipliers(ct.scale, rt.scale, ot.scale));
+    call.outZero = ot.offset;
+    const quant::QuantRange r = outputClamp(QuantizedAddAttrs::from(add.attrs), ot);
+    call.lo = r.lo;
+    call.hi = r.hi;
+    step.shape.hasResidual = 1;
+    step.residual = address(residual);
+    step.output = address(out);
   }
 
   /// Packs a [K, N] (or, transposed, [N, K]) s8 weight matrix with its bias

@@ -20,7 +20,8 @@ namespace ember::cpu {
 // KernelInt8Vnni.cpp: the tile with its epilogue; KernelInt8Avx2.cpp: 6 rows x
 // 32 columns of int32 over kp (multiple of 4) bytes.
 void int8TileVnniRequant(const Int8TileArgs& t);
-void int8AddAvx512(const Int8AddCall& t, int64_t begin, int64_t end);
+// The same with the lookup add of a fused residual applied in registers (AVX-512 VBMI; planes non-null).
+void int8TileVnniRequantAdd(const Int8TileArgs& t, const Int8AddCall& add, const Int8AddPlanes* planes);
 void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c);
 
 Int8Isa int8HostIsa() {
@@ -66,6 +67,21 @@ void int8Requantize(Int8Isa isa, const int32_t* acc, const int32_t* correction, 
     const int32_t total = int32_t(uint32_t(acc[j]) + uint32_t(correction[j]));
     out[j] = uint8_t(quant::requantize(total, {multiplier[j], shift[j]}, zero, lo, hi));
   }
+}
+
+void int8AddBlock(Int8Isa isa, const Int8AddCall& call, const Int8AddPlanes* planes, const uint8_t* a,
+                  int64_t lda, const uint8_t* b, int64_t ldb, uint8_t* out, int64_t ldo, int64_t rows,
+                  int64_t cols) {
+  if (isa == Int8Isa::Avx512Vnni)
+    return int8AddBlockAvx512(call, planes, a, lda, b, ldb, out, ldo, rows, cols);
+  const quant::AddMultipliers m{
+      {call.aMultiplier, call.aShift}, {call.bMultiplier, call.bShift}, {call.outMultiplier, call.outShift}};
+  auto code = [](int32_t isSigned, uint8_t byte) { return isSigned ? int32_t(int8_t(byte)) : int32_t(byte); };
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      out[r * ldo + j] = uint8_t(quant::addQuantized(code(call.aSigned, a[r * lda + j]), call.aZero,
+                                                     code(call.bSigned, b[r * ldb + j]), call.bZero, m,
+                                                     call.outZero, call.lo, call.hi));
 }
 
 namespace {
@@ -256,9 +272,16 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
   const int64_t groups = pool.size() == 1 ? 1 : std::min(panels, (wanted + blocks - 1) / blocks);
   const int64_t panelsPerGroup = (panels + groups - 1) / groups;
   const uint8_t flip = call.inputSigned ? 0x80 : 0;
+  const bool residual = call.hasResidual != 0;
+  Int8AddPlanes addPlanes;
+  const Int8AddPlanes* planes =
+      residual && isa == Int8Isa::Avx512Vnni && int8AddPlanesAvx512(call.residualAdd, addPlanes) ? &addPlanes
+                                                                                                 : nullptr;
   pool.parallelFor(blocks * groups, [&](int64_t item, int) {
     thread_local std::vector<uint8_t> a;
     thread_local std::vector<int32_t> tile;
+    // With a fused residual add, a tile's conv codes go here first: the output may be the residual.
+    uint8_t convCodes[kRows * kInt8PanelCols];
     a.resize(size_t(kBlockRows * kp + kIm2colSlack));
     tile.resize(size_t(kRows * kInt8PanelCols));
     const int64_t block = item / groups, p0 = item % groups * panelsPerGroup;
@@ -270,14 +293,25 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
       const int64_t tileRows = isa == Int8Isa::Avx512Vnni ? kInt8VnniTileRows : kRows;
       for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
         const uint8_t* rowsA = a.data() + r0 * kp;
-        uint8_t* out = call.output + (row0 + r0) * call.o + col0;
+        const int64_t validRows = std::min(tileRows, rows - r0);
+        uint8_t* const target = call.output + (row0 + r0) * call.o + col0;
+        const uint8_t* const residualRows = residual ? call.residual + (row0 + r0) * call.o + col0 : nullptr;
+        // The lookup add runs in the tile's registers; the others add the codes from a stack buffer.
+        const bool inTile = residual && planes != nullptr;
+        uint8_t* const out = residual && !inTile ? convCodes : target;
+        const int64_t ldo = residual && !inTile ? kInt8PanelCols : call.o;
+        auto addResidual = [&] {
+          if (residual && !inTile)
+            int8AddBlock(isa, call.residualAdd, planes, convCodes, kInt8PanelCols, residualRows, call.o,
+                         target, call.o, validRows, cols);
+        };
         if (isa == Int8Isa::Avx512Vnni) {
           Int8TileArgs t;
           t.a = rowsA;
           t.lda = kp;
           t.b = panel;
           t.kp = kp;
-          t.rows = std::min(tileRows, rows - r0);
+          t.rows = validRows;
           t.cols = cols;
           t.correction = weights.correction + col0;
           t.multiplier = weights.multiplier + col0;
@@ -286,18 +320,26 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
           t.lo = call.lo;
           t.hi = call.hi;
           t.out = out;
-          t.ldo = call.o;
+          t.ldo = ldo;
+          if (inTile) {
+            t.residual = residualRows;
+            t.ldr = call.o;
+            int8TileVnniRequantAdd(t, call.residualAdd, planes);
+            continue;
+          }
           int8TileVnniRequant(t);
+          addResidual();
           continue;
         }
         if (isa == Int8Isa::Avx2)
           int8TileAvx2(rowsA, kp, panel, kp, weights.narrow, tile.data());
         else
           int8TilePortable(rowsA, kp, panel, kp, tile.data());
-        for (int64_t r = 0; r < std::min(kRows, rows - r0); ++r)
+        for (int64_t r = 0; r < validRows; ++r)
           int8Requantize(isa, tile.data() + r * kInt8PanelCols, weights.correction + col0,
                          weights.multiplier + col0, weights.shift + col0, cols, call.outputZero, call.lo,
-                         call.hi, out + r * call.o);
+                         call.hi, out + r * ldo);
+        addResidual();
       }
     }
   });
@@ -318,9 +360,12 @@ void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool) {
 
 void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool, Int8Isa isa) {
   constexpr int64_t kChunk = 16384;
+  Int8AddPlanes addPlanes;
+  const Int8AddPlanes* planes =
+      isa == Int8Isa::Avx512Vnni && int8AddPlanesAvx512(call, addPlanes) ? &addPlanes : nullptr;
   pool.parallelFor((call.count + kChunk - 1) / kChunk, [&](int64_t chunk, int) {
     const int64_t begin = chunk * kChunk, end = std::min(call.count, begin + kChunk);
-    if (isa == Int8Isa::Avx512Vnni) return int8AddAvx512(call, begin, end);
+    if (isa == Int8Isa::Avx512Vnni) return int8AddAvx512(call, planes, begin, end);
     const uint8_t *a = call.a, *b = call.b;
     uint8_t* out = call.out;
     for (int64_t i = begin; i < end; ++i) out[i] = table[size_t(a[i]) * 256 + b[i]];

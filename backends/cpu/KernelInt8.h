@@ -65,6 +65,14 @@ struct Int8ConvCall {
   int32_t zu = 0;           ///< the input zero point as u8
   int32_t outputZero = 0, lo = 0, hi = 0;
   int32_t outputSigned = 0;
+  /// A same-shape QuantizedAdd fused after the convolution (hasResidual != 0):
+  /// output = addQuantized(the conv's code, residual's code), the conv's codes
+  /// never stored. `residual` is the output itself or apart from it. In
+  /// residualAdd, a is the conv's output and b the residual (their pointers
+  /// and count unused); lo/hi above stay the conv's own clamp.
+  int32_t hasResidual = 0;
+  const uint8_t* residual = nullptr;
+  Int8AddCall residualAdd;
 };
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool);
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa);
@@ -117,6 +125,23 @@ void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool);
 /// Sets call's multipliers and shifts from quant::addMultipliers' result.
 void setInt8AddMultipliers(Int8AddCall& call, const quant::AddMultipliers& m);
 void int8Add(const Int8AddCall& call, const uint8_t* table, ThreadPool& pool, Int8Isa isa);
+
+/// rows x cols of addQuantized(a, b) into out (row strides lda, ldb, ldo; out
+/// may be b), with call's zero points, multipliers and clamp (its pointers
+/// and count unused): the int8 conv's fused residual add, on the chosen ISA.
+/// `planes`: int8AddPlanesAvx512's, or null (AVX-512 VNNI only).
+void int8AddBlock(Int8Isa isa, const Int8AddCall& call, const Int8AddPlanes* planes, const uint8_t* a,
+                  int64_t lda, const uint8_t* b, int64_t ldb, uint8_t* out, int64_t ldo, int64_t rows,
+                  int64_t cols);
+void int8AddBlockAvx512(const Int8AddCall& call, const Int8AddPlanes* planes, const uint8_t* a, int64_t lda,
+                        const uint8_t* b, int64_t ldb, uint8_t* out, int64_t ldo, int64_t rows, int64_t cols);
+/// Tabulates call's operands for the table-lookup add (64 lanes at a time,
+/// vpermi2b; about half the time of the arithmetic). False, with `planes`
+/// unused, when that add does not apply: a CPU without AVX-512 VBMI, an
+/// output multiplier of 1/2 or more, or an operand of 2^30 or more.
+bool int8AddPlanesAvx512(const Int8AddCall& call, Int8AddPlanes& planes);
+/// QuantizedAdd of elements [begin, end) with AVX-512 (planes: as above, or null).
+void int8AddAvx512(const Int8AddCall& call, const Int8AddPlanes* planes, int64_t begin, int64_t end);
 
 /// The AVX-512 pieces (KernelInt8Vnni.cpp), used when hostHasVnni(): the
 /// requantizing epilogue of n columns (acc + correction, then

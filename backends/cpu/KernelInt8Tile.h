@@ -27,6 +27,9 @@ struct Int8TileArgs {
   int32_t zero = 0, lo = 0, hi = 0;
   uint8_t* out = nullptr;
   int64_t ldo = 0;
+  /// int8TileVnniRequantAdd's residual (row stride ldr), read where out is written.
+  const uint8_t* residual = nullptr;
+  int64_t ldr = 0;
 };
 
 }  // namespace ember::cpu
@@ -77,6 +80,15 @@ struct Int8AddCall {
   int32_t aSigned = 0, bSigned = 0, aZero = 0, bZero = 0;
   int32_t aMultiplier = 0, aShift = 0, bMultiplier = 0, bShift = 0, outMultiplier = 0, outShift = 0;
   int32_t outZero = 0, lo = 0, hi = 0;
+};
+
+/// QuantizedAdd's operands tabulated for the AVX-512 VBMI add: entry q of
+/// each is the operand's scaled value ((q - zero) << 20 times its
+/// multiplier, rounded; an int32 below 2^30 in magnitude), stored as four
+/// byte planes for vpermi2b (byte p of every code's value in plane p).
+struct Int8AddPlanes {
+  alignas(64) uint8_t a[4][256];
+  alignas(64) uint8_t b[4][256];
 };
 
 }  // namespace ember::cpu

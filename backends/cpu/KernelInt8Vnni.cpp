@@ -5,6 +5,7 @@
 // with -mavx512vnni.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -182,7 +183,89 @@ __mmask16 firstLanes(int64_t n) {
 
 }  // namespace
 
-void int8TileVnniRequant(const Int8TileArgs& t) {
+// The table-lookup add (Int8AddPlanes), 64 lanes at a time: each operand's
+// 64 codes index its four byte planes (vpermi2b over 128 entries twice, the
+// code's top bit choosing), the bytes are interleaved into four vectors of
+// 16 int32 values (vpunpck: vector j holds elements 16L + 4j .. 16L + 4j + 3
+// of 128-bit lane L), added (two values below 2^30 cannot saturate int32,
+// so the spec's clamp is the identity), requantized on the fast path
+// (Scale16) and packed back in element order (packCodesInLanes undoes the
+// interleave). Bit-exact with quant::addQuantized (cpu_int8_kernel_test).
+// Built for AVX-512 VBMI by a target attribute; run only when the CPU has it.
+#define EMBER_VBMI __attribute__((target("avx512vbmi")))
+
+namespace {
+
+EMBER_VBMI inline __m512i planeLookup(const uint8_t* plane, __m512i codes, __mmask64 high) {
+  const __m512i lo = _mm512_permutex2var_epi8(_mm512_load_si512(plane), codes, _mm512_load_si512(plane + 64));
+  const __m512i hi =
+      _mm512_permutex2var_epi8(_mm512_load_si512(plane + 128), codes, _mm512_load_si512(plane + 192));
+  return _mm512_mask_blend_epi8(high, lo, hi);
+}
+
+/// The scaled operand of 64 codes as four vectors of int32 (in the interleave's order).
+EMBER_VBMI inline void operandValues(const uint8_t (*planes)[256], __m512i codes, __m512i v[4]) {
+  const __mmask64 high = _mm512_movepi8_mask(codes);
+  const __m512i b0 = planeLookup(planes[0], codes, high), b1 = planeLookup(planes[1], codes, high);
+  const __m512i b2 = planeLookup(planes[2], codes, high), b3 = planeLookup(planes[3], codes, high);
+  const __m512i lo01 = _mm512_unpacklo_epi8(b0, b1), hi01 = _mm512_unpackhi_epi8(b0, b1);
+  const __m512i lo23 = _mm512_unpacklo_epi8(b2, b3), hi23 = _mm512_unpackhi_epi8(b2, b3);
+  v[0] = _mm512_unpacklo_epi16(lo01, lo23);
+  v[1] = _mm512_unpackhi_epi16(lo01, lo23);
+  v[2] = _mm512_unpacklo_epi16(hi01, hi23);
+  v[3] = _mm512_unpackhi_epi16(hi01, hi23);
+}
+
+/// The output's requantization for the lookup add.
+struct LookupAdd {
+  const Int8AddPlanes* planes;
+  Scale16 scale;
+  CodeRange codes;
+};
+
+LookupAdd lookupAdd(const Int8AddCall& t, const Int8AddPlanes* planes) {
+  int32_t m[16], sh[16];
+  for (int i = 0; i < 16; ++i) {
+    m[i] = t.outMultiplier;
+    sh[i] = t.outShift;
+  }
+  return {planes, scaleConstants(m, sh, 0xFFFF), codeRange(t.outZero, t.lo, t.hi)};
+}
+
+/// addQuantized of 64 codes of a and b.
+EMBER_VBMI inline __m512i add64(const LookupAdd& k, __m512i a, __m512i b) {
+  __m512i va[4], vb[4];
+  operandValues(k.planes->a, a, va);
+  operandValues(k.planes->b, b, vb);
+  auto sum = [&](int j) { return scaledBelowHalf16(_mm512_add_epi32(va[j], vb[j]), k.scale); };
+  return packCodesInLanes(sum(0), sum(1), sum(2), sum(3), k.codes);
+}
+
+/// Two rows of at most 32 codes in one vector (row r in the low half).
+EMBER_VBMI inline __m512i twoRows(const uint8_t* p, int64_t ld, __mmask32 columns, bool second) {
+  const __m256i first = _mm256_maskz_loadu_epi8(columns, p);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(first),
+                            second ? _mm256_maskz_loadu_epi8(columns, p + ld) : _mm256_setzero_si256(), 1);
+}
+
+/// Rows r .. r + 3 of at most 16 codes in one vector (row r in the lowest 128 bits); rows past `rows` read 0.
+EMBER_VBMI inline __m512i fourRows(const uint8_t* p, int64_t ld, __mmask16 columns, int64_t rows) {
+  __m512i v = _mm512_setzero_si512();
+  if (rows > 0) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(columns, p), 0);
+  if (rows > 1) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(columns, p + ld), 1);
+  if (rows > 2) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(columns, p + 2 * ld), 2);
+  if (rows > 3) v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(columns, p + 3 * ld), 3);
+  return v;
+}
+
+}  // namespace
+
+namespace {
+
+/// The tile; with kAdd, each pair (or four) of its output rows goes through
+/// the lookup add with the residual's codes in registers before the store.
+template <bool kAdd>
+__attribute__((always_inline)) inline void vnniTile(const Int8TileArgs& t, const LookupAdd* add) {
   // Named accumulators, not an array: GCC keeps an array that inline asm
   // writes in memory. They start from the correction (bias - zu * sum(w)).
   const __m512i correction0 = _mm512_loadu_si512(t.correction),
@@ -219,6 +302,9 @@ void int8TileVnniRequant(const Int8TileArgs& t) {
   // Rows r and r + 1 from 64 packed codes (32 each), the panel's last columns masked.
   const __mmask32 columns = t.cols >= 32 ? ~__mmask32(0) : (__mmask32(1) << t.cols) - 1;
   auto storeTwoRows = [&](int r, __m512i packed) {
+    if (r >= t.rows) return;
+    if constexpr (kAdd)
+      packed = add64(*add, packed, twoRows(t.residual + r * t.ldr, t.ldr, columns, r + 1 < t.rows));
     if (r < t.rows) _mm256_mask_storeu_epi8(t.out + r * t.ldo, columns, _mm512_castsi512_si256(packed));
     if (r + 1 < t.rows)
       _mm256_mask_storeu_epi8(t.out + (r + 1) * t.ldo, columns, _mm512_extracti64x4_epi64(packed, 1));
@@ -226,6 +312,9 @@ void int8TileVnniRequant(const Int8TileArgs& t) {
   // At most 16 columns: rows r .. r + 3 from 64 packed codes (16 each).
   auto storeFourRows = [&](int r, __m512i packed) {
     const __mmask16 narrow = __mmask16(columns);
+    if (r >= t.rows) return;
+    if constexpr (kAdd)
+      packed = add64(*add, packed, fourRows(t.residual + r * t.ldr, t.ldr, narrow, t.rows - r));
     if (r < t.rows) _mm_mask_storeu_epi8(t.out + r * t.ldo, narrow, _mm512_castsi512_si128(packed));
     if (r + 1 < t.rows)
       _mm_mask_storeu_epi8(t.out + (r + 1) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 1));
@@ -251,6 +340,18 @@ void int8TileVnniRequant(const Int8TileArgs& t) {
     finish([](__m512i total, const Scale16& k) { return scaledBelowHalf16(total, k); });
   else
     finish([&](__m512i total, const Scale16& k) { return scaled16(total, k, range); });
+}
+
+}  // namespace
+
+void int8TileVnniRequant(const Int8TileArgs& t) { vnniTile<false>(t, nullptr); }
+
+// flatten: the VBMI helpers inline into the tile here (not into vnniTile, which lacks VBMI), so the
+// accumulators are not spilled around calls.
+__attribute__((flatten)) EMBER_VBMI void int8TileVnniRequantAdd(const Int8TileArgs& t, const Int8AddCall& add,
+                                                                const Int8AddPlanes* planes) {
+  const LookupAdd k = lookupAdd(add, planes);
+  vnniTile<true>(t, &k);
 }
 
 namespace {
@@ -448,29 +549,127 @@ inline void scaleOperand(const uint8_t* p, __mmask16 valid, bool isSigned, __m51
 
 }  // namespace
 
-/// QuantizedAdd of elements [begin, end), 16 at a time (the tail masked),
-/// bit-exact with quant::addQuantized.
-void int8AddAvx512(const Int8AddCall& t, int64_t begin, int64_t end) {
-  const Requant16 ka = uniformConstants(t.aMultiplier, t.aShift),
-                  kb = uniformConstants(t.bMultiplier, t.bShift);
-  const Requant16 kout = uniformConstants(t.outMultiplier, t.outShift);
-  const RequantRange range = requantRange(t.outZero, t.lo, t.hi);
-  const RequantRange int32Range = requantRange(0, INT32_MIN, INT32_MAX);
-  const __m512i aZero = _mm512_set1_epi32(t.aZero), bZero = _mm512_set1_epi32(t.bZero);
+namespace {
+
+/// addQuantized's constants for 16 lanes, built once per call.
+struct AddConstants {
+  Requant16 a, b, out;
+  RequantRange range, int32Range;
+  __m512i aZero, bZero;
+  bool aSigned, bSigned;
+  explicit AddConstants(const Int8AddCall& t)
+      : a(uniformConstants(t.aMultiplier, t.aShift)),
+        b(uniformConstants(t.bMultiplier, t.bShift)),
+        out(uniformConstants(t.outMultiplier, t.outShift)),
+        range(requantRange(t.outZero, t.lo, t.hi)),
+        int32Range(requantRange(0, INT32_MIN, INT32_MAX)),
+        aZero(_mm512_set1_epi32(t.aZero)),
+        bZero(_mm512_set1_epi32(t.bZero)),
+        aSigned(t.aSigned != 0),
+        bSigned(t.bSigned != 0) {}
+};
+
+/// addQuantized of the `valid` lanes of a and b into out (out may be b).
+inline void add16(const AddConstants& k, const uint8_t* a, const uint8_t* b, uint8_t* out, __mmask16 valid) {
+  __m512i aEven, aOdd, bEven, bOdd;
+  scaleOperand(a, valid, k.aSigned, k.aZero, k.a, aEven, aOdd);
+  scaleOperand(b, valid, k.bSigned, k.bZero, k.b, bEven, bOdd);
+  auto saturate = [&](__m512i v) {
+    return _mm512_min_epi64(_mm512_max_epi64(v, k.int32Range.lo), k.int32Range.hi);
+  };
+  // The sums as int32 again: even lanes in place, odd lanes shifted up.
   const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
-  for (int64_t i = begin; i < end; i += 16) {
-    const __mmask16 valid = firstLanes(end - i);
-    __m512i aEven, aOdd, bEven, bOdd;
-    scaleOperand(t.a + i, valid, t.aSigned != 0, aZero, ka, aEven, aOdd);
-    scaleOperand(t.b + i, valid, t.bSigned != 0, bZero, kb, bEven, bOdd);
-    auto saturate = [&](__m512i v) {
-      return _mm512_min_epi64(_mm512_max_epi64(v, int32Range.lo), int32Range.hi);
-    };
-    // The sums as int32 again: even lanes in place, odd lanes shifted up.
-    const __m512i sum = _mm512_or_si512(_mm512_and_si512(saturate(_mm512_add_epi64(aEven, bEven)), low32),
-                                        _mm512_slli_epi64(saturate(_mm512_add_epi64(aOdd, bOdd)), 32));
-    _mm512_mask_cvtepi32_storeu_epi8(t.out + i, valid, requantize16(sum, kout, range));
+  const __m512i sum = _mm512_or_si512(_mm512_and_si512(saturate(_mm512_add_epi64(aEven, bEven)), low32),
+                                      _mm512_slli_epi64(saturate(_mm512_add_epi64(aOdd, bOdd)), 32));
+  _mm512_mask_cvtepi32_storeu_epi8(out, valid, requantize16(sum, k.out, k.range));
+}
+
+}  // namespace
+
+namespace {
+
+EMBER_VBMI void addLookup(const Int8AddCall& t, const Int8AddPlanes* planes, int64_t begin, int64_t end) {
+  const LookupAdd k = lookupAdd(t, planes);
+  for (int64_t i = begin; i < end; i += 64) {
+    const __mmask64 valid = end - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (end - i)) - 1;
+    _mm512_mask_storeu_epi8(
+        t.out + i, valid,
+        add64(k, _mm512_maskz_loadu_epi8(valid, t.a + i), _mm512_maskz_loadu_epi8(valid, t.b + i)));
   }
+}
+
+EMBER_VBMI void addBlockLookup(const Int8AddCall& t, const Int8AddPlanes* planes, const uint8_t* a,
+                               int64_t lda, const uint8_t* b, int64_t ldb, uint8_t* out, int64_t ldo,
+                               int64_t rows, int64_t cols) {
+  const LookupAdd k = lookupAdd(t, planes);
+  for (int64_t c0 = 0; c0 < cols; c0 += 32) {
+    const int64_t n = std::min<int64_t>(32, cols - c0);
+    const __mmask32 columns = n >= 32 ? ~__mmask32(0) : (__mmask32(1) << n) - 1;
+    for (int64_t r = 0; r < rows; r += 2) {
+      const bool second = r + 1 < rows;
+      const __m512i codes = add64(k, twoRows(a + r * lda + c0, lda, columns, second),
+                                  twoRows(b + r * ldb + c0, ldb, columns, second));
+      _mm256_mask_storeu_epi8(out + r * ldo + c0, columns, _mm512_castsi512_si256(codes));
+      if (second)
+        _mm256_mask_storeu_epi8(out + (r + 1) * ldo + c0, columns, _mm512_extracti64x4_epi64(codes, 1));
+    }
+  }
+}
+
+/// table[q] = the scaled operand of code q (64-bit arithmetic, 16 codes at a
+/// time), as byte planes; false when one is 2^30 or more in magnitude.
+bool fillPlanes(uint8_t (*planes)[256], bool isSigned, __m512i zero, const Requant16& k) {
+  const __m512i limit = _mm512_set1_epi64(int64_t(1) << 30),
+                negLimit = _mm512_set1_epi64(-(int64_t(1) << 30));
+  uint8_t codes[16];
+  int32_t values[16];
+  bool small = true;
+  for (int c0 = 0; c0 < 256; c0 += 16) {
+    for (int i = 0; i < 16; ++i) codes[i] = uint8_t(c0 + i);
+    __m512i even, odd;
+    scaleOperand(codes, 0xFFFF, isSigned, zero, k, even, odd);
+    for (__m512i v : {even, odd})
+      small = small && _mm512_cmpge_epi64_mask(v, limit) == 0 && _mm512_cmple_epi64_mask(v, negLimit) == 0;
+    // Low dwords: the even lanes' in place, the odd lanes' moved up.
+    _mm512_storeu_si512(values, _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32)));
+    for (int i = 0; i < 16; ++i)
+      for (int p = 0; p < 4; ++p) planes[p][c0 + i] = uint8_t(uint32_t(values[i]) >> (8 * p));
+  }
+  return small;
+}
+
+bool hostHasVbmi() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vbmi");
+}
+
+}  // namespace
+
+bool int8AddPlanesAvx512(const Int8AddCall& t, Int8AddPlanes& planes) {
+  static const bool vbmi = hostHasVbmi();
+  if (!vbmi || t.outShift < 1) return false;  // the output's fast path needs a multiplier below 1/2
+  const AddConstants k(t);
+  return fillPlanes(planes.a, k.aSigned, k.aZero, k.a) && fillPlanes(planes.b, k.bSigned, k.bZero, k.b);
+}
+
+/// QuantizedAdd of elements [begin, end): the lookup add with planes, else
+/// the arithmetic 16 at a time (the tail masked); bit-exact with
+/// quant::addQuantized either way.
+void int8AddAvx512(const Int8AddCall& t, const Int8AddPlanes* planes, int64_t begin, int64_t end) {
+  if (planes) return addLookup(t, planes, begin, end);
+  const AddConstants k(t);
+  for (int64_t i = begin; i < end; i += 16) add16(k, t.a + i, t.b + i, t.out + i, firstLanes(end - i));
+}
+
+/// The int8 conv's fused residual add (KernelInt8.h, int8AddBlock): a tile's rows x cols.
+void int8AddBlockAvx512(const Int8AddCall& t, const Int8AddPlanes* planes, const uint8_t* a, int64_t lda,
+                        const uint8_t* b, int64_t ldb, uint8_t* out, int64_t ldo, int64_t rows,
+                        int64_t cols) {
+  if (planes) return addBlockLookup(t, planes, a, lda, b, ldb, out, ldo, rows, cols);
+  const AddConstants k(t);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; j += 16)
+      add16(k, a + r * lda + j, b + r * ldb + j, out + r * ldo + j, firstLanes(cols - j));
 }
 
 /// The epilogue of one row segment, 16 columns at a time (the tail masked):

@@ -329,6 +329,7 @@ void writeInt8ConvStep(ByteWriter& w, const Int8ConvStep& s) {
   w.pod(s.input);
   w.pod(s.output);
   w.pod(s.weights);
+  w.pod(s.residual);
 }
 
 std::unique_ptr<Step> readInt8ConvStep(ByteReader& r) {
@@ -337,6 +338,7 @@ std::unique_ptr<Step> readInt8ConvStep(ByteReader& r) {
   s->input = r.pod<Address>();
   s->output = r.pod<Address>();
   s->weights = r.pod<Address>();
+  s->residual = r.pod<Address>();
   return s;
 }
 

@@ -13,7 +13,7 @@
 namespace ember::cpu {
 
 /// Bumped whenever a step's fields or their encoding change.
-inline constexpr int32_t kStepFormat = 6;
+inline constexpr int32_t kStepFormat = 7;
 
 /// The step's kind and fields; an error for a step kind without an encoding.
 Expected<std::vector<uint8_t>> encodeStep(const Step& step);

@@ -184,11 +184,13 @@ class Int8ConvStep final : public Step {
  public:
   Int8ConvCall shape;
   Address input, output, weights;
+  Address residual;  ///< of the fused QuantizedAdd, when shape.hasResidual
   void run(uint8_t** regions, RunContext& context) const override {
     Int8ConvCall call = shape;
     call.input = at<uint8_t>(regions, input);
     call.output = at<uint8_t>(regions, output);
     call.weights = at<uint8_t>(regions, weights);
+    if (call.hasResidual) call.residual = at<uint8_t>(regions, residual);
     int8Conv(call, *context.pool);
   }
 };

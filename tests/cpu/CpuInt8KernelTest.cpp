@@ -229,6 +229,63 @@ TEST(CpuInt8Conv, LargeAndSmallMultipliersMatchTheDirectLoop) {
   }
 }
 
+// The conv with a fused QuantizedAdd (Int8ConvCall::hasResidual): the direct
+// loop's codes added to a residual by addQuantized, on every ISA, with the
+// residual apart from the output and as the output itself (in place); shapes
+// with row and column tails, several row blocks and split panels.
+TEST(CpuInt8Conv, FusedResidualAddMatchesConvThenAddQuantized) {
+  ember::cpu::ThreadPool pool(2);
+  std::mt19937_64 rng(51);
+  for (int trial = 0; trial < 24; ++trial) {
+    ConvCase t = trial < 20 ? randomConv(rng, 128)
+                            : shapedConv(rng, 11 + trial, 10, 16 * trial - 300, 2 * trial + 30, 1 + trial % 3,
+                                         1 + trial % 3, 1, trial % 3 / 2, 1);
+    const int64_t k = t.call.kh * t.call.kw * t.call.c;
+    std::vector<uint8_t> block(ember::cpu::int8ConvWeightBytes(k, t.call.o));
+    ember::cpu::packInt8Conv(t.filter.data(), t.bias.data(), t.filterScales.data(), t.inScale, t.outScale,
+                             t.call.zu, k, t.call.o, block.data());
+    ember::cpu::Int8AddCall& add = t.call.residualAdd;
+    add.aSigned = t.call.outputSigned;
+    add.bSigned = int32_t(rng() % 2);
+    const bool outSigned = rng() % 2;
+    auto zeroOf = [&](bool isSigned) { return isSigned ? int32_t(rng() % 256) - 128 : int32_t(rng() % 256); };
+    add.aZero = t.call.outputZero;
+    add.bZero = zeroOf(add.bSigned != 0);
+    add.outZero = zeroOf(outSigned);
+    const ember::quant::QuantRange full = outSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
+    add.lo = trial % 3 == 1 ? add.outZero : full.lo;  // a fused ReLU
+    add.hi = full.hi;
+    const float residualScale = 0.01f + float(rng() % 100) * 1e-3f;
+    const ember::quant::AddMultipliers m =
+        ember::quant::addMultipliers(t.outScale, residualScale, t.outScale + residualScale);
+    ember::cpu::setInt8AddMultipliers(add, m);
+    t.call.hasResidual = 1;
+    const std::vector<uint8_t> conv = directConv(t);
+    std::vector<uint8_t> residual(conv.size()), want(conv.size());
+    auto code = [](int32_t isSigned, uint8_t byte) {
+      return isSigned ? int32_t(int8_t(byte)) : int32_t(byte);
+    };
+    for (size_t i = 0; i < conv.size(); ++i) {
+      residual[i] = uint8_t(rng());
+      want[i] = uint8_t(ember::quant::addQuantized(code(add.aSigned, conv[i]), add.aZero,
+                                                   code(add.bSigned, residual[i]), add.bZero, m, add.outZero,
+                                                   add.lo, add.hi));
+    }
+    for (Int8Isa isa : isasOfThisCpu())
+      for (bool inPlace : {false, true}) {
+        std::vector<uint8_t> got = inPlace ? residual : std::vector<uint8_t>(conv.size(), 0xEE);
+        ember::cpu::Int8ConvCall call = t.call;
+        call.input = t.input.data();
+        call.output = got.data();
+        call.residual = inPlace ? got.data() : residual.data();
+        call.weights = block.data();
+        ember::cpu::int8Conv(call, pool, isa);
+        ASSERT_EQ(got, want) << "trial " << trial << " isa " << ember::cpu::int8IsaName(isa) << " in place "
+                             << inPlace << " k " << k << " o " << t.call.o;
+      }
+  }
+}
+
 /// The depthwise convolution (group == C == O) on every ISA against the
 /// spec's loop: channel counts around the 16-lane blocks, odd and even tap
 /// counts (the last pair's second tap is the zero point's row), stride,
@@ -353,6 +410,19 @@ TEST(CpuInt8Add, EveryIsaMatchesAddQuantized) {
         ASSERT_EQ(got[i], i < count ? want[i] : 0xEE)
             << "trial " << trial << " isa " << ember::cpu::int8IsaName(isa) << " a " << int(a[i]) << " b "
             << int(b[i]);
+    }
+    // AVX-512 both ways: the table-lookup add (when the CPU has VBMI) and the arithmetic.
+    if (ember::cpu::int8HostIsa() != Int8Isa::Avx512Vnni) continue;
+    ember::cpu::Int8AddPlanes planes;
+    const bool lookup = ember::cpu::int8AddPlanesAvx512(call, planes);
+    const ember::cpu::Int8AddPlanes* const withPlanes = lookup ? &planes : nullptr;
+    for (const ember::cpu::Int8AddPlanes* p :
+         {withPlanes, static_cast<const ember::cpu::Int8AddPlanes*>(nullptr)}) {
+      std::vector<uint8_t> got(want.size(), 0xEE);
+      call.out = got.data();
+      ember::cpu::int8AddAvx512(call, p, 0, int64_t(count));
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], i < count ? want[i] : 0xEE) << "trial " << trial << " lookup " << (p != nullptr);
     }
   }
 }

@@ -272,6 +272,49 @@ Case int8ConvCase(const std::string& kind, int32_t zero, int64_t n, int64_t h, i
               }};
 }
 
+/// A QuantizedConv (h x h x c to o channels, same size) whose output goes
+/// straight into a QuantizedAdd with a residual, as in resnet's blocks: the
+/// cpu fuses the add into the conv's epilogue (with AVX-512 VNNI). The
+/// residual is the conv's own input (c == o) or another quantized input of
+/// kind `resKind`; `convFirst` orders the add's operands.
+Case int8ConvAddCase(int64_t h, int64_t c, int64_t o, int64_t k, bool residualIsInput,
+                     const std::string& resKind, bool convFirst, const std::string& outKind, bool relu) {
+  std::string name = "int8convadd_" + std::to_string(h) + "x" + std::to_string(c) + "_o" + std::to_string(o) +
+                     "_k" + std::to_string(k) + (residualIsInput ? "_resinput" : "_res" + resKind) +
+                     (convFirst ? "_convfirst" : "_resfirst") + "_" + outKind + (relu ? "_relu" : "");
+  return Case{name, [=](Function& f) {
+                NodeValue q = op(f, OpKind::Quantize, {input(f, "x", {1, h, h, c})},
+                                 {{"kind", "i8q"}, {"scale", 1.0 / 100}, {"offset", int64_t(-7)}});
+                std::mt19937_64 rng(31);
+                Tensor wt(Type(ElemKind::Int8Q, {o, k, k, c}, 0.02f, 0));
+                for (int64_t i = 0; i < wt.type().numElements(); ++i)
+                  wt.as<int8_t>()[i] = int8_t(rng() % 256);
+                Tensor bias(Type(ElemKind::Int32Q, {o}, 0.0002f, 0));
+                for (int64_t i = 0; i < o; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
+                Tensor scales(Type(ElemKind::F32, {o}));
+                for (int64_t i = 0; i < o; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
+                Attributes attrs = convAttrs(1, k / 2, 1, 1);
+                attrs.set("kind", "i8q");
+                attrs.set("scale", 0.5);
+                attrs.set("offset", int64_t(4));
+                NodeValue y = op(f, OpKind::QuantizedConv,
+                                 {q, f.createConstant("w", std::move(wt))->result(),
+                                  f.createConstant("b", std::move(bias))->result(),
+                                  f.createConstant("s", std::move(scales))->result()},
+                                 attrs);
+                NodeValue r = residualIsInput ? q
+                                              : op(f, OpKind::Quantize, {input(f, "r", {1, h, h, o})},
+                                                   {{"kind", resKind},
+                                                    {"scale", 1.0 / 70},
+                                                    {"offset", int64_t(resKind == "u8q" ? 130 : 11)}});
+                Attributes addAttrs{
+                    {"kind", outKind}, {"scale", 1.0 / 3}, {"offset", int64_t(outKind == "u8q" ? 9 : -2)}};
+                if (relu) addAttrs.set("clip_min", 0.0);
+                f.addOutput("y", op(f, OpKind::QuantizedAdd,
+                                    convFirst ? std::vector{y, r} : std::vector{r, y}, addAttrs));
+              }};
+}
+
 /// QuantizedAdd of two quantized inputs (kinds, scales and zero points of
 /// their own) into `outKind`, optionally with ReLU: the cpu's table against
 /// the reference, bit for bit.
@@ -436,6 +479,9 @@ std::vector<Case> allCases() {
   cases.push_back(int8AddCase("i8q", -3, "i8q", 10, "i8q", false));
   cases.push_back(int8AddCase("u8q", 128, "i8q", 0, "u8q", true));
   cases.push_back(int8AddCase("u8q", 5, "u8q", 200, "i8q", true));
+  cases.push_back(int8ConvAddCase(9, 40, 40, 3, true, "i8q", true, "i8q", true));
+  cases.push_back(int8ConvAddCase(7, 24, 70, 1, false, "u8q", false, "u8q", true));
+  cases.push_back(int8ConvAddCase(8, 64, 33, 3, false, "i8q", true, "i8q", false));
   cases.push_back(int8MatMulCase("i8q", -3, {1, 512}, 1000, false));
   cases.push_back(int8MatMulCase("u8q", 128, {7, 33}, 17, true, "u8q"));
   cases.push_back(int8MatMulCase("i8q", 100, {2, 5, 64}, 70, false, "u8q"));
