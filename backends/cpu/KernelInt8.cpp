@@ -287,6 +287,14 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
     const int64_t block = item / groups, p0 = item % groups * panelsPerGroup;
     const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
     im2colBlock(call, row0, rows, kp, flip, a.data());
+    if (residual && planes) {
+      // The tiles read the residual in 32-byte pieces of many rows: fetch the item's part ahead.
+      const int64_t first = p0 * kInt8PanelCols,
+                    last = std::min(call.o, (p0 + panelsPerGroup) * kInt8PanelCols);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = first; c < last; c += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(call.residual + (row0 + r) * call.o + c), _MM_HINT_T0);
+    }
     for (int64_t p = p0; p < std::min(panels, p0 + panelsPerGroup); ++p) {
       const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
       const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);

@@ -223,13 +223,15 @@ struct LookupAdd {
   CodeRange codes;
 };
 
+/// Built per tile: from broadcasts (int8AddPlanesAvx512 checked outShift >= 1,
+/// the fast path), not through arrays in memory as scaleConstants.
 LookupAdd lookupAdd(const Int8AddCall& t, const Int8AddPlanes* planes) {
-  int32_t m[16], sh[16];
-  for (int i = 0; i < 16; ++i) {
-    m[i] = t.outMultiplier;
-    sh[i] = t.outShift;
-  }
-  return {planes, scaleConstants(m, sh, 0xFFFF), codeRange(t.outZero, t.lo, t.hi)};
+  Scale16 k;
+  k.belowHalf = true;
+  k.multEven = k.multOdd = _mm512_set1_epi64(int64_t(uint32_t(t.outMultiplier)));
+  k.shiftEven = k.shiftOdd = _mm512_set1_epi64(t.outShift - 1);
+  k.halfEven = k.halfOdd = _mm512_set1_epi64((int64_t(1) << 31) << (t.outShift - 1));
+  return {planes, k, codeRange(t.outZero, t.lo, t.hi)};
 }
 
 /// addQuantized of 64 codes of a and b.
