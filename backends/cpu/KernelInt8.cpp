@@ -260,6 +260,38 @@ void packInt8Conv(const int8_t* filter, const int32_t* bias, const float* filter
 
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool) { int8Conv(call, pool, int8Isa()); }
 
+namespace {
+
+/// The fused residual add's tiles read the residual in 32-byte pieces of many
+/// rows: a work item fetches its part (columns [first, last) of its rows) ahead.
+void prefetchResidual(const Int8ConvCall& call, int64_t row0, int64_t rows, int64_t first, int64_t last) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = first; c < last; c += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(call.residual + (row0 + r) * call.o + c), _MM_HINT_T0);
+}
+
+/// The VNNI tile's call for `rows` rows of A against the panel at column col0 (out and ldo left to the
+/// caller).
+Int8TileArgs vnniTileArgs(const Int8ConvCall& call, const Int8ConvWeights& weights, const uint8_t* rowsA,
+                          int64_t kp, const int8_t* panel, int64_t rows, int64_t cols, int64_t col0) {
+  Int8TileArgs t;
+  t.a = rowsA;
+  t.lda = kp;
+  t.b = panel;
+  t.kp = kp;
+  t.rows = rows;
+  t.cols = cols;
+  t.correction = weights.correction + col0;
+  t.multiplier = weights.multiplier + col0;
+  t.shift = weights.shift + col0;
+  t.zero = call.outputZero;
+  t.lo = call.lo;
+  t.hi = call.hi;
+  return t;
+}
+
+}  // namespace
+
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
   const int64_t k = call.kh * call.kw * call.c, kp = int8PaddedK(k),
                 panels = int8PaddedN(call.o) / kInt8PanelCols;
@@ -287,14 +319,9 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
     const int64_t block = item / groups, p0 = item % groups * panelsPerGroup;
     const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
     im2colBlock(call, row0, rows, kp, flip, a.data());
-    if (residual && planes) {
-      // The tiles read the residual in 32-byte pieces of many rows: fetch the item's part ahead.
-      const int64_t first = p0 * kInt8PanelCols,
-                    last = std::min(call.o, (p0 + panelsPerGroup) * kInt8PanelCols);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = first; c < last; c += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(call.residual + (row0 + r) * call.o + c), _MM_HINT_T0);
-    }
+    if (residual && planes)
+      prefetchResidual(call, row0, rows, p0 * kInt8PanelCols,
+                       std::min(call.o, (p0 + panelsPerGroup) * kInt8PanelCols));
     for (int64_t p = p0; p < std::min(panels, p0 + panelsPerGroup); ++p) {
       const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
       const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);
@@ -314,19 +341,7 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
                          target, call.o, validRows, cols);
         };
         if (isa == Int8Isa::Avx512Vnni) {
-          Int8TileArgs t;
-          t.a = rowsA;
-          t.lda = kp;
-          t.b = panel;
-          t.kp = kp;
-          t.rows = validRows;
-          t.cols = cols;
-          t.correction = weights.correction + col0;
-          t.multiplier = weights.multiplier + col0;
-          t.shift = weights.shift + col0;
-          t.zero = call.outputZero;
-          t.lo = call.lo;
-          t.hi = call.hi;
+          Int8TileArgs t = vnniTileArgs(call, weights, rowsA, kp, panel, validRows, cols, col0);
           t.out = out;
           t.ldo = ldo;
           if (inTile) {
