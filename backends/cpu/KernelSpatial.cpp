@@ -98,16 +98,84 @@ void reduce3(const float* input, float* output, int64_t outer, int64_t reduce, i
   });
 }
 
+namespace {
+
+/// A transpose's output walked as items: each item is one index of the
+/// leading `lead` output dims, `innerCount` elements.
+struct TransposePlan {
+  size_t rank = 0, lead = 0;
+  std::vector<int64_t> outDims, strides;  ///< strides[d]: the input stride of output dim d
+  int64_t innerCount = 0;
+};
+
+/// Advances the output index over dims [plan.lead, end) by one in row-major
+/// order, and the input offset with it.
+void stepIndex(const TransposePlan& plan, size_t end, int64_t* index, int64_t& offset) {
+  for (size_t d = end; d-- > plan.lead;) {
+    offset += plan.strides[d];
+    if (++index[d] < plan.outDims[d]) return;
+    offset -= plan.strides[d] * plan.outDims[d];
+    index[d] = 0;
+  }
+}
+
+/// One rows x cols output tile, walked along whichever reads the input closer
+/// together: NCHW -> NHWC (3 channels) reads each channel's row in order
+/// instead of stepping the dims' index every 3 elements.
+template <typename T>
+void copyTile(T* to, const T* from, int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
+  if (rowStride < colStride) {
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t r = 0; r < rows; ++r) to[r * cols + j] = from[r * rowStride + j * colStride];
+  } else {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) to[r * cols + j] = from[r * rowStride + j * colStride];
+  }
+}
+
+template <typename T>
+void transposeItem(const TransposePlan& plan, const T* input, T* output, int64_t item) {
+  const size_t rank = plan.rank;
+  int64_t start = 0;
+  for (size_t d = plan.lead, rest = size_t(item); d-- > 0; rest /= size_t(plan.outDims[d]))
+    start += int64_t(rest % size_t(plan.outDims[d])) * plan.strides[d];
+  const T* in = input + start;
+  T* out = output + item * plan.innerCount;
+  if (plan.lead == rank) {  // rank 1: an element per item
+    out[0] = in[0];
+    return;
+  }
+  const int64_t last = plan.outDims[rank - 1], lastStride = plan.strides[rank - 1];
+  if (plan.lead + 1 == rank) {  // a row per item
+    for (int64_t j = 0; j < last; ++j) out[j] = in[j * lastStride];
+    return;
+  }
+  // Tiles of the last two output dims, the dims between `lead` and them as an odometer.
+  const int64_t rows = plan.outDims[rank - 2], rowStride = plan.strides[rank - 2], tile = rows * last;
+  int64_t index[8] = {0};
+  int64_t offset = 0;
+  for (int64_t i = 0; i < plan.innerCount; i += tile) {
+    copyTile(out + i, in + offset, rows, last, rowStride, lastStride);
+    stepIndex(plan, rank - 2, index, offset);
+  }
+}
+
+}  // namespace
+
 void transpose(const void* input, void* output, size_t elemSize, const std::vector<int64_t>& inDims,
                const std::vector<int64_t>& perm, ThreadPool& pool) {
-  const size_t rank = inDims.size();
-  std::vector<int64_t> inStrides(rank, 1), outDims(rank), strides(rank);
+  TransposePlan plan;
+  plan.rank = inDims.size();
+  const size_t rank = plan.rank;
+  std::vector<int64_t> inStrides(rank, 1);
+  plan.outDims.resize(rank);
+  plan.strides.resize(rank);
   for (size_t d = rank; d-- > 1;) inStrides[d - 1] = inStrides[d] * inDims[d];
   int64_t total = 1;
   for (size_t d = 0; d < rank; ++d) {
-    outDims[d] = inDims[size_t(perm[d])];
-    strides[d] = inStrides[size_t(perm[d])];
-    total *= outDims[d];
+    plan.outDims[d] = inDims[size_t(perm[d])];
+    plan.strides[d] = inStrides[size_t(perm[d])];
+    total *= plan.outDims[d];
   }
   if (total == 0) return;
   if (rank == 0) {
@@ -117,71 +185,23 @@ void transpose(const void* input, void* output, size_t elemSize, const std::vect
   // Items are the leading output dims, as many as give a few items per
   // thread: a batch-1 NCHW -> NHWC input transpose has outDims[0] == 1 and
   // ran on one thread.
-  size_t lead = 1;
-  int64_t outer = outDims[0];
-  while (lead + 1 < rank && outer < 4 * int64_t(pool.size())) outer *= outDims[lead++];
-  const int64_t innerCount = total / outer;
-  auto body = [&]<typename T>(int64_t o) {
-    int64_t start = 0;
-    for (size_t d = lead, rest = size_t(o); d-- > 0; rest /= size_t(outDims[d]))
-      start += int64_t(rest % size_t(outDims[d])) * strides[d];
-    const T* in = static_cast<const T*>(input) + start;
-    T* out = static_cast<T*>(output) + o * innerCount;
-    int64_t index[8] = {0};
-    int64_t offset = 0;
-    const int64_t last = outDims[rank - 1], lastStride = strides[rank - 1];
-    if (lead + 2 <= rank) {
-      // The last two output dims as one tile, walked along whichever reads the
-      // input closer together: NCHW -> NHWC (3 channels) reads each channel's
-      // row in order instead of stepping the dims' index every 3 elements.
-      const int64_t rows = outDims[rank - 2], rowStride = strides[rank - 2], tile = rows * last;
-      const bool alongRows = rowStride < lastStride;
-      for (int64_t i = 0; i < innerCount; i += tile) {
-        T* to = out + i;
-        const T* from = in + offset;
-        if (alongRows) {
-          for (int64_t j = 0; j < last; ++j)
-            for (int64_t r = 0; r < rows; ++r) to[r * last + j] = from[r * rowStride + j * lastStride];
-        } else {
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t j = 0; j < last; ++j) to[r * last + j] = from[r * rowStride + j * lastStride];
-        }
-        for (size_t d = rank - 2; d-- > lead;) {
-          offset += strides[d];
-          if (++index[d] < outDims[d]) break;
-          offset -= strides[d] * outDims[d];
-          index[d] = 0;
-        }
-      }
-      return;
-    }
-    for (int64_t i = 0; i < innerCount; i += last) {
-      if (rank == 1) {
-        out[0] = in[0];
-        return;
-      }
-      for (int64_t j = 0; j < last; ++j) out[i + j] = in[offset + j * lastStride];
-      for (size_t d = rank - 1; d-- > lead;) {
-        offset += strides[d];
-        if (++index[d] < outDims[d]) break;
-        offset -= strides[d] * outDims[d];
-        index[d] = 0;
-      }
-    }
-  };
-  pool.parallelFor(outer, [&](int64_t o, int) {
+  plan.lead = 1;
+  int64_t outer = plan.outDims[0];
+  while (plan.lead + 1 < rank && outer < 4 * int64_t(pool.size())) outer *= plan.outDims[plan.lead++];
+  plan.innerCount = total / outer;
+  pool.parallelFor(outer, [&](int64_t item, int) {
     switch (elemSize) {
       case 1:
-        body.template operator()<uint8_t>(o);
+        transposeItem(plan, static_cast<const uint8_t*>(input), static_cast<uint8_t*>(output), item);
         break;
       case 2:
-        body.template operator()<uint16_t>(o);
+        transposeItem(plan, static_cast<const uint16_t*>(input), static_cast<uint16_t*>(output), item);
         break;
       case 4:
-        body.template operator()<uint32_t>(o);
+        transposeItem(plan, static_cast<const uint32_t*>(input), static_cast<uint32_t*>(output), item);
         break;
       default:
-        body.template operator()<uint64_t>(o);
+        transposeItem(plan, static_cast<const uint64_t*>(input), static_cast<uint64_t*>(output), item);
         break;
     }
   });
