@@ -128,19 +128,6 @@ Error Bundle::validate() const {
   return validateTables(finished);
 }
 
-Error Bundle::validate(std::span<const isa::Instruction> decoded) const {
-  if (decoded.size() != program.size())
-    return makeError("the decoded program has ", decoded.size(), " instructions, the bundle ",
-                     program.size());
-  EMBER_RETURN_IF_ERROR(validateVersionAndSize(isaVersion, program.size()));
-  bool finished = false;
-  for (size_t i = 0; i < decoded.size(); ++i) {
-    EMBER_RETURN_IF_ERROR(validateInstruction(i, decoded[i]));
-    if (decoded[i].opcode == isa::Opcode::Finish) finished = true;
-  }
-  return validateTables(finished);
-}
-
 Error Bundle::validateInstruction(size_t i, const isa::Instruction& instr) const {
   if (instr.layer > layers.size())
     return makeError("instruction ", i, ": layer tag ", instr.layer, " but the bundle has ", layers.size(),

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -56,10 +55,6 @@ struct Bundle {
   /// unique names, valid shapes, layer tags in range, FINISH present and every
   /// instruction decodable. Errors name the symbol or instruction index.
   Error validate() const;
-  /// The same checks, reading each instruction from `decoded` (the program as
-  /// the compiler built it, which `program` encodes) instead of decoding it
-  /// again: a compiler has just encoded every one of them.
-  Error validate(std::span<const isa::Instruction> decoded) const;
 
  private:
   Error validateInstruction(size_t index, const isa::Instruction& instr) const;
