@@ -237,6 +237,24 @@ std::vector<OpKind> f32Primitives(OpFamily family) {
 /// QuantizedConv on a quantized input (`kind` i8q or u8q with zero point
 /// `zero`), random s8 filter, i32 bias and per-channel scales, `clip` fusing
 /// ReLU: the int8 kernel (KernelInt8.h) against the reference, bit for bit.
+/// QuantizedConv(q) to o channels with k x k int8 weights over cPerGroup
+/// channels, int32 bias and per-channel scales drawn from `seed`.
+NodeValue quantizedConvOf(Function& f, NodeValue q, uint64_t seed, int64_t o, int64_t k, int64_t cPerGroup,
+                          const Attributes& attrs) {
+  std::mt19937_64 rng(seed);
+  Tensor wt(Type(ElemKind::Int8Q, {o, k, k, cPerGroup}, 0.02f, 0));
+  for (int64_t i = 0; i < wt.type().numElements(); ++i) wt.as<int8_t>()[i] = int8_t(rng() % 256);
+  Tensor bias(Type(ElemKind::Int32Q, {o}, 0.0002f, 0));
+  for (int64_t i = 0; i < o; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
+  Tensor scales(Type(ElemKind::F32, {o}));
+  for (int64_t i = 0; i < o; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
+  return op(
+      f, OpKind::QuantizedConv,
+      {q, f.createConstant("w", std::move(wt))->result(), f.createConstant("b", std::move(bias))->result(),
+       f.createConstant("s", std::move(scales))->result()},
+      attrs);
+}
+
 Case int8ConvCase(const std::string& kind, int32_t zero, int64_t n, int64_t h, int64_t c, int64_t o,
                   int64_t k, int64_t stride, int64_t pad, int64_t dilation, bool relu,
                   const std::string& outKind = "i8q", bool depthwise = false) {
@@ -249,26 +267,13 @@ Case int8ConvCase(const std::string& kind, int32_t zero, int64_t n, int64_t h, i
                 NodeValue x = input(f, "x", {n, h, h, c});
                 NodeValue q = op(f, OpKind::Quantize, {x},
                                  {{"kind", kind}, {"scale", 1.0 / 100}, {"offset", int64_t(zero)}});
-                std::mt19937_64 rng(21);
                 const int64_t group = depthwise ? c : 1;
-                Tensor wt(Type(ElemKind::Int8Q, {o, k, k, c / group}, 0.02f, 0));
-                for (int64_t i = 0; i < wt.type().numElements(); ++i)
-                  wt.as<int8_t>()[i] = int8_t(rng() % 256);
-                Tensor bias(Type(ElemKind::Int32Q, {o}, 0.0002f, 0));
-                for (int64_t i = 0; i < o; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
-                Tensor scales(Type(ElemKind::F32, {o}));
-                for (int64_t i = 0; i < o; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
                 Attributes attrs = convAttrs(stride, pad, dilation, group);
                 attrs.set("kind", outKind);
                 attrs.set("scale", 0.5);
                 attrs.set("offset", int64_t(outKind == "u8q" ? 3 : -5));
                 if (relu) attrs.set("clip_min", 0.0);
-                NodeValue y = op(f, OpKind::QuantizedConv,
-                                 {q, f.createConstant("w", std::move(wt))->result(),
-                                  f.createConstant("b", std::move(bias))->result(),
-                                  f.createConstant("s", std::move(scales))->result()},
-                                 attrs);
-                f.addOutput("y", y);
+                f.addOutput("y", quantizedConvOf(f, q, 21, o, k, c / group, attrs));
               }};
 }
 
@@ -285,23 +290,11 @@ Case int8ConvAddCase(int64_t h, int64_t c, int64_t o, int64_t k, bool residualIs
   return Case{name, [=](Function& f) {
                 NodeValue q = op(f, OpKind::Quantize, {input(f, "x", {1, h, h, c})},
                                  {{"kind", "i8q"}, {"scale", 1.0 / 100}, {"offset", int64_t(-7)}});
-                std::mt19937_64 rng(31);
-                Tensor wt(Type(ElemKind::Int8Q, {o, k, k, c}, 0.02f, 0));
-                for (int64_t i = 0; i < wt.type().numElements(); ++i)
-                  wt.as<int8_t>()[i] = int8_t(rng() % 256);
-                Tensor bias(Type(ElemKind::Int32Q, {o}, 0.0002f, 0));
-                for (int64_t i = 0; i < o; ++i) bias.as<int32_t>()[i] = int32_t(rng() % 20001) - 10000;
-                Tensor scales(Type(ElemKind::F32, {o}));
-                for (int64_t i = 0; i < o; ++i) scales.as<float>()[i] = 0.01f + 0.002f * float(i % 7);
                 Attributes attrs = convAttrs(1, k / 2, 1, 1);
                 attrs.set("kind", "i8q");
                 attrs.set("scale", 0.5);
                 attrs.set("offset", int64_t(4));
-                NodeValue y = op(f, OpKind::QuantizedConv,
-                                 {q, f.createConstant("w", std::move(wt))->result(),
-                                  f.createConstant("b", std::move(bias))->result(),
-                                  f.createConstant("s", std::move(scales))->result()},
-                                 attrs);
+                NodeValue y = quantizedConvOf(f, q, 31, o, k, c, attrs);
                 NodeValue r = residualIsInput ? q
                                               : op(f, OpKind::Quantize, {input(f, "r", {1, h, h, o})},
                                                    {{"kind", resKind},
