@@ -743,13 +743,13 @@ Error Quantizer::run() {
       for (const Node* n : p.nodes) patternOf_.erase(n);
       // A pattern an earlier conversion took a node of is gone; its other
       // nodes convert one by one.
-      const bool intact =
-          std::none_of(p.nodes.begin(), p.nodes.end(), [&](Node* n) { return handled_.count(n); });
-      Outcome outcome = intact ? convertPattern(p) : Outcome(std::string("pattern broken"));
-      if (!outcome)
-        return outcome.error().withContext("quantizing the " + p.describe() + " ending at '" +
-                                           p.last->name() + "'");
-      if (outcome->empty()) continue;
+      if (std::none_of(p.nodes.begin(), p.nodes.end(), [&](Node* n) { return handled_.count(n); })) {
+        Outcome outcome = convertPattern(p);
+        if (!outcome)
+          return outcome.error().withContext("quantizing the " + p.describe() + " ending at '" +
+                                             p.last->name() + "'");
+        if (outcome->empty()) continue;
+      }
     }
     Outcome outcome = canConvert
                           ? convert(node)
