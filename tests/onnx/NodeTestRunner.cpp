@@ -32,6 +32,7 @@
 #include "ember/Importer.h"
 #include "ember/JsonWriter.h"
 #include "ember/Runtime.h"
+#include "tests/common/Sanitizers.h"
 
 namespace fs = std::filesystem;
 
@@ -523,10 +524,10 @@ CaseResult runCaseForked(const CaseInfo& info, const Options& options) {
     // Keep one runaway case from exhausting the shared machine's memory.
     // (Not under AddressSanitizer or ThreadSanitizer, which reserve terabytes
     // of address space for shadow memory: TSan's stack depot failed to mmap.)
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    struct rlimit limit = {rlim_t(8) << 30, rlim_t(8) << 30};
-    ::setrlimit(RLIMIT_AS, &limit);
-#endif
+    if (!ember::test::kAddressSanitizer && !ember::test::kThreadSanitizer) {
+      struct rlimit limit = {rlim_t(8) << 30, rlim_t(8) << 30};
+      ::setrlimit(RLIMIT_AS, &limit);
+    }
     CaseResult r = runCaseGuarded(info, options.backend, options.compareNoIrOpt);
     // "<status><constant inputs, comma-separated>\n<message>"
     std::string payload(1, char(r.status));

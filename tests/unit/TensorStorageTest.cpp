@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ember/Tensor.h"
+#include "tests/common/Sanitizers.h"
 
 namespace ember {
 namespace {
@@ -73,6 +74,10 @@ int64_t virtualKiB() {
 }
 
 TEST(TensorStorage, LargeTensorsAreReleased) {
+  // Under AddressSanitizer payloads stay on the heap (Tensor.cpp), where freed
+  // blocks sit in its quarantine (256 MiB) without a leak; its leak checker
+  // covers that build.
+  if (test::kAddressSanitizer) GTEST_SKIP() << "payloads are not mapped under AddressSanitizer";
   const int64_t before = virtualKiB();
   ASSERT_GT(before, 0);
   for (int i = 0; i < 200; ++i) {
