@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target (docs/testing.md, "Fuzzing").
 # Usage: scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
+#        scripts/fuzz.sh --merge TARGET
 #   TARGET: onnx_importer npy config bundle isa_decoder assembler npy_writer
 #           sweep_spec quant_profile
 # Builds fuzz_TARGET with the `fuzz` preset (clang, ASan+UBSan) in
@@ -8,12 +9,22 @@
 # from a working copy of the seed corpus plus the regression inputs, and
 # writes crashing inputs to $BUILD/fuzz-artifacts/TARGET/. New crashers
 # belong in tests/fuzz/regressions/TARGET/ once fixed.
+# --merge adds to the repository's corpus (tests/fuzz/corpus/TARGET) the
+# inputs of the working corpus that reach code it does not (libFuzzer's
+# -merge=1), so the next run, and ctest's replay, start from them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets="onnx_importer npy config bundle isa_decoder assembler npy_writer sweep_spec quant_profile"
-if [ $# -lt 2 ] || ! [[ " $targets " == *" $1 "* ]] || ! [[ "$2" =~ ^[0-9]+$ ]]; then
-  echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]   (TARGET: $targets)" >&2
+if [ "${1:-}" = --merge ] && [ $# -eq 2 ] && [[ " $targets " == *" $2 "* ]]; then :
+elif [ $# -lt 2 ] || ! [[ " $targets " == *" $1 "* ]] || ! [[ "$2" =~ ^[0-9]+$ ]]; then
+  echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...] | --merge TARGET   (TARGET: $targets)" >&2
   exit 2
+fi
+merge=0
+if [ "${1:-}" = --merge ]; then
+  merge=1
+  shift
+  set -- "${1:-}" 0
 fi
 target=$1
 seconds=$2
@@ -30,6 +41,15 @@ artifacts="$build/fuzz-artifacts/$target"
 mkdir -p "$work" "$artifacts"
 inputs=("tests/fuzz/corpus/$target")
 [ -d "tests/fuzz/regressions/$target" ] && inputs+=("tests/fuzz/regressions/$target")
+
+if [ "$merge" = 1 ]; then
+  before=$(ls "${inputs[0]}" | wc -l)
+  nice -n 19 "$build/tests/fuzz/fuzz_$target" -merge=1 -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+    "${inputs[0]}" "$work" >"$build/fuzz-merge-$target.log" 2>&1 ||
+    { tail -5 "$build/fuzz-merge-$target.log" >&2; exit 1; }
+  echo "fuzz $target: corpus $before -> $(ls "${inputs[0]}" | wc -l) inputs, $(cat "${inputs[0]}"/* | wc -c) bytes"
+  exit 0
+fi
 
 # One process on one core, lowest priority: fuzzing must not starve builds.
 # -rss_limit_mb catches runaway allocations; -timeout catches hangs.

@@ -11,6 +11,9 @@
 #   EMBER_FUZZ_TURN   seconds per fuzz target per turn (default 600)
 #   EMBER_TSAN_TESTS  ctest -R regex of the suites run under TSan
 #   EMBER_RTL_RANDOM  the rtl_random binary (default: build/default's)
+#   EMBER_ASAN_BUILD_DIR, EMBER_TSAN_BUILD_DIR  the sanitizer stages' build
+#              folders (default build/asan, build/tsan); pointing them at CI's
+#              build/asan-subset and build/tsan-subset reuses those objects
 # A target that fails to build is reported by ctest as not run (a failure);
 # the stage still runs every test that did build.
 set -euo pipefail
@@ -53,30 +56,35 @@ deadline=""
 out_of_time() { [ -n "$deadline" ] && [ "$(date +%s)" -ge "$deadline" ]; }
 record() { echo "$(date -u +%FT%TZ) $*" | tee -a "$summary"; }
 
-# Builds every target it can (ninja -k 0); the build's failures are counted
-# in the summary and their tests show up as not run.
+# build_all NAME DIR [cmake --build options]: builds every target it can
+# (ninja -k 0); the build's failures are counted in the summary and their
+# tests show up as not run.
 build_all() {
-  local log=$out/build-${2}.log
-  if cmake --build "$@" --parallel 2 -- -k 0 >"$log" 2>&1; then return 0; fi
-  record "build $2: $(grep -c '^FAILED: ' "$log") targets failed ($log)"
+  local name=$1 dir=$2 log=$out/build-$1.log
+  shift 2
+  if cmake --build "$dir" --parallel 2 "$@" -- -k 0 >"$log" 2>&1; then return 0; fi
+  record "build $name: $(grep -c '^FAILED: ' "$log") targets failed ($log)"
 }
 
 # The whole ctest suite with AddressSanitizer + UBSan (the `asan` preset).
 stage_asan() {
-  cmake --preset asan >/dev/null
-  build_all --preset asan
-  local log=$out/asan.log
-  if ctest --preset asan --timeout 3000 -j 2 >"$log" 2>&1; then :; fi
+  local build=${EMBER_ASAN_BUILD_DIR:-build/asan} log=$out/asan.log
+  # The whole suite: the RTL co-simulation too, which CI's subset leaves out.
+  cmake --preset asan -B "$build" -DCMAKE_DISABLE_FIND_PACKAGE_verilator=OFF >/dev/null
+  build_all asan "$build"
+  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$build" --output-on-failure --timeout 3000 -j 2 >"$log" 2>&1; then :; fi
   record "asan: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
   grep -q "100% tests passed" "$log"
 }
 
 # The suites whose code runs threads, under ThreadSanitizer (the `tsan` preset).
 stage_tsan() {
-  cmake --preset tsan >/dev/null
-  build_all --preset tsan
-  local log=$out/tsan.log
-  if ctest --preset tsan --timeout 3000 -j 2 -R "${EMBER_TSAN_TESTS:-[Cc]pu|[Cc]odesign|[Ss]weep|Determinism|[Rr]untime|[Pp]ool}" >"$log" 2>&1; then :; fi
+  local build=${EMBER_TSAN_BUILD_DIR:-build/tsan} log=$out/tsan.log
+  cmake --preset tsan -B "$build" >/dev/null
+  build_all tsan "$build"
+  if TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir "$build" --output-on-failure --timeout 3000 -j 2 -R "${EMBER_TSAN_TESTS:-[Cc]pu|[Cc]odesign|[Ss]weep|Determinism|[Rr]untime|[Pp]ool}" >"$log" 2>&1; then :; fi
   record "tsan: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
   grep -q "100% tests passed" "$log"
 }
@@ -108,7 +116,7 @@ stage_fuzz() {
   local pending=("${targets[@]}") next
   # Build every target first, so that turns are spent fuzzing.
   [ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
-  build_all --preset fuzz
+  build_all fuzz build/fuzz --target ember_fuzzers
   while [ ${#pending[@]} -gt 0 ] && ! out_of_time; do
     next=()
     for target in "${pending[@]}"; do
@@ -145,7 +153,7 @@ stage_fuzz() {
 stage_coverage() {
   local build=build/coverage
   cmake --preset coverage >/dev/null
-  build_all --preset coverage
+  build_all coverage "$build"
   rm -rf "$build/profiles" && mkdir -p "$build/profiles"
   LLVM_PROFILE_FILE="$PWD/$build/profiles/%p-%m.profraw" ctest --test-dir "$build" --timeout 3000 -j 2 \
     >"$out/coverage-tests.log" 2>&1 || true
