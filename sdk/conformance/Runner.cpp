@@ -261,7 +261,11 @@ CaseResult runIsolated(const CaseSpec& spec, uint64_t seed, const BackendFactory
     return result;
   }
   if (!ok) {
-    result.detail = "the case's process ended without a result";
+    // A sanitizer that catches the crash exits with a status instead of dying
+    // by the signal; the status tells the vendor which.
+    result.detail = WIFEXITED(status) ? "the case's process exited with status " +
+                                            std::to_string(WEXITSTATUS(status)) + " without a result"
+                                      : "the case's process ended without a result";
     return result;
   }
   result.outcome = Outcome(wire.outcome);

@@ -23,6 +23,11 @@ fi
 
 "$ember" compile "$model" --backend cpu "$@" -o "$work/bundle/model.o" --header "$work/bundle/model.h" --quiet
 cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="${EMBER_TEST_CC:-cc}")
+# Under a sanitizer preset the runtime library is instrumented: the
+# application links the same sanitizer runtime (tests/CMakeLists.txt).
+if [ -n "${EMBER_TEST_SANITIZE:-}" ]; then
+  cmake_args+=("-DCMAKE_C_FLAGS=${EMBER_TEST_SANITIZE}" "-DCMAKE_EXE_LINKER_FLAGS=${EMBER_TEST_SANITIZE}")
+fi
 cmake -S "$example" -B "$work/build" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DEMBER_AOT_DIR="$work/bundle"
 cmake --build "$work/build"
 app="$work/build/aot_example"
