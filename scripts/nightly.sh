@@ -10,6 +10,8 @@
 #   EMBER_FUZZ_EXECS  executions per fuzz target (default 10000000)
 #   EMBER_FUZZ_TURN   seconds per fuzz target per turn (default 600)
 #   EMBER_TSAN_TESTS  ctest -R regex of the suites run under TSan
+#   EMBER_TSAN_TARGETS  build targets of the tsan stage (default: all); the
+#              binaries of the EMBER_TSAN_TESTS tests and their data suffice
 #   EMBER_RTL_RANDOM  the rtl_random binary (default: build/default's)
 #   EMBER_ASAN_BUILD_DIR, EMBER_TSAN_BUILD_DIR  the sanitizer stages' build
 #              folders (default build/asan, build/tsan); pointing them at CI's
@@ -82,7 +84,8 @@ stage_asan() {
 stage_tsan() {
   local build=${EMBER_TSAN_BUILD_DIR:-build/tsan} log=$out/tsan.log
   cmake --preset tsan -B "$build" >/dev/null
-  build_all tsan "$build"
+  # shellcheck disable=SC2086 # a list of targets
+  build_all tsan "$build" ${EMBER_TSAN_TARGETS:+--target $EMBER_TSAN_TARGETS}
   if TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir "$build" --output-on-failure --timeout 3000 -j 2 -R "${EMBER_TSAN_TESTS:-[Cc]pu|[Cc]odesign|[Ss]weep|Determinism|[Rr]untime|[Pp]ool}" >"$log" 2>&1; then :; fi
   record "tsan: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
