@@ -7,6 +7,9 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "HtmlReport.h"
 #include "Json.h"
@@ -177,6 +180,41 @@ TEST_F(CodesignSpec, BadAxisKeyNamesTheKey) {
   Expected<std::vector<SweepPoint>> bad = expandSweep(*badValue);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("matrix_engine.rows"), std::string::npos) << bad.error().message();
+}
+
+TEST_F(CodesignSpec, RepeatedPointIsRefused) {
+  // Found by fuzz_sweep_spec: an axis listing one value twice gave two points
+  // with one id, which would share points/<id>/ and a results row.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"models: [m.onnx]\naxes:\n  vector.lanes: [16, 32, 16]\n", "axis 'vector.lanes' = vector.lanes=16"},
+      {R"(models: [m.onnx]
+axes:
+  a:
+    - {label: x, vector.lanes: 16}
+    - {label: y, vector.lanes: 32}
+    - {label: x, vector.lanes: 16}
+)",
+       "axis 'a' = x and axis 'a' = x give the same point of model 'm'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    Expected<SweepSpec> spec = load(text);
+    ASSERT_TRUE(spec) << spec.error().message();
+    Expected<std::vector<SweepPoint>> points = expandSweep(*spec);
+    ASSERT_FALSE(points) << text;
+    EXPECT_NE(points.error().message().find(expected), std::string::npos) << points.error().message();
+    EXPECT_NE(points.error().message().find("spec.yaml"), std::string::npos) << points.error().message();
+  }
+  // The same settings under two labels are two distinct points: the label names the config.
+  Expected<SweepSpec> relabelled = load(R"(models: [m.onnx]
+axes:
+  a:
+    - {label: x, vector.lanes: 16}
+    - {label: y, vector.lanes: 16}
+)");
+  ASSERT_TRUE(relabelled) << relabelled.error().message();
+  Expected<std::vector<SweepPoint>> points = expandSweep(*relabelled);
+  ASSERT_TRUE(points) << points.error().message();
+  EXPECT_NE((*points)[0].id, (*points)[1].id);
 }
 
 TEST_F(CodesignSpec, SpecErrorsAreClear) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "Json.h"
 #include "ember/TextEscape.h"
@@ -556,15 +557,20 @@ PointSystem pointSystem(const Combination& c) {
   return system;
 }
 
-/// <model>-<10 hex digits of the hash of the model, backend, config and system>.
-std::string pointId(const SweepSpec& spec, const SweepModel& model, const std::string& yaml,
-                    const std::optional<PointSystem>& system) {
-  std::string hashed =
+/// What a point's id hashes: the model, backend, number type, config and system.
+std::string pointIdentity(const SweepSpec& spec, const SweepModel& model, const std::string& yaml,
+                          const std::optional<PointSystem>& system) {
+  std::string identity =
       model.name + "\n" + spec.backend + "\n" + (spec.quantize ? "int8\n" : "float\n") + yaml;
   if (system)
-    hashed += "system\n" + system->yaml + system->split + "\n" + std::to_string(system->batch) + "\n";
+    identity += "system\n" + system->yaml + system->split + "\n" + std::to_string(system->batch) + "\n";
+  return identity;
+}
+
+/// <model>-<10 hex digits of the FNV-1a hash of the point's identity>.
+std::string pointId(const SweepModel& model, const std::string& identity) {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(hashed)));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(identity)));
   std::string safe;
   for (char ch : model.name) safe += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' ? ch : '_';
   return safe + "-" + std::string(hex, 10);
@@ -597,6 +603,15 @@ Expected<size_t> countCombinations(const SweepSpec& spec) {
   return combinations;
 }
 
+/// "axis 'a' = v, axis 'b' = w": the axis values of one combination, for errors.
+std::string describeChoice(const SweepSpec& spec, const std::vector<size_t>& choice) {
+  std::string axes;
+  for (size_t a = 0; a < spec.axes.size(); ++a)
+    axes += (axes.empty() ? "" : ", ") + std::string("axis '") + spec.axes[a].name +
+            "' = " + spec.axes[a].values[choice[a]].label;
+  return axes.empty() ? "the base config" : axes;
+}
+
 /// The combination's NPU config as YAML (in `yaml`), checked by the config reader.
 Expected<npu::NpuConfig> checkedConfig(const SweepSpec& spec, const std::vector<size_t>& choice,
                                        const Combination& c, std::string& yaml) {
@@ -605,11 +620,7 @@ Expected<npu::NpuConfig> checkedConfig(const SweepSpec& spec, const std::vector<
   yaml = std::string(emitter.c_str()) + "\n";
   Expected<npu::NpuConfig> parsed = npu::parseConfig(yaml, "config");
   if (parsed) return parsed;
-  std::string axes;
-  for (size_t a = 0; a < spec.axes.size(); ++a)
-    axes += (axes.empty() ? "" : ", ") + std::string("axis '") + spec.axes[a].name +
-            "' = " + spec.axes[a].values[choice[a]].label;
-  return makeError(spec.path, ": ", axes, ": ", parsed.error().message());
+  return makeError(spec.path, ": ", describeChoice(spec, choice), ": ", parsed.error().message());
 }
 
 }  // namespace
@@ -626,6 +637,10 @@ Expected<std::vector<SweepPoint>> expandSweepImpl(const SweepSpec& spec) {
   EMBER_ASSIGN_OR_RETURN(const size_t combinations, countCombinations(spec));
 
   std::vector<SweepPoint> points;
+  // Two points with one id would share points/<id>/ and one results row: an
+  // axis that repeats a value (or two axes that set a key to the same effect)
+  // is refused rather than run twice.
+  std::map<std::string, size_t> pointById;
   std::vector<size_t> choice(spec.axes.size(), 0);
   for (size_t n = 0; n < combinations; ++n) {
     // Mixed-radix counter; the last axis varies fastest.
@@ -657,7 +672,20 @@ Expected<std::vector<SweepPoint>> expandSweepImpl(const SweepSpec& spec) {
       point.configYaml = yaml;
       point.config = config;
       point.system = system;
-      point.id = pointId(spec, spec.models[m], yaml, system);
+      const std::string identity = pointIdentity(spec, spec.models[m], yaml, system);
+      point.id = pointId(spec.models[m], identity);
+      // A different point under a taken id (40 bits collide with odds of
+      // about 0.5 % in 10^5 points) gets a numbered suffix.
+      for (int suffix = 2;; ++suffix) {
+        const auto [seen, added] = pointById.emplace(point.id, points.size());
+        if (added) break;
+        const SweepPoint& other = points[seen->second];
+        if (pointIdentity(spec, spec.models[other.model], other.configYaml, other.system) == identity)
+          return makeError(spec.path, ": ", describeChoice(spec, other.axisValues), " and ",
+                           describeChoice(spec, choice), " give the same point of model '",
+                           spec.models[m].name, "' (", point.id, "): remove the repeated axis value");
+        point.id = pointId(spec.models[m], identity) + "-" + std::to_string(suffix);
+      }
       points.push_back(std::move(point));
     }
   }
