@@ -31,10 +31,16 @@ seconds=$2
 shift 2
 build=${EMBER_FUZZ_BUILD_DIR:-build/fuzz}
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake --preset fuzz -B "$build" >/dev/null
-fi
-ninja -C "$build" "fuzz_$target" >/dev/null
+# Several targets may start at once (the nightly runs one per core): one
+# configure and build at a time in the build folder.
+mkdir -p "$build"
+(
+  flock 9
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake --preset fuzz -B "$build" >/dev/null
+  fi
+  ninja -C "$build" "fuzz_$target" >/dev/null
+) 9>"$build/.fuzz-build.lock"
 
 work="$build/fuzz-corpus/$target"
 artifacts="$build/fuzz-artifacts/$target"

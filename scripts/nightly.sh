@@ -9,6 +9,7 @@
 #              the fuzz stage also stops early then, and resumes next time
 #   EMBER_FUZZ_EXECS  executions per fuzz target (default 10000000)
 #   EMBER_FUZZ_TURN   seconds per fuzz target per turn (default 600)
+#   EMBER_FUZZ_JOBS   fuzz targets run at once (default: nproc)
 #   EMBER_TSAN_TESTS  ctest -R regex of the suites run under TSan
 #   EMBER_TSAN_TARGETS  build targets of the tsan stage (default: all); the
 #              binaries of the EMBER_TSAN_TESTS tests and their data suffice
@@ -22,7 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+  # The header comment, up to the first line that is not one.
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
 }
 
 hours=""
@@ -112,43 +114,60 @@ stage_rtl() {
 
 # Every libFuzzer target up to EMBER_FUZZ_EXECS executions in all, counted
 # across resumed runs in $out/fuzz-TARGET.execs. Targets take turns of
-# EMBER_FUZZ_TURN seconds (default 600), so a short night reaches every one.
+# EMBER_FUZZ_TURN seconds (default 600), so a short night reaches every one,
+# EMBER_FUZZ_JOBS of them at once (default: one per core).
 stage_fuzz() {
-  local goal=${EMBER_FUZZ_EXECS:-10000000} turn=${EMBER_FUZZ_TURN:-600} failed=0 target done runs seconds
+  local goal=${EMBER_FUZZ_EXECS:-10000000} turn=${EMBER_FUZZ_TURN:-600} jobs=${EMBER_FUZZ_JOBS:-$(nproc)}
+  local failed=0 target count running
   local targets=(onnx_importer npy config bundle isa_decoder assembler npy_writer sweep_spec quant_profile)
   local pending=("${targets[@]}") next
+  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { record "fuzz: EMBER_FUZZ_JOBS must be a positive integer, not '$jobs'"; return 1; }
   # Build every target first, so that turns are spent fuzzing.
   [ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
   build_all fuzz build/fuzz --target ember_fuzzers
+  rm -f "$out"/fuzz-*.finding
   while [ ${#pending[@]} -gt 0 ] && ! out_of_time; do
+    running=0
+    for target in "${pending[@]}"; do
+      count=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
+      [ "$count" -lt "$goal" ] || continue
+      out_of_time && break
+      fuzz_turn "$target" "$count" "$goal" "$turn" &
+      running=$((running + 1))
+      if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+    done
+    wait
+    # The next round: the targets short of the goal and without a finding.
     next=()
     for target in "${pending[@]}"; do
-      done=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
-      [ "$done" -lt "$goal" ] || continue
-      out_of_time && { next+=("$target"); continue; }
-      runs=$((goal - done))
-      seconds=$turn
-      # Never run past the deadline.
-      [ -n "$deadline" ] && [ $((deadline - $(date +%s))) -lt "$seconds" ] && seconds=$((deadline - $(date +%s)))
-      [ "$seconds" -gt 0 ] || { next+=("$target"); continue; }
-      local log=$out/fuzz-$target.log
-      if ! scripts/fuzz.sh "$target" "$seconds" -runs="$runs" >"$log" 2>&1; then
-        record "fuzz $target: FINDING or build failure after $done executions ($log)"
-        failed=1
-        continue
-      fi
-      done=$((done + $(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)))
-      echo "$done" >"$out/fuzz-$target.execs"
-      [ "$done" -lt "$goal" ] && next+=("$target")
+      if [ -f "$out/fuzz-$target.finding" ]; then failed=1; continue; fi
+      count=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
+      [ "$count" -lt "$goal" ] && next+=("$target")
     done
     pending=("${next[@]+"${next[@]}"}")
   done
   for target in "${targets[@]}"; do
-    done=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
-    record "fuzz $target: $done of $goal executions"
-    [ "$done" -ge "$goal" ] || failed=1
+    count=$(cat "$out/fuzz-$target.execs" 2>/dev/null || echo 0)
+    record "fuzz $target: $count of $goal executions"
+    [ "$count" -ge "$goal" ] || failed=1
   done
   return $failed
+}
+
+# fuzz_turn TARGET COUNT GOAL SECONDS: one turn of one target (run in the
+# background); adds its executions to the count, or leaves a .finding stamp.
+fuzz_turn() {
+  local target=$1 count=$2 goal=$3 seconds=$4 log=$out/fuzz-$1.log executed
+  # Never run past the deadline.
+  [ -n "$deadline" ] && [ $((deadline - $(date +%s))) -lt "$seconds" ] && seconds=$((deadline - $(date +%s)))
+  [ "$seconds" -gt 0 ] || return 0
+  if ! scripts/fuzz.sh "$target" "$seconds" -runs=$((goal - count)) >"$log" 2>&1; then
+    record "fuzz $target: FINDING or build failure after $count executions ($log)"
+    touch "$out/fuzz-$target.finding"
+    return 1
+  fi
+  executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  echo $((count + ${executed:-0})) >"$out/fuzz-$target.execs"
 }
 
 # Line and branch coverage of core/, backends/ and simulator/ from the normal
