@@ -275,7 +275,20 @@ Expected<Value> GraphImporter::lookup(const std::string& name) const {
   return it->second;
 }
 
+namespace {
+
+/// Graph names reach YAML profiles, JSON reports and bundles, which hold only
+/// UTF-8; ONNX's proto2 strings are not checked by protobuf.
+Error checkUtf8Name(std::string_view what, const std::string& name) {
+  const size_t bad = invalidUtf8Offset(name);
+  if (bad == std::string::npos) return Error::success();
+  return makeError(what, " '", name, "' is not valid UTF-8 (at byte offset ", bad, ")");
+}
+
+}  // namespace
+
 Error GraphImporter::define(const std::string& name, Value v) {
+  EMBER_RETURN_IF_ERROR(checkUtf8Name("value", name));
   if (!values_.emplace(name, std::move(v)).second) return makeError("value '", name, "' is defined twice");
   return Error::success();
 }
@@ -455,6 +468,7 @@ Error GraphImporter::importNode(const onnx::NodeProto& node, size_t index) {
   const std::string context =
       "node '" + name + "' (" + node.op_type() + ", opset " + std::to_string(opset_) + ")";
   shapeDecidingInputs_.clear();
+  if (Error e = checkUtf8Name("the node's name", node.name())) return e.withContext(context);
   if (!isDefaultDomain(node.domain()))
     return makeError(context, ": unsupported operator ", node.domain(), ".", node.op_type());
   const OpHandler* handler = findOpHandler(node.op_type());

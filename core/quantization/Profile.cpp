@@ -2,11 +2,14 @@
 // graph hash that ties a profile to the graph it was calibrated on.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string>
 
 #include "ember/QuantMath.h"
 #include "ember/Quantization.h"
@@ -237,7 +240,7 @@ Expected<QuantizationProfile> parseRoot(const YAML::Node& root) {
     std::string name = entry.first.as<std::string>("");
     auto t = parseTensor(entry.second);
     if (!t) return t.error().withContext("tensor '" + name + "'");
-    p.tensors[name] = *t;
+    if (!p.tensors.emplace(name, *t).second) return makeError("tensor '", name, "' is listed twice");
   }
   return p;
 }
@@ -257,6 +260,11 @@ Expected<QuantizationProfile> QuantizationProfile::parse(const std::string& text
 
 namespace {
 Expected<QuantizationProfile> parseProfile(const std::string& text, const std::string& origin) {
+  // yaml-cpp reads other bytes as they are, but writes them as U+FFFD: a
+  // name holding them would not survive the profile's next write.
+  if (const size_t bad = invalidUtf8Offset(text); bad != std::string::npos)
+    return makeError(origin, ":", std::count(text.begin(), text.begin() + std::ptrdiff_t(bad), '\n') + 1,
+                     ": not valid UTF-8 (a YAML file holds only UTF-8)");
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "ember/TextEscape.h"
+
 namespace ember::fuzz {
 
 [[noreturn]] inline void fail(const char* what, const std::string& detail) {
@@ -15,10 +17,12 @@ namespace ember::fuzz {
   std::abort();
 }
 
-/// Every error message must name the file it concerns.
+/// Every error message must name the file it concerns, be one line and be
+/// UTF-8 (a name quoted from the input shows its other bytes as \xNN).
 inline void checkNamesOrigin(const std::string& message, const std::string& origin) {
   if (message.rfind(origin, 0) != 0) fail("the error message does not start with the file name", message);
   if (message.find('\n') != std::string::npos) fail("the error message is not one line", message);
+  if (invalidUtf8Offset(message) != std::string::npos) fail("the error message is not UTF-8", message);
 }
 
 }  // namespace ember::fuzz

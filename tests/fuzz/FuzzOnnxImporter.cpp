@@ -1,6 +1,6 @@
-// Fuzz target: the ONNX importer. Any bytes give a verified graph or an Error
-// naming the file. The limits are small so that import-time folding stays
-// fast; they are the same checks as the defaults, at a lower threshold.
+// Fuzz target: the ONNX importer. Any bytes give a verified graph whose names
+// are UTF-8 (they reach YAML and JSON files), or an Error naming the file. The limits are small so that
+// import-time folding stays fast; they are the same checks as the defaults, at a lower threshold.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,6 +8,7 @@
 #include "FuzzCheck.h"
 #include "ember/Graph.h"
 #include "ember/Importer.h"
+#include "ember/TextEscape.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ember;
@@ -26,5 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Error verified = (*function)->verify();
   EMBER_FUZZ_CHECK(!verified, verified.message());
+  for (const Node* node : (*function)->nodes())
+    EMBER_FUZZ_CHECK(invalidUtf8Offset(node->name()) == std::string::npos, "a node name is not UTF-8");
+  for (const auto& [name, value] : (*function)->outputs())
+    EMBER_FUZZ_CHECK(invalidUtf8Offset(name) == std::string::npos, "an output name is not UTF-8");
   return 0;
 }

@@ -292,6 +292,36 @@ TEST(ImporterErrors, UndefinedInputAndOutput) {
             std::string::npos);
 }
 
+TEST(ImporterErrors, NamesMustBeUtf8) {
+  // Graph names reach YAML profiles and JSON reports, which hold only UTF-8.
+  OnnxModel value;
+  value.input("x", {int64_t(3)});
+  value.node("Relu", {"x"}, {"y\xb6"}, "r");
+  value.output("y\xb6");
+  EXPECT_EQ(importError(value.bytes()),
+            "model.onnx: node 'r' (Relu, opset 13): value 'y\\xb6' is not valid UTF-8 (at byte offset 1)");
+  OnnxModel node;
+  node.input("x", {int64_t(3)});
+  node.node("Relu", {"x"}, {"y"}, "r\xc0\x80");
+  node.output("y");
+  EXPECT_EQ(importError(node.bytes()),
+            "model.onnx: node 'r\\xc0\\x80' (Relu, opset 13): the node's name 'r\\xc0\\x80' is "
+            "not valid UTF-8 (at byte offset 1)");
+  OnnxModel input;
+  input.input("\xe9t\xe9", {int64_t(3)});
+  input.node("Relu", {"\xe9t\xe9"}, {"y"}, "r");
+  input.output("y");
+  EXPECT_EQ(importError(input.bytes()),
+            "model.onnx: value '\\xe9t\\xe9' is not valid UTF-8 (at byte offset 0)");
+  OnnxModel fine;  // UTF-8 names are kept
+  fine.input("\xc3\xa9t\xc3\xa9", {int64_t(3)});
+  fine.node("Relu", {"\xc3\xa9t\xc3\xa9"}, {"y"}, "r\xe2\x82\xac");
+  fine.output("y");
+  Module module;
+  Expected<Function*> f = importOnnxBytes(fine.bytes(), "model.onnx", module, {});
+  ASSERT_TRUE(f) << f.error().message();
+}
+
 // ---- graph structure --------------------------------------------------------------------
 
 TEST(Importer, InitializerListedAsInputIsConstant) {

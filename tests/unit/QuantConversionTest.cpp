@@ -173,6 +173,14 @@ TEST(QuantProfileTest, BadProfilesNameTheKey) {
   expectError("version: 1\ngraph_hash: ab\ntensors: {x: {kind: i8q, offset: 0}}\n", "scale");
   expectError("version: 1\ngraph_hash: ab\ntensors: {x: {kind: i8q, scale: abc, offset: 0}}\n", "scale");
   expectError("version: 1\ngraph_hash: ab\ntypo: 1\ntensors: {}\n", "typo");
+  // Found by fuzz_quant_profile: a name that is not UTF-8 was read as it is
+  // but written as U+FFFD, so the profile changed on its next write.
+  expectError("version: 1\ngraph_hash: ab\ntensors:\n  c\xb6: {kind: i8q, scale: 0.1, offset: 0}\n",
+              "bad.yaml:4: not valid UTF-8");
+  expectError(
+      "version: 1\ngraph_hash: ab\ntensors:\n  x: {kind: i8q, scale: 0.1, offset: 0}\n"
+      "  x: {kind: i8q, scale: 0.2, offset: 0}\n",
+      "tensor 'x' is listed twice");
   EXPECT_FALSE(bool(QuantizationProfile::load("/nonexistent/profile.yaml")));
 }
 

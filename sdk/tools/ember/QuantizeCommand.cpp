@@ -12,6 +12,7 @@
 #include "ember/Npy.h"
 #include "ember/Pass.h"
 #include "ember/Quantization.h"
+#include "ember/TextEscape.h"
 #include "exporter/QdqExport.h"
 
 namespace ember::cli {
@@ -286,7 +287,8 @@ int quantizeCommand(const std::vector<std::string>& rawArgs) {
   if (Error e = pm.run(function)) return fail(e.withContext(a.pipeline.model));
   Expected<QuantizationProfile> profile = ember::calibrate(function, backend.take(), *samples, options);
   if (!profile) return fail(profile.error().withContext(a.pipeline.model));
-  profile->model = std::filesystem::path(a.pipeline.model).filename().string();
+  // A file name need not be UTF-8; the profile is YAML, which must be.
+  profile->model = escapeControlChars(std::filesystem::path(a.pipeline.model).filename().string());
   if (!a.outputPath.empty())
     if (Error e = writeTextFile(a.outputPath, profile->toYaml())) return fail(e);
   if (!a.quiet)

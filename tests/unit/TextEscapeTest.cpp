@@ -1,0 +1,55 @@
+// Unit tests of the one-line escaping of error messages and of the UTF-8
+// check that keeps names writable to YAML and JSON (ember/TextEscape.h).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "ember/TextEscape.h"
+
+namespace ember {
+namespace {
+
+constexpr size_t kValid = std::string_view::npos;
+
+TEST(TextEscape, ControlBytesBecomeEscapes) {
+  EXPECT_EQ(escapeControlChars("a\nb\rc\td"), "a\\nb\\rc\\td");
+  EXPECT_EQ(escapeControlChars(std::string("x\x01y\x7fz", 5)), "x\\x01y\\x7fz");
+  EXPECT_EQ(escapeControlChars(std::string("\0", 1)), "\\x00");
+}
+
+TEST(TextEscape, Utf8IsKeptAndOtherBytesAreEscaped) {
+  // é (2 bytes), € (3), 𝄞 (4) pass through.
+  EXPECT_EQ(escapeControlChars("caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e");
+  // A lone continuation byte, a Latin-1 byte and a truncated sequence.
+  EXPECT_EQ(escapeControlChars("a\xb6z"), "a\\xb6z");
+  EXPECT_EQ(escapeControlChars("caf\xe9"), "caf\\xe9");
+  EXPECT_EQ(escapeControlChars("\xe2\x82"), "\\xe2\\x82");
+  // The result of escaping is always valid UTF-8.
+  EXPECT_EQ(invalidUtf8Offset(escapeControlChars("\xff\xfe\xc0\x80\xed\xa0\x80")), kValid);
+}
+
+TEST(TextEscape, InvalidUtf8OffsetFollowsTheUnicodeTable) {
+  EXPECT_EQ(invalidUtf8Offset(""), kValid);
+  EXPECT_EQ(invalidUtf8Offset("/conv1/Conv"), kValid);
+  EXPECT_EQ(invalidUtf8Offset("\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e\xf4\x8f\xbf\xbf"),
+            kValid);                                     // up to U+10FFFF
+  EXPECT_EQ(invalidUtf8Offset("ab\xb6"), 2u);            // a continuation byte without a lead
+  EXPECT_EQ(invalidUtf8Offset("a\xc0\x80"), 1u);         // overlong NUL
+  EXPECT_EQ(invalidUtf8Offset("a\xe0\x80\x80"), 1u);     // overlong 3-byte form
+  EXPECT_EQ(invalidUtf8Offset("\xed\xa0\x80"), 0u);      // a UTF-16 surrogate
+  EXPECT_EQ(invalidUtf8Offset("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+  EXPECT_EQ(invalidUtf8Offset("\xf5\x80\x80\x80"), 0u);  // no such lead byte
+  EXPECT_EQ(invalidUtf8Offset("ok\xe2\x82"), 2u);        // truncated at the end
+  EXPECT_EQ(invalidUtf8Offset("\xe2\x82\x41"), 0u);      // a continuation that is ASCII
+}
+
+TEST(TextEscape, OneLineErrorEscapesTheMessage) {
+  Error e = oneLineError(Error::make("f.yaml: name 'a\nb\xb6'"));
+  EXPECT_EQ(e.message(), "f.yaml: name 'a\\nb\\xb6'");
+  EXPECT_FALSE(bool(oneLineError(Error::success())));
+}
+
+}  // namespace
+}  // namespace ember
