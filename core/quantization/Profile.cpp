@@ -2,9 +2,7 @@
 // graph hash that ties a profile to the graph it was calibrated on.
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -260,11 +258,9 @@ Expected<QuantizationProfile> QuantizationProfile::parse(const std::string& text
 
 namespace {
 Expected<QuantizationProfile> parseProfile(const std::string& text, const std::string& origin) {
-  // yaml-cpp reads other bytes as they are, but writes them as U+FFFD: a
-  // name holding them would not survive the profile's next write.
-  if (const size_t bad = invalidUtf8Offset(text); bad != std::string::npos)
-    return makeError(origin, ":", std::count(text.begin(), text.begin() + std::ptrdiff_t(bad), '\n') + 1,
-                     ": not valid UTF-8 (a YAML file holds only UTF-8)");
+  // yaml-cpp reads bytes that are not UTF-8 as they are but writes them as
+  // U+FFFD: a name holding them would not survive the profile's next write.
+  EMBER_RETURN_IF_ERROR(checkYamlText(text, origin));
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -1,5 +1,7 @@
 #include "ember/TextEscape.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 
 namespace ember {
@@ -30,6 +32,21 @@ size_t utf8SequenceLength(std::string_view text, size_t at) {
   for (size_t i = 2; i < length; ++i)
     if (byte(at + i) < 0x80 || byte(at + i) > 0xbf) return 0;
   return length;
+}
+
+/// The code point of the well-formed sequence of `length` bytes at text[at].
+char32_t decodeUtf8(std::string_view text, size_t at, size_t length) {
+  static constexpr unsigned char kLeadBits[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+  char32_t code = static_cast<unsigned char>(text[at]) & kLeadBits[length];
+  for (size_t i = 1; i < length; ++i) code = (code << 6) | (static_cast<unsigned char>(text[at + i]) & 0x3f);
+  return code;
+}
+
+/// YAML 1.2's c-printable: tab, LF, CR, printable ASCII, NEL, and the rest
+/// of Unicode except the C1 controls, surrogates, U+FFFE and U+FFFF.
+bool isYamlPrintable(char32_t c) {
+  return c == 0x09 || c == 0x0a || c == 0x0d || (c >= 0x20 && c <= 0x7e) || c == 0x85 ||
+         (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
 }
 
 void appendHexByte(std::string& out, unsigned char byte) {
@@ -78,6 +95,25 @@ size_t invalidUtf8Offset(std::string_view text) {
     at += length;
   }
   return std::string_view::npos;
+}
+
+Error checkYamlText(std::string_view text, const std::string& origin) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t length = utf8SequenceLength(text, at);
+    const char32_t code = length ? decodeUtf8(text, at, length) : 0;
+    if (length == 0 || !isYamlPrintable(code)) {
+      const auto line = std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n') + 1;
+      char what[48];
+      if (length == 0)
+        std::snprintf(what, sizeof what, "not valid UTF-8 (byte 0x%02x)",
+                      unsigned(static_cast<unsigned char>(text[at])));
+      else
+        std::snprintf(what, sizeof what, "character U+%04X", unsigned(code));
+      return makeError(origin, ":", line, ": ", what, ", which a YAML file may not hold");
+    }
+    at += length;
+  }
+  return Error::success();
 }
 
 Error oneLineError(const Error& error) {

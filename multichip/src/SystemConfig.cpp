@@ -1,6 +1,8 @@
 // Reading and checking a multi-NPU system config (docs/multichip.md).
 #include "ember/multichip/SystemConfig.h"
 
+#include "ember/TextEscape.h"
+
 // yaml-cpp 0.7's inline node code trips GCC 12's -Wdangling-pointer.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wdangling-pointer"
@@ -273,6 +275,7 @@ int64_t SystemConfig::dramBytesOf(size_t chip) const {
 }
 
 Expected<SystemConfig> parseSystemConfig(const std::string& yamlText, const std::string& origin) {
+  EMBER_RETURN_IF_ERROR(checkYamlText(yamlText, origin));
   YAML::Node root;
   try {
     root = YAML::Load(yamlText);

@@ -86,6 +86,12 @@ TEST(SystemConfig, LinksThatDoNotConnectTheChipsNameTheChip) {
   EXPECT_NE(error.find("the links do not connect chip 'npu3' to chip 'npu0'"), std::string::npos) << error;
 }
 
+TEST(SystemConfig, TextThatYamlMayNotHoldIsRefused) {
+  EXPECT_NE(errorOf(std::string("name: r\x01ng\nchips: {count: 2, config: npu-16x16.yaml}\n"))
+                .find("system.yaml:1: character U+0001"),
+            std::string::npos);
+}
+
 TEST(SystemConfig, BadLinksNameTheLink) {
   const std::string chips = "chips: {count: 3, config: npu-16x16.yaml}\n";
   EXPECT_NE(errorOf(chips + "interconnect:\n  topology: listed\n  links:\n    - {between: [npu0, npu7]}\n")

@@ -139,6 +139,9 @@ TEST(NpuConfigFile, ErrorsNameKeyAndLine) {
   expectError("scratchpad:\n  size_kib: 256\n  banks: 3\n", "'scratchpad.banks'", "do not divide");
   expectError("a: [1, 2\n", "cfg.yaml:", "invalid YAML");
   expectError("clock_ghz: 1\nclock_ghz: 2\n", "cfg.yaml:2:", "duplicate");
+  // yaml-cpp reads a NUL followed by a letter as an escape (NUL N gave a lone 0x85 byte).
+  expectError(std::string("name: a\0Nb\n", 11), "cfg.yaml:1:", "character U+0000");
+  expectError("name: caf\xe9\n", "cfg.yaml:1:", "not valid UTF-8 (byte 0xe9)");
 }
 
 TEST(NpuConfigFile, MismatchedConfigHashIsRefused) {

@@ -177,6 +177,10 @@ TEST(QuantProfileTest, BadProfilesNameTheKey) {
   // but written as U+FFFD, so the profile changed on its next write.
   expectError("version: 1\ngraph_hash: ab\ntensors:\n  c\xb6: {kind: i8q, scale: 0.1, offset: 0}\n",
               "bad.yaml:4: not valid UTF-8");
+  // Found by fuzz_quant_profile: yaml-cpp read "NUL N" as the escape \N and
+  // gave a lone 0x85 byte, which the next write kept.
+  expectError(std::string("version: 1\ngraph_hash: ab\0Nc\ntensors: {}\n", 41),
+              "bad.yaml:2: character U+0000");
   expectError(
       "version: 1\ngraph_hash: ab\ntensors:\n  x: {kind: i8q, scale: 0.1, offset: 0}\n"
       "  x: {kind: i8q, scale: 0.2, offset: 0}\n",

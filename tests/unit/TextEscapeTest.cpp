@@ -45,6 +45,20 @@ TEST(TextEscape, InvalidUtf8OffsetFollowsTheUnicodeTable) {
   EXPECT_EQ(invalidUtf8Offset("\xe2\x82\x41"), 0u);      // a continuation that is ASCII
 }
 
+TEST(TextEscape, YamlTextIsPrintableUtf8) {
+  EXPECT_FALSE(bool(checkYamlText("a: b\r\n\tc: 'caf\xc3\xa9 \xe2\x80\xa8 \xef\xbb\xbf'\n", "f.yaml")));
+  EXPECT_FALSE(bool(checkYamlText("nel: \xc2\x85\n", "f.yaml")));  // U+0085 is printable in YAML
+  const auto message = [](std::string_view text) { return checkYamlText(text, "f.yaml").message(); };
+  EXPECT_EQ(message(std::string_view("a: 1\nb: \0N\n", 11)),
+            "f.yaml:2: character U+0000, which a YAML file may not hold");
+  EXPECT_EQ(message("a: \x1b[0m\n"), "f.yaml:1: character U+001B, which a YAML file may not hold");
+  EXPECT_EQ(message("a: \x7f\n"), "f.yaml:1: character U+007F, which a YAML file may not hold");
+  EXPECT_EQ(message("a: \xc2\x9b\n"), "f.yaml:1: character U+009B, which a YAML file may not hold");
+  EXPECT_EQ(message("a: \xef\xbf\xbe\n"), "f.yaml:1: character U+FFFE, which a YAML file may not hold");
+  EXPECT_EQ(message("\n\na: \xb6\n"),
+            "f.yaml:3: not valid UTF-8 (byte 0xb6), which a YAML file may not hold");
+}
+
 TEST(TextEscape, OneLineErrorEscapesTheMessage) {
   Error e = oneLineError(Error::make("f.yaml: name 'a\nb\xb6'"));
   EXPECT_EQ(e.message(), "f.yaml: name 'a\\nb\\xb6'");

@@ -228,6 +228,7 @@ uint64_t NpuConfig::hash() const {
 
 namespace {
 Expected<NpuConfig> parseConfigImpl(const std::string& yamlText, const std::string& origin) {
+  EMBER_RETURN_IF_ERROR(checkYamlText(yamlText, origin));
   if (countCollectionIndicators(yamlText) > kMaxCollectionIndicators)
     return makeError(origin, ": the config has more than ", kMaxCollectionIndicators,
                      " YAML collections; an NPU config is a small mapping (docs/npu/config.md)");

@@ -362,6 +362,7 @@ Error readSystem(const YAML::Node& root, const SpecContext& context, SweepSpec& 
     EMBER_ASSIGN_OR_RETURN(system.origin, context.pathAt(baseSystem, "base_system"));
     Expected<std::string> text = readTextFile(system.origin);
     if (!text) return text.error().withContext(path + ": base_system");
+    EMBER_RETURN_IF_ERROR(checkYamlText(*text, system.origin));
     try {
       node = YAML::Load(*text);
     } catch (const YAML::Exception& e) {
@@ -453,6 +454,7 @@ Error readModels(const YAML::Node& root, const SpecContext& context, SweepSpec& 
 
 Expected<SweepSpec> parseSweepSpecImpl(const std::string& text, const std::string& path,
                                        const std::map<std::string, std::string>& overrides) {
+  EMBER_RETURN_IF_ERROR(checkYamlText(text, path));
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -577,6 +579,7 @@ std::string pointId(const SweepModel& model, const std::string& identity) {
 }
 
 Expected<YAML::Node> loadBase(const std::string& text, const std::string& origin) {
+  EMBER_RETURN_IF_ERROR(checkYamlText(text, origin));
   YAML::Node base;
   try {
     base = text.empty() ? YAML::Node(YAML::NodeType::Map) : YAML::Load(text);
