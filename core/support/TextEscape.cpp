@@ -101,15 +101,20 @@ Error checkYamlText(std::string_view text, const std::string& origin) {
   for (size_t at = 0; at < text.size();) {
     const size_t length = utf8SequenceLength(text, at);
     const char32_t code = length ? decodeUtf8(text, at, length) : 0;
+    const auto line = [&] { return std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n') + 1; };
+    // A lone CR is a line break in YAML, but yaml-cpp keeps it in a plain
+    // scalar and may write it back where it reads as a break (CR LF is fine).
+    if (code == '\r' && (at + 1 == text.size() || text[at + 1] != '\n'))
+      return makeError(origin, ":", line(),
+                       ": a carriage return without a line feed, which yaml-cpp misreads");
     if (length == 0 || !isYamlPrintable(code)) {
-      const auto line = std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n') + 1;
       char what[48];
       if (length == 0)
         std::snprintf(what, sizeof what, "not valid UTF-8 (byte 0x%02x)",
                       unsigned(static_cast<unsigned char>(text[at])));
       else
         std::snprintf(what, sizeof what, "character U+%04X", unsigned(code));
-      return makeError(origin, ":", line, ": ", what, ", which a YAML file may not hold");
+      return makeError(origin, ":", line(), ": ", what, ", which a YAML file may not hold");
     }
     at += length;
   }

@@ -55,6 +55,10 @@ TEST(TextEscape, YamlTextIsPrintableUtf8) {
   EXPECT_EQ(message("a: \x7f\n"), "f.yaml:1: character U+007F, which a YAML file may not hold");
   EXPECT_EQ(message("a: \xc2\x9b\n"), "f.yaml:1: character U+009B, which a YAML file may not hold");
   EXPECT_EQ(message("a: \xef\xbf\xbe\n"), "f.yaml:1: character U+FFFE, which a YAML file may not hold");
+  // Found by fuzz_quant_profile: yaml-cpp read "c\r\r\n" as "c\r" and wrote it back as "c\r\n".
+  EXPECT_EQ(message("a: 1\r\nb: c\r\r\n"),
+            "f.yaml:2: a carriage return without a line feed, which yaml-cpp misreads");
+  EXPECT_EQ(message("a: c\r"), "f.yaml:1: a carriage return without a line feed, which yaml-cpp misreads");
   EXPECT_EQ(message("\n\na: \xb6\n"),
             "f.yaml:3: not valid UTF-8 (byte 0xb6), which a YAML file may not hold");
 }

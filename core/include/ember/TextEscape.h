@@ -24,9 +24,10 @@ size_t invalidUtf8Offset(std::string_view text);
 
 /// Success, or an error "ORIGIN:LINE: ..." when `text` is not what a YAML
 /// file may hold: well-formed UTF-8 of printable characters, tab and line
-/// breaks (YAML 1.2's c-printable). Every YAML reader calls it before
-/// yaml-cpp sees the text: yaml-cpp reads a NUL followed by a letter as an
-/// escape, and a name with other bytes would not survive a write and read.
+/// breaks (YAML 1.2's c-printable), with every CR followed by LF. Every YAML
+/// reader calls it before yaml-cpp sees the text: yaml-cpp reads a NUL
+/// followed by a letter as an escape and keeps a lone CR in a plain scalar,
+/// and a name with other bytes would not survive a write and read.
 Error checkYamlText(std::string_view text, const std::string& origin);
 
 /// The same Error with its message passed through escapeControlChars, for
