@@ -626,6 +626,27 @@ Expected<npu::NpuConfig> checkedConfig(const SweepSpec& spec, const std::vector<
   return makeError(spec.path, ": ", describeChoice(spec, choice), ": ", parsed.error().message());
 }
 
+/// Gives `point` an id that no earlier point has. The same point twice is an
+/// error; a different point under a taken id (40 bits collide with odds of
+/// about 0.5 % in 10^5 points) gets a numbered suffix.
+Error assignPointId(const SweepSpec& spec, const std::vector<size_t>& choice,
+                    std::map<std::string, size_t>& pointById, const std::vector<SweepPoint>& points,
+                    SweepPoint& point) {
+  const SweepModel& model = spec.models[point.model];
+  const std::string identity = pointIdentity(spec, model, point.configYaml, point.system);
+  point.id = pointId(model, identity);
+  for (int suffix = 2;; ++suffix) {
+    const auto [seen, added] = pointById.emplace(point.id, points.size());
+    if (added) return Error::success();
+    const SweepPoint& other = points[seen->second];
+    if (pointIdentity(spec, spec.models[other.model], other.configYaml, other.system) == identity)
+      return makeError(spec.path, ": ", describeChoice(spec, other.axisValues), " and ",
+                       describeChoice(spec, choice), " give the same point of model '", model.name, "' (",
+                       point.id, "): remove the repeated axis value");
+    point.id = pointId(model, identity) + "-" + std::to_string(suffix);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -675,20 +696,7 @@ Expected<std::vector<SweepPoint>> expandSweepImpl(const SweepSpec& spec) {
       point.configYaml = yaml;
       point.config = config;
       point.system = system;
-      const std::string identity = pointIdentity(spec, spec.models[m], yaml, system);
-      point.id = pointId(spec.models[m], identity);
-      // A different point under a taken id (40 bits collide with odds of
-      // about 0.5 % in 10^5 points) gets a numbered suffix.
-      for (int suffix = 2;; ++suffix) {
-        const auto [seen, added] = pointById.emplace(point.id, points.size());
-        if (added) break;
-        const SweepPoint& other = points[seen->second];
-        if (pointIdentity(spec, spec.models[other.model], other.configYaml, other.system) == identity)
-          return makeError(spec.path, ": ", describeChoice(spec, other.axisValues), " and ",
-                           describeChoice(spec, choice), " give the same point of model '",
-                           spec.models[m].name, "' (", point.id, "): remove the repeated axis value");
-        point.id = pointId(spec.models[m], identity) + "-" + std::to_string(suffix);
-      }
+      EMBER_RETURN_IF_ERROR(assignPointId(spec, choice, pointById, points, point));
       points.push_back(std::move(point));
     }
   }
