@@ -60,7 +60,7 @@ void appendHexByte(std::string& out, unsigned char byte) {
 std::string escapeControlChars(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (size_t at = 0; at < text.size();) {
+  for (size_t at = 0, step = 1; at < text.size(); at += step, step = 1) {
     const char c = text[at];
     const auto byte = static_cast<unsigned char>(c);
     if (c == '\n') {
@@ -72,18 +72,16 @@ std::string escapeControlChars(std::string_view text) {
     } else if (byte < 0x20 || byte == 0x7f) {
       appendHexByte(out, byte);
     } else if (byte >= 0x80) {
-      const size_t length = utf8SequenceLength(text, at);
-      if (length == 0) {
+      step = utf8SequenceLength(text, at);
+      if (step == 0) {
         appendHexByte(out, byte);
+        step = 1;
       } else {
-        out.append(text.substr(at, length));
-        at += length;
-        continue;
+        out.append(text.substr(at, step));
       }
     } else {
       out += c;
     }
-    ++at;
   }
   return out;
 }

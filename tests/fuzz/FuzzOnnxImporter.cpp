@@ -1,6 +1,7 @@
 // Fuzz target: the ONNX importer. Any bytes give a verified graph whose names
-// are UTF-8 (they reach YAML and JSON files), or an Error naming the file. The limits are small so that
-// import-time folding stays fast; they are the same checks as the defaults, at a lower threshold.
+// are UTF-8 (they reach YAML and JSON files), or an Error naming the file.
+// The limits are small so that import-time folding stays fast; they are the
+// same checks as the defaults, at a lower threshold.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -634,7 +634,8 @@ Error assignPointId(const SweepSpec& spec, const std::vector<size_t>& choice,
                     SweepPoint& point) {
   const SweepModel& model = spec.models[point.model];
   const std::string identity = pointIdentity(spec, model, point.configYaml, point.system);
-  point.id = pointId(model, identity);
+  const std::string hashedId = pointId(model, identity);
+  point.id = hashedId;
   for (int suffix = 2;; ++suffix) {
     const auto [seen, added] = pointById.emplace(point.id, points.size());
     if (added) return Error::success();
@@ -643,7 +644,7 @@ Error assignPointId(const SweepSpec& spec, const std::vector<size_t>& choice,
       return makeError(spec.path, ": ", describeChoice(spec, other.axisValues), " and ",
                        describeChoice(spec, choice), " give the same point of model '", model.name, "' (",
                        point.id, "): remove the repeated axis value");
-    point.id = pointId(model, identity) + "-" + std::to_string(suffix);
+    point.id = hashedId + "-" + std::to_string(suffix);
   }
 }
 
