@@ -28,6 +28,17 @@ struct Range {
   bool operator==(const Range& o) const = default;
 };
 
+/// The NHWC input and output sizes every window kernel's call shares.
+template <class Call>
+void fillSizes(Call& s, const Type& input, const Type& output) {
+  s.n = input.dims[0];
+  s.h = input.dims[1];
+  s.w = input.dims[2];
+  s.c = input.dims[3];
+  s.oh = output.dims[1];
+  s.ow = output.dims[2];
+}
+
 /// The sliding-window geometry every window kernel's call shares (the f32
 /// direct conv; int8 conv, depthwise, pooling): NHWC input and output sizes, the window, strides, the
 /// top/left pads and dilations.
@@ -35,12 +46,7 @@ template <class Call>
 void fillWindow(Call& s, const Type& input, const Type& output, int64_t kh, int64_t kw,
                 const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
                 const std::vector<int64_t>& dilations) {
-  s.n = input.dims[0];
-  s.h = input.dims[1];
-  s.w = input.dims[2];
-  s.c = input.dims[3];
-  s.oh = output.dims[1];
-  s.ow = output.dims[2];
+  fillSizes(s, input, output);
   s.kh = kh;
   s.kw = kw;
   s.sh = strides[0];
@@ -497,6 +503,10 @@ class Compiler {
 
     const bool pointwise = fd[1] == 1 && fd[2] == 1 && strides[0] == 1 && strides[1] == 1 && pads[0] == 0 &&
                            pads[1] == 0 && in[1] == od[1] && in[2] == od[2];
+    if (group == 1 && winogradApplies(fd[1], fd[2], strides[0], strides[1], dil[0], dil[1], od[1], od[2])) {
+      addWinogradConv(inst, fusion.output, epilogue, *filter);
+      return true;
+    }
     if (group == 1 && !std::getenv("EMBER_CPU_NO_DIRECT_CONV")) {
       addDirectConv(inst, fusion.output, epilogue, *filter);
       return true;
@@ -554,6 +564,31 @@ class Compiler {
     step->output = address(output);
     step->epilogue = epilogue;
     step->packedB = planPackedB(filter, d.kh * d.kw * d.c, d.o, /*groups=*/1, /*transposed=*/true);
+    addStep(std::move(step));
+  }
+
+  /// A group-1 3x3 stride-1 Conv as Winograd F(2x2, 3x3) (KernelWinograd.h)
+  /// over its filter, transformed and packed when the function is created.
+  void addWinogradConv(const Instruction& inst, ValueId output, const EpilogueAddrs& epilogue,
+                       Address filter) {
+    const ConvAttrs attrs = ConvAttrs::from(inst.attrs);
+    auto step = std::make_unique<WinogradConvStep>();
+    WinogradConvCall& w = step->shape;
+    fillSizes(w, type(inst.operands[1].value), type(inst.operands[0].value));
+    w.o = type(inst.operands[0].value).dims[3];
+    w.pt = attrs.pads[0];
+    w.pl = attrs.pads[1];
+    step->input = address(inst.operands[1].value);
+    step->output = address(output);
+    step->epilogue = epilogue;
+    PackEntry pack;
+    pack.kind = PackEntry::Kind::Winograd;
+    pack.src = filter;
+    pack.k = w.c;
+    pack.n = w.o;
+    pack.dst = reservePacked(winogradFilterSize(arch_, w.c, w.o));
+    step->packedFilter = Address{kPacked, pack.dst};
+    program_->packing.push_back(pack);
     addStep(std::move(step));
   }
 

@@ -122,6 +122,10 @@ class CpuFunction final : public CompiledFunction {
                      p.outScale, p.zu, p.k, p.n, packed_.data() + p.dst);
         continue;
       }
+      if (p.kind == PackEntry::Kind::Winograd) {
+        packWinogradFilter(program_->arch, src, p.k, p.n, dst);
+        continue;
+      }
       if (p.kind == PackEntry::Kind::Depthwise) {
         // [C, KH, KW, 1] -> [KH, KW, C]
         for (int64_t ch = 0; ch < p.channels; ++ch)

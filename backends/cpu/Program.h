@@ -13,10 +13,10 @@ namespace ember::cpu {
 
 /// Weight packing (per compiled function, from its own constants).
 struct PackEntry {
-  enum class Kind { GemmB, Depthwise, Int8Conv, Int8Depthwise } kind = Kind::GemmB;
+  enum class Kind { GemmB, Depthwise, Int8Conv, Int8Depthwise, Winograd } kind = Kind::GemmB;
   Address src;       ///< in the constants region
   uint64_t dst = 0;  ///< byte offset in the packed region
-  int64_t k = 0, n = 0, groups = 1;
+  int64_t k = 0, n = 0, groups = 1;  ///< Winograd: k input, n output channels
   bool transposed = true;
   size_t groupFloats = 0;
   int64_t taps = 0, channels = 0;  ///< Depthwise

@@ -24,7 +24,8 @@ enum class StepTag : uint8_t {
   Int8Depthwise,
   Int8Pool,
   Int8Quantize,
-  DirectConv
+  DirectConv,
+  WinogradConv
 };
 
 class ByteWriter {
@@ -218,6 +219,25 @@ std::unique_ptr<Step> readDirectConvStep(ByteReader& r) {
   s->input = r.pod<Address>();
   s->output = r.pod<Address>();
   s->packedB = r.pod<Address>();
+  s->epilogue = r.pod<EpilogueAddrs>();
+  return s;
+}
+
+void writeWinogradConvStep(ByteWriter& w, const WinogradConvStep& s) {
+  w.pod(StepTag::WinogradConv);
+  w.pod(s.shape);
+  w.pod(s.input);
+  w.pod(s.output);
+  w.pod(s.packedFilter);
+  w.pod(s.epilogue);
+}
+
+std::unique_ptr<Step> readWinogradConvStep(ByteReader& r) {
+  auto s = std::make_unique<WinogradConvStep>();
+  s->shape = r.pod<WinogradConvCall>();
+  s->input = r.pod<Address>();
+  s->output = r.pod<Address>();
+  s->packedFilter = r.pod<Address>();
   s->epilogue = r.pod<EpilogueAddrs>();
   return s;
 }
@@ -443,6 +463,7 @@ bool writeAs(ByteWriter& w, const Step& step, void (*write)(ByteWriter&, const S
 Expected<std::vector<uint8_t>> encodeStep(const Step& step) {
   ByteWriter w;
   const bool written = writeAs(w, step, writeGemmStep) || writeAs(w, step, writeDirectConvStep) ||
+                       writeAs(w, step, writeWinogradConvStep) ||
                        writeAs(w, step, writeMatMulStep) ||
                        writeAs(w, step, writeDepthwiseStep) || writeAs(w, step, writePoolStep) ||
                        writeAs(w, step, writeReduceStep) || writeAs(w, step, writeTransposeStep) ||
@@ -463,6 +484,9 @@ Expected<std::unique_ptr<Step>> decodeStep(const uint8_t* data, size_t size) {
       break;
     case StepTag::DirectConv:
       step = readDirectConvStep(r);
+      break;
+    case StepTag::WinogradConv:
+      step = readWinogradConvStep(r);
       break;
     case StepTag::MatMul:
       step = readMatMulStep(r);

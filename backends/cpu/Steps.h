@@ -13,6 +13,7 @@
 #include "Jit.h"
 #include "KernelConv.h"
 #include "KernelInt8.h"
+#include "KernelWinograd.h"
 #include "ThreadPool.h"
 #include "ember/Attributes.h"
 #include "ember/Error.h"
@@ -128,6 +129,23 @@ class DirectConvStep final : public Step {
     call.output = at(regions, output);
     call.epilogue = epilogue.resolve(regions, 0, 0);
     directConv(context.arch, call, *context.pool);
+  }
+};
+
+/// Group-1 3x3 stride-1 Conv with a constant filter as Winograd F(2x2, 3x3)
+/// over the transformed, packed filter (KernelWinograd.h).
+class WinogradConvStep final : public Step {
+ public:
+  WinogradConvCall shape;
+  Address input, output, packedFilter;
+  EpilogueAddrs epilogue;
+  void run(uint8_t** regions, RunContext& context) const override {
+    WinogradConvCall call = shape;
+    call.input = at(regions, input);
+    call.packedFilter = at(regions, packedFilter);
+    call.output = at(regions, output);
+    call.epilogue = epilogue.resolve(regions, 0, 0);
+    winogradConv(context.arch, call, *context.pool);
   }
 };
 

@@ -422,6 +422,20 @@ std::vector<Case> allCases() {
   cases.push_back(convCase(1, 5, 7, 16, 17, 3, 1, 1, 1, 1, "add"));
   cases.push_back(convCase(1, 3, 3, 4, 8, 5, 1, 2, 1, 1));
   cases.push_back(convCase(1, 6, 6, 3, 1, 3, 1, 1, 1, 1));
+  // Winograd F(2x2, 3x3) (KernelWinograd.cpp): odd output sizes (edge blocks
+  // half outside), no padding and padding 2 (blocks that read only padding),
+  // two images, channels not a multiple of 8 (masked transforms), one input
+  // or output channel, K past the GEMM's KC, more output channels than one
+  // column block (NC = 512), 2x2 outputs (one block), and every epilogue.
+  cases.push_back(convCase(1, 11, 9, 13, 70, 3, 1, 1, 1, 1, "relu"));
+  cases.push_back(convCase(2, 10, 10, 8, 16, 3, 1, 0, 1, 1, "add"));
+  cases.push_back(convCase(1, 6, 6, 5, 3, 3, 1, 2, 1, 1, "clip"));
+  cases.push_back(convCase(1, 9, 9, 1, 7, 3, 1, 1, 1, 1));
+  cases.push_back(convCase(1, 8, 8, 20, 1, 3, 1, 1, 1, 1, "add_inplace_relu"));
+  cases.push_back(convCase(1, 6, 6, 300, 33, 3, 1, 1, 1, 1, "add_inplace"));
+  cases.push_back(convCase(1, 4, 6, 16, 530, 3, 1, 1, 1, 1, "add_relu"));
+  cases.push_back(convCase(1, 4, 4, 24, 40, 3, 1, 0, 1, 1, "relu"));
+  cases.push_back(convCase(2, 29, 27, 32, 48, 3, 1, 1, 1, 1, "add_inplace_relu"));
   // Depthwise 3x3 row kernel (KernelDepthwise.cpp): channels not a multiple
   // of 8 or 16 (masked tail), stride 2, no padding, 1-pixel and 2-pixel-wide
   // images (every pixel a border pixel), rows long enough for the 8-pixel
