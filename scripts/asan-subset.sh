@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fast AddressSanitizer + UndefinedBehaviorSanitizer subset that CI runs
 # after the main suite (docs/testing.md, "Sanitizers"): the core unit tests,
-# the NPU format and simulator tests, the fuzz regression replay and the
+# the NPU format and simulator tests, the cpu backend's kernels against the
+# reference (cpu_ops_test: 10 s), the fuzz regression replay and the
 # command-line tests, built with the `asan` preset's flags. The RTL
 # co-simulation, the model and ONNX node suites and the benchmarks are left to
 # the full `asan` preset run (`scripts/test.sh asan`).
@@ -11,7 +12,8 @@ cd "$(dirname "$0")/.."
 build=${EMBER_ASAN_BUILD_DIR:-build/asan-subset}
 
 gtests=(kernels_test type_rules_test npy_test graph_test ir_test importer_test optimizer_test
-        quant_kernels_test quant_conversion_test npu_sim_test npu_hardening_test cli_test import_errors_test)
+        quant_kernels_test quant_conversion_test npu_sim_test npu_hardening_test cli_test import_errors_test
+        cpu_ops_test)
 
 start=$(date +%s)
 # No Verilator: the RTL matrix engine's generated code is slow to build under
