@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ember/TextEscape.h"
+
 namespace ember {
 
 void JsonWriter::newline() {
@@ -108,9 +110,18 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
-std::string JsonWriter::escape(std::string_view s) {
+std::string JsonWriter::escape(std::string_view text) {
+  // JSON text is Unicode: a byte that is not part of well-formed UTF-8 (a
+  // file name from a non-UTF-8 file system) is written as U+FFFD, so that
+  // the document stays readable.
+  std::string valid;
+  for (size_t bad = invalidUtf8Offset(text); bad != std::string_view::npos; bad = invalidUtf8Offset(text)) {
+    valid.append(text.substr(0, bad)).append("\xEF\xBF\xBD");
+    text.remove_prefix(bad + 1);
+  }
+  valid.append(text);
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : valid) {
     switch (c) {
       case '"':
         out += "\\\"";

@@ -51,5 +51,17 @@ TEST(JsonWriter, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(JsonWriter::escape("a\"b\\c\n\r\t\x01 \xc3\xa9"), "\"a\\\"b\\\\c\\n\\r\\t\\u0001 \xc3\xa9\"");
 }
 
+TEST(JsonWriter, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  // A lone continuation byte, a truncated sequence before a quote, an overlong
+  // '/' and a byte that never occurs in UTF-8; well-formed text around them kept.
+  EXPECT_EQ(JsonWriter::escape("a\x80"
+                               "b\xc3\"\xc0\xaf\xff\xe2\x82\xac"),
+            "\"a\xef\xbf\xbd"
+            "b\xef\xbf\xbd\\\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xe2\x82\xac\"");
+  JsonWriter json;
+  json.beginObject(JsonWriter::Layout::Inline).key("path\xfe").value("dir/\x81.onnx").endObject();
+  EXPECT_EQ(json.str(), "{\"path\xef\xbf\xbd\": \"dir/\xef\xbf\xbd.onnx\"}\n");
+}
+
 }  // namespace
 }  // namespace ember

@@ -42,8 +42,9 @@ class JsonWriter {
   /// The document so far (complete once every begin has its end), with a final newline.
   std::string str() const { return out_.str() + "\n"; }
 
-  /// `s` as a quoted JSON string; control characters escaped, UTF-8 passed through.
-  static std::string escape(std::string_view s);
+  /// `text` as a quoted JSON string: control characters escaped, UTF-8 passed
+  /// through, each byte that is not part of well-formed UTF-8 written as U+FFFD.
+  static std::string escape(std::string_view text);
 
  private:
   struct Open {
