@@ -24,7 +24,9 @@ function(ember_add_backend_plugin target)
   set_target_properties(${target} PROPERTIES PREFIX "lib" CXX_VISIBILITY_PRESET hidden
                                              VISIBILITY_INLINES_HIDDEN ON POSITION_INDEPENDENT_CODE ON)
   set(version_script ${CMAKE_CURRENT_BINARY_DIR}/${target}.exports.map)
-  file(WRITE ${version_script} "{\n  global: ember_backend_plugin;\n  local: *;\n};\n")
+  # CONFIGURE writes only when the content changes: a rewritten script would
+  # be newer than the plugin (LINK_DEPENDS) and relink it on every build.
+  file(CONFIGURE OUTPUT ${version_script} CONTENT "{\n  global: ember_backend_plugin;\n  local: *;\n};\n")
   target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL" "LINKER:--no-undefined"
                       "LINKER:--version-script=${version_script}")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${version_script})
