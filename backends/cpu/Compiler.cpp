@@ -503,7 +503,8 @@ class Compiler {
 
     const bool pointwise = fd[1] == 1 && fd[2] == 1 && strides[0] == 1 && strides[1] == 1 && pads[0] == 0 &&
                            pads[1] == 0 && in[1] == od[1] && in[2] == od[2];
-    if (group == 1 && winogradApplies(fd[1], fd[2], strides[0], strides[1], dil[0], dil[1], od[1], od[2])) {
+    if (group == 1 &&
+        winogradApplies(fd[1], fd[2], strides[0], strides[1], dil[0], dil[1], od[0], od[1], od[2], o)) {
       addWinogradConv(inst, fusion.output, epilogue, *filter);
       return true;
     }

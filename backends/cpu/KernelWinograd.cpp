@@ -38,10 +38,33 @@ using winograd::WorkItem;
 /// Winograd runs when its multiplications (16 per 2x2 block, edge blocks
 /// included) are at most this share of the direct convolution's (9 per
 /// pixel): 0.44 on even sizes, 0.58 on 7x7, 0.55 on 9x9; not on 3x3 (0.79)
-/// or 5x5 (0.64), where the padded edge blocks waste too much. resnet18's
-/// 7x7 layers, the smallest measured, still ran 1.15x faster
-/// (docs/backends/cpu.md, "Winograd convolution").
+/// or 5x5 (0.64), where the padded edge blocks waste too much.
 constexpr int64_t kMaxMultiplyPercent = 60;
+
+/// ... and when the layer has enough blocks to pay for reading the
+/// transformed filter (1.8x the direct convolution's bytes, cold inside a
+/// model) and for the transforms, whose share grows as the output channels
+/// shrink: at least 16 blocks (resnet's 7x7 layers, 512 channels: 0.80-0.88x),
+/// and 64 unless there are 64 output channels or more (densenet's 8x8 and 4x4
+/// layers with 32 channels out ran 1.10x and 1.18x slower; its 16x16 ones,
+/// 64 blocks, 0.72x). docs/backends/cpu.md, "Winograd convolution".
+constexpr int64_t kMinBlocks = 16, kMinBlocksFewChannels = 64, kManyOutputChannels = 64;
+
+/// EMBER_CPU_NO_WINOGRAD=1: never; EMBER_CPU_WINOGRAD_ALWAYS=1: every 3x3
+/// stride-1 convolution, whatever its size (the tests' small shapes).
+enum class WinogradSwitch { Auto, Never, Always };
+
+WinogradSwitch winogradSwitch() {
+  static const WinogradSwitch value = [] {
+    auto set = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && *v && *v != '0';
+    };
+    if (set("EMBER_CPU_NO_WINOGRAD")) return WinogradSwitch::Never;
+    return set("EMBER_CPU_WINOGRAD_ALWAYS") ? WinogradSwitch::Always : WinogradSwitch::Auto;
+  }();
+  return value;
+}
 
 /// 8-lane AVX2 vectors for the transforms (KernelWinogradTransforms.h).
 struct Avx2Vec {
@@ -106,15 +129,15 @@ GemmBlocks winogradBlocks(const GemmArch& arch, int64_t c, int64_t o, int64_t to
 }  // namespace
 
 bool winogradApplies(int64_t kh, int64_t kw, int64_t strideH, int64_t strideW, int64_t dilationH,
-                     int64_t dilationW, int64_t outH, int64_t outW) {
-  static const bool disabled = [] {
-    const char* off = std::getenv("EMBER_CPU_NO_WINOGRAD");
-    return off && *off && *off != '0';
-  }();
-  if (disabled || kh != 3 || kw != 3 || strideH != 1 || strideW != 1 || dilationH != 1 || dilationW != 1)
+                     int64_t dilationW, int64_t images, int64_t outH, int64_t outW, int64_t outChannels) {
+  const WinogradSwitch mode = winogradSwitch();
+  if (mode == WinogradSwitch::Never || kh != 3 || kw != 3 || strideH != 1 || strideW != 1 || dilationH != 1 ||
+      dilationW != 1)
     return false;
-  const int64_t blocks = ceilDiv(outH, int64_t(2)) * ceilDiv(outW, int64_t(2));
-  return 100 * kPositions * blocks <= kMaxMultiplyPercent * 9 * outH * outW;
+  if (mode == WinogradSwitch::Always) return true;
+  const int64_t perImage = ceilDiv(outH, int64_t(2)) * ceilDiv(outW, int64_t(2)), blocks = images * perImage;
+  const int64_t minBlocks = outChannels >= kManyOutputChannels ? kMinBlocks : kMinBlocksFewChannels;
+  return 100 * kPositions * perImage <= kMaxMultiplyPercent * 9 * outH * outW && blocks >= minBlocks;
 }
 
 size_t winogradFilterSize(const GemmArch& arch, int64_t c, int64_t o) {

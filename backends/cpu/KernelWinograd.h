@@ -12,12 +12,14 @@
 namespace ember::cpu {
 
 /// Whether a group-1 convolution runs as Winograd F(2x2, 3x3): a 3x3 window,
-/// stride 1, dilation 1, and an output whose 2x2 blocks need at most 60 % of
+/// stride 1, dilation 1, an output whose 2x2 blocks need at most 60 % of
 /// the direct convolution's multiplications (even sizes, 7x7 and up; not 3x3
-/// or 5x5).
-/// EMBER_CPU_NO_WINOGRAD=1 turns it off (the direct convolution runs instead).
+/// or 5x5), and at least 16 blocks over all images (64 with fewer than 64
+/// output channels). EMBER_CPU_NO_WINOGRAD=1 turns it off (the direct
+/// convolution runs instead); EMBER_CPU_WINOGRAD_ALWAYS=1 takes every 3x3
+/// stride-1 dilation-1 convolution (for tests).
 bool winogradApplies(int64_t kh, int64_t kw, int64_t strideH, int64_t strideW, int64_t dilationH,
-                     int64_t dilationW, int64_t outH, int64_t outW);
+                     int64_t dilationW, int64_t images, int64_t outH, int64_t outW, int64_t outChannels);
 
 /// Floats of the transformed, packed filter of a C -> O convolution: 16 GEMM
 /// B operands of C x O, each packed by packB.
