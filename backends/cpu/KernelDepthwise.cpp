@@ -13,32 +13,12 @@
 #include <cstdlib>
 
 #include "KernelDepthwiseRow.h"
+#include "KernelVectors.h"
 #include "ThreadPool.h"
 #include "ember/Arithmetic.h"
 
 namespace ember::cpu {
 namespace {
-
-/// AVX2 + FMA: 8 channels per vector, blocks of 8 pixels (8 accumulators, 3
-/// weights and an input of the 16 ymm registers).
-struct Avx2Vectors {
-  using Vec = __m256;
-  using Mask = __m256i;
-  static constexpr int kLanes = 8, kPixels = 8;
-  static Vec load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
-  static Vec maskLoad(const float* p, Mask m) { return _mm256_maskload_ps(p, m); }
-  static void maskStore(float* p, Mask m, Vec v) { _mm256_maskstore_ps(p, m, v); }
-  static Mask tailMask(int lanes) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static Vec zero() { return _mm256_setzero_ps(); }
-  static Vec set1(float v) { return _mm256_set1_ps(v); }
-  static Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
-  static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
-  static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
-  static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
-};
 
 inline __m256 activate(__m256 v, const Epilogue& ep) {
   // max(lo, v) returns v when v is NaN, like the reference's v < lo ? lo : v.

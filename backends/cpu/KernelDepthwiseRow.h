@@ -10,8 +10,7 @@
 // them at stride 1), instead of once per pixel and tap. Bias, residual and
 // activation are applied in registers before the one store.
 //
-// V provides: Vec, Mask, kLanes, kPixels (P), load, store, maskLoad,
-// maskStore, tailMask(lanes), zero, set1, add, fma, max, min.
+// V is one of KernelVectors.h's vector types.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +20,10 @@
 
 namespace ember::cpu {
 namespace {
+
+/// Output pixels per register block on both ISAs: 8 accumulators, 3 weights
+/// and an input fit AVX2's 16 vector registers.
+constexpr int kRowPixels = 8;
 
 /// A load or store of one vector of channels: masked only in the channel tail.
 template <class V, bool kMasked>
@@ -115,7 +118,7 @@ void depthwiseRowAtStride(const DepthwiseRow& r) {
   while (end > first && (end - 1) * S - r.pl + 2 >= r.w) --end;
   auto pixels = [&]<bool kMasked>(int64_t ch, typename V::Mask m) {
     for (int64_t ox = 0; ox < first; ++ox) borderPixel<V, kMasked>(r, ox, ch, m);
-    interiorPixels<V, V::kPixels, S, kMasked>(r, first, end, ch, m);
+    interiorPixels<V, kRowPixels, S, kMasked>(r, first, end, ch, m);
     for (int64_t ox = std::max(first, end); ox < r.ow; ++ox) borderPixel<V, kMasked>(r, ox, ch, m);
   };
   int64_t ch = r.c0;

@@ -16,14 +16,13 @@
 // contiguous: 16 lanes with AVX-512, 8 with AVX2.
 #include "KernelWinograd.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include "KernelConv.h"
 #include "KernelGemmBlocks.h"
+#include "KernelVectors.h"
 #include "KernelWinogradTransforms.h"
 #include "ThreadPool.h"
 #include "ember/Arithmetic.h"
@@ -65,32 +64,6 @@ WinogradSwitch winogradSwitch() {
   }();
   return value;
 }
-
-/// 8-lane AVX2 vectors for the transforms (KernelWinogradTransforms.h).
-struct Avx2Vec {
-  using Reg = __m256;
-  using Mask = __m256i;
-  static constexpr int64_t kLanes = 8;
-  static Mask mask(int64_t lanes) {
-    alignas(32) static const int32_t kBits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kBits + 8 - std::clamp<int64_t>(lanes, 0, 8)));
-  }
-  static Reg load(const float* p, int64_t lanes, Mask m) {
-    return lanes >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m);
-  }
-  static void store(float* p, Reg v, int64_t lanes, Mask m) {
-    if (lanes >= 8)
-      _mm256_storeu_ps(p, v);
-    else
-      _mm256_maskstore_ps(p, m, v);
-  }
-  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
-  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
-  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
-  static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
-  static Reg set1(float x) { return _mm256_set1_ps(x); }
-  static Reg zero() { return _mm256_setzero_ps(); }
-};
 
 /// A work item's buffers: V and M (kPositions blocks of `rows` rows each),
 /// the GEMM's row pointers, and zeros for the padding.
@@ -195,7 +168,7 @@ void winogradConv(const GemmArch& arch, const WinogradConvCall& d, ThreadPool& p
     if (arch.avx512)
       winograd::transformInputAvx512(d, item, s.v.data(), s.zeros.data());
     else
-      winograd::transformInput<Avx2Vec>(d, item, s.v.data(), s.zeros.data());
+      winograd::transformInput<Avx2Vectors>(d, item, s.v.data(), s.zeros.data());
     for (int64_t xi = 0; xi < kPositions; ++xi) {
       const float* u = d.packedFilter + size_t(xi) * positionFloats;
       for (int64_t j = item.col0; j < item.col0 + item.cols; j += nr) {
@@ -216,7 +189,7 @@ void winogradConv(const GemmArch& arch, const WinogradConvCall& d, ThreadPool& p
     if (arch.avx512)
       winograd::transformOutputAvx512(d, item, s.m.data());
     else
-      winograd::transformOutput<Avx2Vec>(d, item, s.m.data());
+      winograd::transformOutput<Avx2Vectors>(d, item, s.m.data());
   });
 }
 
