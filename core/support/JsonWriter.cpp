@@ -114,14 +114,15 @@ std::string JsonWriter::escape(std::string_view text) {
   // JSON text is Unicode: a byte that is not part of well-formed UTF-8 (a
   // file name from a non-UTF-8 file system) is written as U+FFFD, so that
   // the document stays readable.
-  std::string valid;
+  // Only such text is copied; the rest is read as it is.
+  std::string replaced;
   for (size_t bad = invalidUtf8Offset(text); bad != std::string_view::npos; bad = invalidUtf8Offset(text)) {
-    valid.append(text.substr(0, bad)).append("\xEF\xBF\xBD");
+    replaced.append(text.substr(0, bad)).append("\xEF\xBF\xBD");
     text.remove_prefix(bad + 1);
   }
-  valid.append(text);
+  if (!replaced.empty()) text = replaced.append(text);
   std::string out = "\"";
-  for (char c : valid) {
+  for (char c : text) {
     switch (c) {
       case '"':
         out += "\\\"";
