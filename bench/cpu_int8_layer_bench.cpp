@@ -2,8 +2,10 @@
 // resnet50 and mobilenet_v2 (KernelInt8.h), with the ISA the backend would
 // choose (EMBER_CPU_INT8_ISA / EMBER_CPU_NO_VNNI force a lower one). Prints,
 // per layer, the fastest of R calls in this thread's CPU time (time-slicing
-// by other processes does not count) and the MAC rate.
-//   cpu_int8_layer_bench [--runs R] [FILTER]   (FILTER: a substring of the layer names)
+// by other processes does not count) and the MAC rate. With --threads N > 1
+// the calls run on a pool of N threads and are timed by the wall clock (the
+// fastest call still), which shows how each kernel's split scales.
+//   cpu_int8_layer_bench [--runs R] [--threads N] [FILTER]   (FILTER: a substring of the layer names)
 #include <time.h>
 
 #include <algorithm>
@@ -21,9 +23,11 @@ namespace {
 
 using namespace ember::cpu;
 
+/// This thread's CPU time, or the wall clock when the calls run on several threads.
+bool gWallClock = false;
 double threadCpuMs() {
   timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  clock_gettime(gWallClock ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &t);
   return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
 }
 
@@ -98,17 +102,25 @@ double bestMs(const Layer& l, int runs, ThreadPool& pool, std::mt19937& rng) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int runs = 15;
+  int runs = 15, threads = 1;
   std::string filter;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+    if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
-    else
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = std::clamp(std::atoi(argv[++i]), 1, 256);
+    } else if (argv[i][0] == '-') {
+      std::printf("usage: cpu_int8_layer_bench [--runs R] [--threads N] [FILTER]\n");
+      return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
+    } else {
       filter = argv[i];
+    }
   }
-  ThreadPool pool(1);
+  gWallClock = threads > 1;
+  ThreadPool pool(threads);
   std::mt19937 rng(1);
-  std::printf("int8 kernels: %s; fastest of %d calls, thread CPU time\n", int8KernelName(), runs);
+  std::printf("int8 kernels: %s; %d thread(s); fastest of %d calls, %s\n", int8KernelName(), threads, runs,
+              gWallClock ? "wall clock" : "thread CPU time");
   for (const Layer& l : kLayers) {
     if (!filter.empty() && std::string(l.name).find(filter) == std::string::npos) continue;
     const double ms = bestMs(l, runs, pool, rng);
