@@ -117,6 +117,10 @@ struct Int8QuantizeCall {
   int32_t zero = 0, lo = 0, hi = 0;
 };
 void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool);
+/// The same on the kernels of `isa` (tests run every path; Portable runs the AVX2 one).
+void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool, Int8Isa isa);
+/// Elements [begin, end) on AVX-512 (KernelInt8QuantizeAvx512.cpp).
+void int8QuantizeAvx512(const Int8QuantizeCall& call, int64_t begin, int64_t end);
 
 /// QuantizedAdd (Int8AddCall, KernelInt8Tile.h): with AVX-512 VNNI in use the
 /// arithmetic itself, 16 lanes at a time; otherwise `table` (65,536 output

@@ -2,6 +2,7 @@
 // quant::quantizeValue: q = x / scale in double (the same IEEE division),
 // rounded half away from zero as trunc(q) + sign(q) when |q - trunc(q)| >= 0.5
 // (exactly std::round), + zero point, clamped; NaN gives the clamped zero point.
+// Where AVX-512 is in use, KernelInt8QuantizeAvx512.cpp does the same 16 at a time.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -41,10 +42,14 @@ void quantizeChunk(const Int8QuantizeCall& call, int64_t begin, int64_t end) {
 
 }  // namespace
 
-void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool) {
+void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool) { int8Quantize(call, pool, int8Isa()); }
+
+void int8Quantize(const Int8QuantizeCall& call, ThreadPool& pool, Int8Isa isa) {
   constexpr int64_t kChunk = 16384;
-  pool.parallelFor((call.count + kChunk - 1) / kChunk, [&](int64_t chunk, int) {
-    quantizeChunk(call, chunk * kChunk, std::min(call.count, (chunk + 1) * kChunk));
+  // The AVX-512 VNNI level implies AVX-512 F (int8HostIsa), all the AVX-512 kernel needs.
+  const auto chunk = isa == Int8Isa::Avx512Vnni ? int8QuantizeAvx512 : quantizeChunk;
+  pool.parallelFor((call.count + kChunk - 1) / kChunk, [&](int64_t item, int) {
+    chunk(call, item * kChunk, std::min(call.count, (item + 1) * kChunk));
   });
 }
 

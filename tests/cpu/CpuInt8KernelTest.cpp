@@ -443,27 +443,36 @@ TEST(CpuInt8Quantize, MatchesQuantizeValue) {
   }
   x.insert(x.end(), {NAN, -NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 0.0f, -0.0f});
   for (int i = 0; i < 40000; ++i) x.push_back(std::ldexp(float(int32_t(rng() % 2000001) - 1000000), -13));
-  for (const float scale : {1.0f, 0.25f, 0.0339241f, 3.0f})
-    for (const bool isSigned : {true, false}) {
-      const ember::quant::QuantRange range =
-          isSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
-      const int32_t zero = isSigned ? 2 : 128;
-      std::vector<float> scaled(x);
-      for (float& v : scaled) v *= scale;  // ties stay ties: scale is applied back by the division
-      std::vector<uint8_t> got(scaled.size());
-      ember::cpu::Int8QuantizeCall call;
-      call.input = scaled.data();
-      call.output = got.data();
-      call.count = int64_t(scaled.size());
-      call.scale = scale;
-      call.zero = zero;
-      call.lo = range.lo;
-      call.hi = range.hi;
-      ember::cpu::int8Quantize(call, pool);
-      for (size_t i = 0; i < scaled.size(); ++i)
-        ASSERT_EQ(got[i], uint8_t(ember::quant::quantizeValue(scaled[i], scale, zero, range.lo, range.hi)))
-            << "x " << scaled[i] << " scale " << scale;
-    }
+  // Scales whose ties are not exact in float too: x = the floats around (k + 0.5) * scale.
+  std::vector<float> scales{1.0f, 0.25f, 0.0339241f, 3.0f};
+  for (int i = 0; i < 6; ++i) scales.push_back(std::ldexp(float(rng() % 1000000 + 1), -int(rng() % 30) - 1));
+  for (const float scale : scales)
+    for (const Int8Isa isa : isasOfThisCpu())
+      for (const bool isSigned : {true, false}) {
+        const ember::quant::QuantRange range =
+            isSigned ? ember::quant::int8Range() : ember::quant::uint8Range();
+        const int32_t zero = isSigned ? 2 : 128;
+        std::vector<float> scaled(x);
+        for (float& v : scaled) v *= scale;  // ties stay ties: scale is applied back by the division
+        for (int k = -300; k <= 300; ++k) {
+          const float near = float((double(k) + 0.5) * double(scale));
+          scaled.insert(scaled.end(), {near, std::nextafter(near, 0.0f), std::nextafter(near, 1e30f),
+                                       std::nextafter(near, -1e30f)});
+        }
+        std::vector<uint8_t> got(scaled.size());
+        ember::cpu::Int8QuantizeCall call;
+        call.input = scaled.data();
+        call.output = got.data();
+        call.count = int64_t(scaled.size());
+        call.scale = scale;
+        call.zero = zero;
+        call.lo = range.lo;
+        call.hi = range.hi;
+        ember::cpu::int8Quantize(call, pool, isa);
+        for (size_t i = 0; i < scaled.size(); ++i)
+          ASSERT_EQ(got[i], uint8_t(ember::quant::quantizeValue(scaled[i], scale, zero, range.lo, range.hi)))
+              << "x " << scaled[i] << " scale " << scale << " isa " << ember::cpu::int8IsaName(isa);
+      }
 }
 
 }  // namespace
