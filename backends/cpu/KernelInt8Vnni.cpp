@@ -5,6 +5,11 @@
 // with -mavx512vnni.
 #include <immintrin.h>
 
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own
+// _mm512_undefined_*() placeholders; nothing here is uninitialised.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -458,8 +463,18 @@ void depthwiseHalfBlock(const Int8DepthwiseRowArgs& t, int64_t ch, const int8_t*
   const __mmask32 valid = t.c - ch >= 32 ? ~__mmask32(0) : (__mmask32(1) << (t.c - ch)) - 1;
   thread_local std::vector<const uint8_t*> pointers;
   pointers.resize(size_t(8 * t.groups));
+  // With exactly 32 channels and stride 1, pixels x and x + 1 of a tap are the
+  // 64 bytes at pixel x's source: inside the row, one load gives the pair.
+  const bool pairInOneLoad = t.c == 32 && t.stride == 32;
   for (int64_t x = 0; x < t.pixels; x += 2) {
     const bool second = x + 1 < t.pixels;
+    if (pairInOneLoad && x >= t.interiorBegin && x + 1 < t.interiorEnd) {
+      const __m512i packed = blockPixel(
+          k, t.groups, pairWeights.data(), ~__mmask64(0), flip,
+          [&](int64_t i) { return t.rows[i] + (t.offsets[i] + x * t.stride); }, range, codes);
+      _mm512_storeu_si512(t.out + x * t.c, packed);
+      continue;
+    }
     const uint8_t** srcA = pointers.data();
     const uint8_t** srcB = srcA + 4 * t.groups;
     tapSources(t, x, srcA);
