@@ -325,7 +325,10 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
     for (int64_t p = p0; p < std::min(panels, p0 + panelsPerGroup); ++p) {
       const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
       const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);
-      const int64_t tileRows = isa == Int8Isa::Avx512Vnni ? kInt8VnniTileRows : kRows;
+      // The VNNI tile takes the whole block (its constants made once per panel), unless the
+      // residual add follows it through the stack buffer (6 rows).
+      const bool wholeBlock = isa == Int8Isa::Avx512Vnni && (!residual || planes != nullptr);
+      const int64_t tileRows = wholeBlock ? rows : isa == Int8Isa::Avx512Vnni ? kInt8VnniTileRows : kRows;
       for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
         const uint8_t* rowsA = a.data() + r0 * kp;
         const int64_t validRows = std::min(tileRows, rows - r0);

@@ -11,9 +11,10 @@ namespace ember::cpu {
 /// Rows of the AVX-512 VNNI tile (24 of the 32 zmm registers accumulate).
 inline constexpr int kInt8VnniTileRows = 6;
 
-/// kInt8VnniTileRows rows of u8 A (row stride lda) against one packed 32-column panel of kp
-/// bytes (a multiple of 4), requantized into the first `rows` x `cols` codes
-/// of `out` (row stride ldo). correction/multiplier/shift point at the
+/// `rows` rows of u8 A (row stride lda; a multiple of kInt8VnniTileRows is
+/// readable) against one packed 32-column panel of kp bytes (a multiple of 4),
+/// kInt8VnniTileRows rows at a time, requantized into the first `rows` x
+/// `cols` codes of `out` (row stride ldo). correction/multiplier/shift point at the
 /// panel's first column and are readable for all 32 columns.
 struct Int8TileArgs {
   const uint8_t* a = nullptr;
