@@ -164,6 +164,14 @@ class Compiler {
           continue;
         }
       }
+      if (inst.kind == OpKind::Transpose) {
+        const std::optional<size_t> quantize = planQuantizeFirst(i);
+        if (quantize && lowerQuantizeFirst(inst, instrs[*quantize])) {
+          consumed[*quantize] = true;
+          ++program_->fusedInstructions;
+          continue;
+        }
+      }
       if (lowerOther(inst)) continue;
       EMBER_RETURN_IF_ERROR(addReference(inst));
     }
@@ -967,22 +975,68 @@ class Compiler {
   }
 
   /// Quantize f32 -> 8-bit codes, output apart from the input.
-  bool lowerInt8Quantize(const Instruction& inst) {
-    if (std::getenv("EMBER_CPU_NO_INT8")) return false;
-    const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
+  /// Whether the int8 kernels quantize `in` into `out`: f32 to 8-bit codes, apart.
+  bool int8Quantizes(ValueId in, ValueId out) const {
     const Type &it = type(in), &ot = type(out);
-    if (it.kind != ElemKind::F32 || (ot.kind != ElemKind::Int8Q && ot.kind != ElemKind::UInt8Q) ||
-        range(in).overlaps(range(out)))
-      return false;
+    return !std::getenv("EMBER_CPU_NO_INT8") && it.kind == ElemKind::F32 &&
+           (ot.kind == ElemKind::Int8Q || ot.kind == ElemKind::UInt8Q) && !range(in).overlaps(range(out));
+  }
+
+  /// The step quantizing the f32 elements at `in` into `out`'s codes (at `at`).
+  void addInt8Quantize(Address in, const Type& out, Address at) {
     auto step = std::make_unique<Int8QuantizeStep>();
-    const quant::QuantRange full = ot.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
-    step->shape.count = ot.numElements();
-    step->shape.scale = ot.scale;
-    step->shape.zero = ot.offset;
+    const quant::QuantRange full = out.kind == ElemKind::Int8Q ? quant::int8Range() : quant::uint8Range();
+    step->shape.count = out.numElements();
+    step->shape.scale = out.scale;
+    step->shape.zero = out.offset;
     step->shape.lo = full.lo;
     step->shape.hi = full.hi;
-    step->input = address(in);
+    step->input = in;
+    step->output = at;
+    addStep(std::move(step));
+  }
+
+  bool lowerInt8Quantize(const Instruction& inst) {
+    const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
+    if (!int8Quantizes(in, out)) return false;
+    addInt8Quantize(address(in), type(out), address(out));
+    return true;
+  }
+
+  /// The Quantize right after the Transpose at `i` that reads its output
+  /// alone (a quantized model's NCHW input made NHWC): quantizing first, the
+  /// transpose moves 1-byte codes instead of 4-byte floats. Quantize is
+  /// elementwise, so the order does not change a code.
+  std::optional<size_t> planQuantizeFirst(size_t i) const {
+    if (std::getenv("EMBER_CPU_NO_FUSION")) return std::nullopt;
+    const Instruction& transpose = ir_.instructions()[i];
+    const ValueId moved = transpose.operands[0].value;
+    const std::optional<size_t> j = nextReal(i);
+    if (!j || !privateIntermediate(moved, i, *j)) return std::nullopt;
+    const Instruction& quantize = ir_.instructions()[*j];
+    if (quantize.kind != OpKind::Quantize || range(quantize.operands[1].value) != range(moved))
+      return std::nullopt;
+    if (!int8Quantizes(moved, quantize.operands[0].value)) return std::nullopt;
+    return j;
+  }
+
+  /// Transpose then Quantize (planQuantizeFirst) as Quantize into the
+  /// transpose's own output region (free until the quantize wrote it), then
+  /// a transpose of the codes into the quantize's output.
+  bool lowerQuantizeFirst(const Instruction& transpose, const Instruction& quantize) {
+    const ValueId in = transpose.operands[1].value, moved = transpose.operands[0].value;
+    const ValueId out = quantize.operands[0].value;
+    if (range(in).overlaps(range(moved))) return false;
+    const std::string transposeLabel = label_;
+    label_ = std::string(opName(quantize.kind)) + " " + type(out).str() + " '" + quantize.name + "'";
+    addInt8Quantize(address(in), type(out), address(moved));
+    label_ = transposeLabel;
+    auto step = std::make_unique<TransposeStep>();
+    step->input = address(moved);
     step->output = address(out);
+    step->elemSize = 1;
+    step->dims = type(in).dims;
+    step->perm = TransposeAttrs::from(transpose.attrs).perm;
     addStep(std::move(step));
     return true;
   }

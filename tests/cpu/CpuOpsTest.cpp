@@ -512,6 +512,7 @@ std::vector<Case> allCases() {
   cases.push_back(reduceCase(OpKind::ReduceSum, {3, 4, 5}, {0, 2}, 1));
   // Transposes.
   cases.push_back(transposeCase({1, 3, 8, 8}, {0, 2, 3, 1}));
+  cases.push_back(transposeCase({2, 4, 9, 11}, {0, 2, 3, 1}));  // 4 planes interleaved (copyTile's fast path)
   cases.push_back(transposeCase({1, 2, 3, 5}, {0, 2, 3, 1}));  // items over three leading dims
   cases.push_back(transposeCase({2, 5, 7}, {2, 0, 1}));
   cases.push_back(transposeCase({2, 3, 4, 5, 6}, {4, 3, 2, 1, 0}));
