@@ -22,10 +22,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/Arena.h"
 #include "backends/cpu/CpuKernels.h"
 #include "backends/cpu/ThreadPool.h"
 
@@ -136,25 +138,31 @@ int main(int argc, char** argv) {
               "ember/peak");
   const double peak = std::max(peak2, peak512);
   for (int64_t n : sizes) {
-    std::vector<float> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n)),
-        packed(ember::cpu::packedBSize(arch, n, n));
+    // The matrices live where a model's do: in regions (Arena.h, transparent huge pages).
+    ember::cpu::Arena aArena(uint64_t(n * n) * 4), bArena(uint64_t(n * n) * 4), cArena(uint64_t(n * n) * 4),
+        packedArena(uint64_t(ember::cpu::packedBSize(arch, n, n)) * 4);
+    std::span<float> a(reinterpret_cast<float*>(aArena.data()), size_t(n * n)),
+        b(reinterpret_cast<float*>(bArena.data()), size_t(n * n)),
+        c(reinterpret_cast<float*>(cArena.data()), size_t(n * n));
+    float* packed = reinterpret_cast<float*>(packedArena.data());
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);
     for (auto& v : a) v = dist(rng);
     for (auto& v : b) v = dist(rng);
-    ember::cpu::packB(arch, b.data(), n, false, n, n, packed.data());
+    ember::cpu::packB(arch, b.data(), n, false, n, n, packed);
     ember::cpu::GemmCall call;
     call.m = call.n = call.k = n;
     call.a.data = a.data();
     call.a.lda = n;
-    call.packedB = packed.data();
+    call.packedB = packed;
     call.c = c.data();
     call.ldc = n;
     const double flops = 2.0 * double(n) * double(n) * double(n);
     double ember = flops / medianSeconds(runs, [&] { ember::cpu::gemm(arch, call, pool); }) / 1e9;
     double blas = 0;
 #ifdef EMBER_HAVE_OPENBLAS
-    std::vector<float> c2(size_t(n * n));
+    ember::cpu::Arena c2Arena(uint64_t(n * n) * 4);
+    std::span<float> c2(reinterpret_cast<float*>(c2Arena.data()), size_t(n * n));
     blas = flops /
            medianSeconds(runs,
                          [&] {
