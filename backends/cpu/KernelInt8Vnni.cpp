@@ -269,92 +269,112 @@ EMBER_VBMI inline __m512i fourRows(const uint8_t* p, int64_t ld, __mmask16 colum
 
 namespace {
 
-/// The tile, over t.rows rows in groups of kInt8VnniTileRows (the panel's
-/// requantization constants made once for them all); with kAdd, each pair
-/// (or four) of its output rows goes through the lookup add with the
-/// residual's codes in registers before the store.
+/// A panel's constants for every row group of the tile.
+struct PanelConstants {
+  RequantRange range;
+  CodeRange codes;
+  Scale16 k0, k1;  ///< the requantization of columns 0-15 and 16-31
+  bool belowHalf;
+  __m512i correction0, correction1;
+  __mmask32 columns;  ///< the panel's valid columns
+};
+
+PanelConstants panelConstants(const Int8TileArgs& t) {
+  PanelConstants p;
+  p.range = requantRange(t.zero, t.lo, t.hi);
+  p.codes = codeRange(t.zero, t.lo, t.hi);
+  p.k0 = scaleConstants(t.multiplier, t.shift, firstLanes(t.cols));
+  p.k1 = scaleConstants(t.multiplier + 16, t.shift + 16, firstLanes(t.cols - 16));
+  p.belowHalf = p.k0.belowHalf && p.k1.belowHalf;
+  p.correction0 = _mm512_loadu_si512(t.correction);
+  p.correction1 = _mm512_loadu_si512(t.correction + 16);
+  p.columns = t.cols >= 32 ? ~__mmask32(0) : (__mmask32(1) << t.cols) - 1;
+  return p;
+}
+
+/// Rows [r0, r0 + 6) of the tile (fewer at the end); with kAdd, each pair (or
+/// four) of its output rows goes through the lookup add with the residual's
+/// codes in registers before the store.
+template <bool kAdd>
+__attribute__((always_inline)) inline void vnniRowGroup(const Int8TileArgs& t, const PanelConstants& p,
+                                                        int64_t r0, const LookupAdd* add) {
+  static_assert(kInt8VnniTileRows == 6);
+  const int64_t rows = std::min<int64_t>(kInt8VnniTileRows, t.rows - r0), lda = t.lda;
+  uint8_t* const out = t.out + r0 * t.ldo;
+  const uint8_t* const residual = kAdd ? t.residual + r0 * t.ldr : nullptr;
+  // Named accumulators, not an array: GCC keeps an array that inline asm
+  // writes in memory. They start from the correction (bias - zu * sum(w)).
+  __m512i c00 = p.correction0, c10 = p.correction0, c20 = p.correction0, c30 = p.correction0,
+          c40 = p.correction0, c50 = p.correction0;
+  __m512i c01 = p.correction1, c11 = p.correction1, c21 = p.correction1, c31 = p.correction1,
+          c41 = p.correction1, c51 = p.correction1;
+  const int8_t* b = t.b;
+  const uint8_t* a = t.a + r0 * lda;
+  for (int64_t k = 0; k < t.kp; k += 4, b += 128, a += 4) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    auto row = [&](int r, __m512i& lo, __m512i& hi) {
+      int32_t four;
+      __builtin_memcpy(&four, a + r * lda, 4);
+      const __m512i x = _mm512_set1_epi32(four);
+      dotAccumulate(lo, x, b0);
+      dotAccumulate(hi, x, b1);
+    };
+    row(0, c00, c01);
+    row(1, c10, c11);
+    row(2, c20, c21);
+    row(3, c30, c31);
+    row(4, c40, c41);
+    row(5, c50, c51);
+  }
+  // Rows r and r + 1 from 64 packed codes (32 each), the panel's last columns masked.
+  auto storeTwoRows = [&](int r, __m512i packed) {
+    if (r >= rows) return;
+    if constexpr (kAdd)
+      packed = add64(*add, packed, twoRows(residual + r * t.ldr, t.ldr, p.columns, r + 1 < rows));
+    _mm256_mask_storeu_epi8(out + r * t.ldo, p.columns, _mm512_castsi512_si256(packed));
+    if (r + 1 < rows)
+      _mm256_mask_storeu_epi8(out + (r + 1) * t.ldo, p.columns, _mm512_extracti64x4_epi64(packed, 1));
+  };
+  // At most 16 columns: rows r .. r + 3 from 64 packed codes (16 each).
+  auto storeFourRows = [&](int r, __m512i packed) {
+    const __mmask16 narrow = __mmask16(p.columns);
+    if (r >= rows) return;
+    if constexpr (kAdd) packed = add64(*add, packed, fourRows(residual + r * t.ldr, t.ldr, narrow, rows - r));
+    _mm_mask_storeu_epi8(out + r * t.ldo, narrow, _mm512_castsi512_si128(packed));
+    if (r + 1 < rows)
+      _mm_mask_storeu_epi8(out + (r + 1) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 1));
+    if (r + 2 < rows)
+      _mm_mask_storeu_epi8(out + (r + 2) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 2));
+    if (r + 3 < rows)
+      _mm_mask_storeu_epi8(out + (r + 3) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 3));
+  };
+  // Straight-line code over the named accumulators (a loop over an array of
+  // them kept the array in memory), one instance per requantization path.
+  auto finish = [&](auto scale) {
+    const Scale16 &k0 = p.k0, &k1 = p.k1;
+    if (t.cols <= 16) {
+      storeFourRows(0, packCodes(scale(c00, k0), scale(c10, k0), scale(c20, k0), scale(c30, k0), p.codes));
+      const __m512i r4 = scale(c40, k0), r5 = scale(c50, k0);
+      storeFourRows(4, packCodes(r4, r5, r5, r5, p.codes));
+      return;
+    }
+    storeTwoRows(0, packCodes(scale(c00, k0), scale(c01, k1), scale(c10, k0), scale(c11, k1), p.codes));
+    storeTwoRows(2, packCodes(scale(c20, k0), scale(c21, k1), scale(c30, k0), scale(c31, k1), p.codes));
+    storeTwoRows(4, packCodes(scale(c40, k0), scale(c41, k1), scale(c50, k0), scale(c51, k1), p.codes));
+  };
+  if (p.belowHalf)
+    finish([](__m512i total, const Scale16& k) { return scaledBelowHalf16(total, k); });
+  else
+    finish([&](__m512i total, const Scale16& k) { return scaled16(total, k, p.range); });
+}
+
+/// The tile over t.rows rows, a row group at a time, the panel's
+/// requantization constants made once for them all.
 template <bool kAdd>
 __attribute__((always_inline)) inline void vnniTile(const Int8TileArgs& t, const LookupAdd* add) {
-  const RequantRange range = requantRange(t.zero, t.lo, t.hi);
-  const CodeRange codes = codeRange(t.zero, t.lo, t.hi);
-  const Scale16 k0 = scaleConstants(t.multiplier, t.shift, firstLanes(t.cols));
-  const Scale16 k1 = scaleConstants(t.multiplier + 16, t.shift + 16, firstLanes(t.cols - 16));
-  const bool belowHalf = k0.belowHalf && k1.belowHalf;
-  const __m512i correction0 = _mm512_loadu_si512(t.correction),
-                correction1 = _mm512_loadu_si512(t.correction + 16);
-  static_assert(kInt8VnniTileRows == 6);
-  // Rows r and r + 1 from 64 packed codes (32 each), the panel's last columns masked.
-  const __mmask32 columns = t.cols >= 32 ? ~__mmask32(0) : (__mmask32(1) << t.cols) - 1;
-  const int64_t lda = t.lda;
-  for (int64_t r0 = 0; r0 < t.rows; r0 += kInt8VnniTileRows) {
-    const int64_t rows = std::min<int64_t>(kInt8VnniTileRows, t.rows - r0);
-    uint8_t* const out = t.out + r0 * t.ldo;
-    const uint8_t* const residual = kAdd ? t.residual + r0 * t.ldr : nullptr;
-    // Named accumulators, not an array: GCC keeps an array that inline asm
-    // writes in memory. They start from the correction (bias - zu * sum(w)).
-    __m512i c00 = correction0, c10 = correction0, c20 = correction0, c30 = correction0, c40 = correction0,
-            c50 = correction0;
-    __m512i c01 = correction1, c11 = correction1, c21 = correction1, c31 = correction1, c41 = correction1,
-            c51 = correction1;
-    const int8_t* b = t.b;
-    const uint8_t* a = t.a + r0 * lda;
-    for (int64_t k = 0; k < t.kp; k += 4, b += 128, a += 4) {
-      const __m512i b0 = _mm512_loadu_si512(b);
-      const __m512i b1 = _mm512_loadu_si512(b + 64);
-      auto row = [&](int r, __m512i& lo, __m512i& hi) {
-        int32_t four;
-        __builtin_memcpy(&four, a + r * lda, 4);
-        const __m512i x = _mm512_set1_epi32(four);
-        dotAccumulate(lo, x, b0);
-        dotAccumulate(hi, x, b1);
-      };
-      row(0, c00, c01);
-      row(1, c10, c11);
-      row(2, c20, c21);
-      row(3, c30, c31);
-      row(4, c40, c41);
-      row(5, c50, c51);
-    }
-    auto storeTwoRows = [&](int r, __m512i packed) {
-      if (r >= rows) return;
-      if constexpr (kAdd)
-        packed = add64(*add, packed, twoRows(residual + r * t.ldr, t.ldr, columns, r + 1 < rows));
-      _mm256_mask_storeu_epi8(out + r * t.ldo, columns, _mm512_castsi512_si256(packed));
-      if (r + 1 < rows)
-        _mm256_mask_storeu_epi8(out + (r + 1) * t.ldo, columns, _mm512_extracti64x4_epi64(packed, 1));
-    };
-    // At most 16 columns: rows r .. r + 3 from 64 packed codes (16 each).
-    auto storeFourRows = [&](int r, __m512i packed) {
-      const __mmask16 narrow = __mmask16(columns);
-      if (r >= rows) return;
-      if constexpr (kAdd)
-        packed = add64(*add, packed, fourRows(residual + r * t.ldr, t.ldr, narrow, rows - r));
-      _mm_mask_storeu_epi8(out + r * t.ldo, narrow, _mm512_castsi512_si128(packed));
-      if (r + 1 < rows)
-        _mm_mask_storeu_epi8(out + (r + 1) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 1));
-      if (r + 2 < rows)
-        _mm_mask_storeu_epi8(out + (r + 2) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 2));
-      if (r + 3 < rows)
-        _mm_mask_storeu_epi8(out + (r + 3) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 3));
-    };
-    // Straight-line code over the named accumulators (a loop over an array of
-    // them kept the array in memory), one instance per requantization path.
-    auto finish = [&](auto scale) {
-      if (t.cols <= 16) {
-        storeFourRows(0, packCodes(scale(c00, k0), scale(c10, k0), scale(c20, k0), scale(c30, k0), codes));
-        const __m512i r4 = scale(c40, k0), r5 = scale(c50, k0);
-        storeFourRows(4, packCodes(r4, r5, r5, r5, codes));
-        return;
-      }
-      storeTwoRows(0, packCodes(scale(c00, k0), scale(c01, k1), scale(c10, k0), scale(c11, k1), codes));
-      storeTwoRows(2, packCodes(scale(c20, k0), scale(c21, k1), scale(c30, k0), scale(c31, k1), codes));
-      storeTwoRows(4, packCodes(scale(c40, k0), scale(c41, k1), scale(c50, k0), scale(c51, k1), codes));
-    };
-    if (belowHalf)
-      finish([](__m512i total, const Scale16& k) { return scaledBelowHalf16(total, k); });
-    else
-      finish([&](__m512i total, const Scale16& k) { return scaled16(total, k, range); });
-  }
+  const PanelConstants p = panelConstants(t);
+  for (int64_t r0 = 0; r0 < t.rows; r0 += kInt8VnniTileRows) vnniRowGroup<kAdd>(t, p, r0, add);
 }
 
 }  // namespace
