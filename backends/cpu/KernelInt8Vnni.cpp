@@ -444,12 +444,25 @@ inline __m512i blockCodes(__m512i acc0, __m512i acc1, __m512i acc2, __m512i acc3
                           scaled16(acc2, k.scale[2], range), scaled16(acc3, k.scale[3], range), codes);
 }
 
-/// The 4 * groups tap sources of pixel x (Int8DepthwiseRowArgs).
-inline void tapSources(const Int8DepthwiseRowArgs& t, int64_t x, const uint8_t** out) {
+/// Each tap's address at pixel 0 plus `ch`, as an integer (it may lie before
+/// its row): an interior pixel x reads tap i at bases[i] + x * stride. Made
+/// once per row and block, it saves the pixels two loads and adds per tap.
+const uintptr_t* interiorTapBases(const Int8DepthwiseRowArgs& t, int64_t ch) {
+  thread_local std::vector<uintptr_t> bases;
+  const int64_t n = 4 * t.groups;
+  bases.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    bases[size_t(i)] = reinterpret_cast<uintptr_t>(t.rows[i]) + uintptr_t(t.offsets[i] + ch);
+  return bases.data();
+}
+
+/// The 4 * groups tap sources of pixel x (Int8DepthwiseRowArgs; bases from interiorTapBases with ch 0).
+inline void tapSources(const Int8DepthwiseRowArgs& t, const uintptr_t* bases, int64_t x,
+                       const uint8_t** out) {
   const int64_t n = 4 * t.groups;
   if (x >= t.interiorBegin && x < t.interiorEnd) {
-    const int64_t at = x * t.stride;
-    for (int64_t i = 0; i < n; ++i) out[i] = t.rows[i] + (t.offsets[i] + at);
+    const uintptr_t at = uintptr_t(x * t.stride);
+    for (int64_t i = 0; i < n; ++i) out[i] = reinterpret_cast<const uint8_t*>(bases[i] + at);
     return;
   }
   std::memcpy(out, t.sources + x * n, size_t(n) * sizeof(const uint8_t*));
@@ -494,19 +507,21 @@ void depthwiseHalfBlock(const Int8DepthwiseRowArgs& t, int64_t ch, const int8_t*
   // With exactly 32 channels and stride 1, pixels x and x + 1 of a tap are the
   // 64 bytes at pixel x's source: inside the row, one load gives the pair.
   const bool pairInOneLoad = t.c == 32 && t.stride == 32;
+  const uintptr_t* bases = interiorTapBases(t, 0);
   for (int64_t x = 0; x < t.pixels; x += 2) {
     const bool second = x + 1 < t.pixels;
     if (pairInOneLoad && x >= t.interiorBegin && x + 1 < t.interiorEnd) {
+      const uintptr_t at = uintptr_t(x * t.stride);
       const __m512i packed = blockPixel(
           k, t.groups, pairWeights.data(), ~__mmask64(0), flip,
-          [&](int64_t i) { return t.rows[i] + (t.offsets[i] + x * t.stride); }, range, codes);
+          [&](int64_t i) { return reinterpret_cast<const uint8_t*>(bases[i] + at); }, range, codes);
       _mm512_storeu_si512(t.out + x * t.c, packed);
       continue;
     }
     const uint8_t** srcA = pointers.data();
     const uint8_t** srcB = srcA + 4 * t.groups;
-    tapSources(t, x, srcA);
-    tapSources(t, second ? x + 1 : x, srcB);
+    tapSources(t, bases, x, srcA);
+    tapSources(t, bases, second ? x + 1 : x, srcB);
     __m512i acc0 = k.correction[0], acc1 = k.correction[1], acc2 = k.correction[2], acc3 = k.correction[3];
     for (int64_t g = 0; g < t.groups; ++g, srcA += 4, srcB += 4) {
       auto codesOf = [&](int tap) {
@@ -558,12 +573,14 @@ void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t) {
               k, t.groups, weights, valid, flip, [&](int64_t i) { return src[i] + ch; }, range, codes));
     };
     for (int64_t x = 0; x < t.interiorBegin; ++x) edgePixel(x);
+    const uintptr_t* base = interiorTapBases(t, ch);
     for (int64_t x = t.interiorBegin; x < t.interiorEnd; ++x) {
-      const int64_t at = x * t.stride + ch;
-      _mm512_mask_storeu_epi8(t.out + x * t.c + ch, valid,
-                              blockPixel(
-                                  k, t.groups, weights, valid, flip,
-                                  [&](int64_t i) { return t.rows[i] + (t.offsets[i] + at); }, range, codes));
+      const uintptr_t at = uintptr_t(x * t.stride);
+      _mm512_mask_storeu_epi8(
+          t.out + x * t.c + ch, valid,
+          blockPixel(
+              k, t.groups, weights, valid, flip,
+              [&](int64_t i) { return reinterpret_cast<const uint8_t*>(base[i] + at); }, range, codes));
     }
     for (int64_t x = t.interiorEnd; x < t.pixels; ++x) edgePixel(x);
   }
