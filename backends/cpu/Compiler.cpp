@@ -785,10 +785,16 @@ class Compiler {
   /// int8 kernel can fuse into its epilogue: the conv's output is read by
   /// that add alone; the other operand (the residual) has the same shape; the
   /// add's output is apart from the conv's input and is the residual or apart
-  /// from it. Only with AVX-512 VNNI: the other ISAs' fused add is scalar,
-  /// slower than their separate table lookup.
+  /// from it. Only with AVX-512 VNNI (the other ISAs' fused add is scalar),
+  /// and only on request (EMBER_CPU_INT8_FUSED_ADD=1): since the separate add
+  /// runs on the VBMI lookup, conv + add measured faster than the fused step
+  /// on resnet50's 56x56 to 14x14 blocks (docs/backends/cpu.md, "int8").
   std::optional<size_t> planInt8ResidualAdd(size_t i) const {
-    if (std::getenv("EMBER_CPU_NO_FUSION") || std::getenv("EMBER_CPU_NO_INT8") ||
+    static const bool requested = [] {
+      const char* v = std::getenv("EMBER_CPU_INT8_FUSED_ADD");
+      return v != nullptr && std::string(v) == "1";
+    }();
+    if (!requested || std::getenv("EMBER_CPU_NO_FUSION") || std::getenv("EMBER_CPU_NO_INT8") ||
         int8Isa() != Int8Isa::Avx512Vnni)
       return std::nullopt;
     const Instruction& conv = ir_.instructions()[i];
