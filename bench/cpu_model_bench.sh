@@ -47,28 +47,42 @@ calibration_input() {  # resnet50 takes resnet18's 224x224 input
   esac
 }
 
+# 1-thread runs of every runtime are pinned to the same CPU (EMBER_BENCH_CPU,
+# default 0): the two vCPUs of the VMs this was measured on differ by up to
+# 25 % in speed from minute to minute (one shares its core with the host), so
+# an unpinned 1-thread run measures whichever vCPU the scheduler picked.
+pin() {  # threads command...
+  local threads=$1
+  shift
+  if [ "$threads" = 1 ] && command -v taskset >/dev/null; then
+    taskset -c "${EMBER_BENCH_CPU:-0}" "$@"
+  else
+    "$@"
+  fi
+}
+
 ember_seconds() {  # model threads [ember run options...]
   local model=$1 threads=$2 json
   shift 2
   json=$(mktemp)
-  EMBER_CPU_THREADS=$threads "$ember" run "$(model_path "$model")" --backend cpu --random-inputs \
+  EMBER_CPU_THREADS=$threads pin "$threads" "$ember" run "$(model_path "$model")" --backend cpu --random-inputs \
     --threads "$threads" --repeat "$runs" --report-json "$json" --quiet "$@"
   /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run_seconds_median'])" "$json"
   rm -f "$json"
 }
 
 ort_seconds() {  # model threads [model file]
-  NODE_PATH=$node_dir/node_modules node "$here/cpu_ort_bench.js" "${3:-$(model_path "$1")}" "$2" "$runs"
+  NODE_PATH=$node_dir/node_modules pin "$2" node "$here/cpu_ort_bench.js" "${3:-$(model_path "$1")}" "$2" "$runs"
 }
 
 torch_seconds() {
-  OMP_NUM_THREADS=$2 /usr/bin/python3 "$here/cpu_torch_bench.py" "$1" "$2" "$runs" 2>/dev/null
+  OMP_NUM_THREADS=$2 pin "$2" /usr/bin/python3 "$here/cpu_torch_bench.py" "$1" "$2" "$runs" 2>/dev/null
 }
 
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
 isa=$(for f in avx2 fma avx512f avx512_vnni avx_vnni; do [[ " $flags " == *" $f "* ]] && printf '%s ' "$f"; done)
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) vCPUs; ISA: $isa"
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); 1-thread runs pinned to CPU ${EMBER_BENCH_CPU:-0}"
 echo
 
 if [ "$tables" != int8 ]; then
