@@ -47,19 +47,40 @@ calibration_input() {  # resnet50 takes resnet18's 224x224 input
   esac
 }
 
-# 1-thread runs of every runtime are pinned to the same CPU (EMBER_BENCH_CPU,
-# default 0): the two vCPUs of the VMs this was measured on differ by up to
-# 25 % in speed from minute to minute (one shares its core with the host), so
-# an unpinned 1-thread run measures whichever vCPU the scheduler picked.
+# Per model, the 1-thread runs of every runtime are pinned to the same CPU:
+# the one with the highest FMA peak just before (cpu_gemm_bench), or
+# EMBER_BENCH_CPU. The two vCPUs of the VMs this was measured on differ by up
+# to 25 % in speed, and which one is slow changes every few minutes (it
+# shares its core with the host), so an unpinned 1-thread run measures
+# whichever vCPU the scheduler picked, and a ratio can mix the two.
+bench_cpu=
+fastest_cpu() {
+  if [ -n "${EMBER_BENCH_CPU:-}" ] || ! command -v taskset >/dev/null || [ ! -x "$build/bench/cpu_gemm_bench" ]; then
+    echo "${EMBER_BENCH_CPU:-0}"
+    return
+  fi
+  local cpu peak best=0 bestPeak=0 last=$(($(nproc) - 1))
+  [ "$last" -gt 7 ] && last=7  # the first 8 CPUs are enough to find a free core
+  for cpu in $(seq 0 "$last"); do
+    peak=$(taskset -c "$cpu" "$build/bench/cpu_gemm_bench" --threads 1 --runs 1 32 2>/dev/null |
+      sed -n 's/.*AVX2 \([0-9.]*\) GFLOP.*/\1/p')
+    if [ -n "$peak" ] && awk -v a="$peak" -v b="$bestPeak" 'BEGIN { exit !(a > b) }'; then
+      best=$cpu
+      bestPeak=$peak
+    fi
+  done
+  echo "$best"
+}
 pin() {  # threads command...
   local threads=$1
   shift
-  if [ "$threads" = 1 ] && command -v taskset >/dev/null; then
-    taskset -c "${EMBER_BENCH_CPU:-0}" "$@"
+  if [ "$threads" = 1 ] && [ -n "$bench_cpu" ] && command -v taskset >/dev/null; then
+    taskset -c "$bench_cpu" "$@"
   else
     "$@"
   fi
 }
+pinned=()
 
 ember_seconds() {  # model threads [ember run options...]
   local model=$1 threads=$2 json
@@ -82,13 +103,15 @@ torch_seconds() {
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
 isa=$(for f in avx2 fma avx512f avx512_vnni avx_vnni; do [[ " $flags " == *" $f "* ]] && printf '%s ' "$f"; done)
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) vCPUs; ISA: $isa"
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); 1-thread runs pinned to CPU ${EMBER_BENCH_CPU:-0}"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 if [ "$tables" != int8 ]; then
 echo "| model | threads | Ember ms | ONNX Runtime ms | PyTorch ms | Ember / ORT | Ember / PyTorch |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for model in resnet18 resnet50 mobilenet_v2; do
+  bench_cpu=$(fastest_cpu)
+  pinned+=("f32 $model: cpu$bench_cpu")
   for threads in 1 2; do
     e=$(ember_seconds $model $threads)
     emberF32[$model/$threads]=$e
@@ -110,6 +133,8 @@ if [ "$tables" != f32 ]; then
   for model in resnet18 resnet50 mobilenet_v2; do
     "$ember" quantize "$(model_path "$model")" --calibrate "$(calibration_input "$model")" --per-channel \
       -o "$work/$model.yaml" --emit-onnx "$work/$model.qdq.onnx" --quiet
+    bench_cpu=$(fastest_cpu)
+    pinned+=("int8 $model: cpu$bench_cpu")
     for threads in 1 2; do
       q=$(ember_seconds "$model" "$threads" --quantize "$work/$model.yaml")
       o=$(ort_seconds "$model" "$threads" "$work/$model.qdq.onnx")
@@ -123,4 +148,5 @@ print(f'| {m} | {th} | {q*1e3:.2f} | {o*1e3:.2f} | {f*1e3:.2f} | {q/o:.2f} | {f/
   done
 fi
 echo
+echo "1-thread runs pinned to the fastest vCPU (FMA peak) at each model's start: $(IFS=,; echo "${pinned[*]}" | sed 's/,/, /g')"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
