@@ -483,59 +483,95 @@ inline __m512i blockPixel(const BlockConstants& k, int64_t groups, const int8_t*
   return blockCodes(acc0, acc1, acc2, acc3, k, range, codes);
 }
 
-/// A block of at most 32 channels: two pixels per vector, pixel x in the low
-/// 256 bits and x + 1 in the high, the block's taps and constants (lanes 0
-/// and 1) copied into lanes 2 and 3.
-void depthwiseHalfBlock(const Int8DepthwiseRowArgs& t, int64_t ch, const int8_t* weights,
-                        const int32_t* constants, const RequantRange& range, const CodeRange& codes,
-                        __m512i flip) {
-  thread_local std::vector<int8_t> pairWeights;
-  pairWeights.resize(size_t(t.groups * 4 * kBlock));
-  for (int64_t v = 0; v < t.groups * 4; ++v) {
-    std::memcpy(pairWeights.data() + v * kBlock, weights + v * kBlock, kBlock / 2);
-    std::memcpy(pairWeights.data() + v * kBlock + kBlock / 2, weights + v * kBlock, kBlock / 2);
+/// kPixels pixel's codes of one tap in one vector: pixel p's (at most 64 /
+/// kPixels) codes from src[p] in the p-th 64 / kPixels bytes.
+template <int kPixels>
+inline __m512i pixelCodes(const uint8_t* const* src, __mmask64 valid) {
+  if constexpr (kPixels == 2) {
+    const __m256i a = _mm256_maskz_loadu_epi8(__mmask32(valid), src[0]);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(a), _mm256_maskz_loadu_epi8(__mmask32(valid), src[1]),
+                              1);
+  } else {
+    static_assert(kPixels == 4);
+    __m512i v = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(__mmask16(valid), src[0]));
+    v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(__mmask16(valid), src[1]), 1);
+    v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(__mmask16(valid), src[2]), 2);
+    return _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(__mmask16(valid), src[3]), 3);
   }
-  int32_t pairConstants[3 * kBlock];
-  for (int64_t v = 0; v < 3 * 4; ++v) {
-    std::memcpy(pairConstants + v * 16, constants + v * 16, 8 * sizeof(int32_t));
-    std::memcpy(pairConstants + v * 16 + 8, constants + v * 16, 8 * sizeof(int32_t));
+}
+
+/// Stores pixel p's codes (the p-th 64 / kPixels bytes of `packed`) at
+/// out + p * c for the first `pixels` pixels.
+template <int kPixels>
+inline void storePixelCodes(__m512i packed, uint8_t* out, int64_t c, int64_t pixels, __mmask64 valid) {
+  if constexpr (kPixels == 2) {
+    _mm256_mask_storeu_epi8(out, __mmask32(valid), _mm512_castsi512_si256(packed));
+    if (pixels > 1) _mm256_mask_storeu_epi8(out + c, __mmask32(valid), _mm512_extracti64x4_epi64(packed, 1));
+  } else {
+    _mm_mask_storeu_epi8(out, __mmask16(valid), _mm512_castsi512_si128(packed));
+    if (pixels > 1) _mm_mask_storeu_epi8(out + c, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 1));
+    if (pixels > 2) _mm_mask_storeu_epi8(out + 2 * c, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 2));
+    if (pixels > 3) _mm_mask_storeu_epi8(out + 3 * c, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 3));
   }
-  const BlockConstants k = blockConstants(pairConstants);
-  const __mmask32 valid = t.c - ch >= 32 ? ~__mmask32(0) : (__mmask32(1) << (t.c - ch)) - 1;
+}
+
+/// A last block of at most 64 / kPixels channels (32 or 16): kPixels pixels
+/// per vector, pixel x + p in the p-th 64 / kPixels bytes (128-bit lanes
+/// hold 16 channels each, and the interleave stays inside a lane), the
+/// block's taps and constants of those first lanes copied into the others.
+/// mobilenet_v2's 144 channels end in 16: four pixels per vector made that
+/// tail's cost a quarter of a full block per pixel instead of a half.
+template <int kPixels>
+void depthwisePartialBlock(const Int8DepthwiseRowArgs& t, int64_t ch, const int8_t* weights,
+                           const int32_t* constants, const RequantRange& range, const CodeRange& codes,
+                           __m512i flip) {
+  constexpr int64_t kLanes = kBlock / kPixels;  // codes per pixel: 32 or 16
+  constexpr int64_t kInts = 16 / kPixels;       // int32 lanes per pixel in a vector of 16
+  thread_local std::vector<int8_t> copiedWeights;
+  copiedWeights.resize(size_t(t.groups * 4 * kBlock));
+  for (int64_t v = 0; v < t.groups * 4; ++v)
+    for (int64_t p = 0; p < kPixels; ++p)
+      std::memcpy(copiedWeights.data() + v * kBlock + p * kLanes, weights + v * kBlock, kLanes);
+  int32_t copiedConstants[3 * kBlock];
+  for (int64_t v = 0; v < 3 * 4; ++v)
+    for (int64_t p = 0; p < kPixels; ++p)
+      std::memcpy(copiedConstants + v * 16 + p * kInts, constants + v * 16, kInts * sizeof(int32_t));
+  const BlockConstants k = blockConstants(copiedConstants);
+  const __mmask64 valid =
+      t.c - ch >= kLanes ? (__mmask64(1) << kLanes) - 1 : (__mmask64(1) << (t.c - ch)) - 1;
   thread_local std::vector<const uint8_t*> pointers;
-  pointers.resize(size_t(8 * t.groups));
-  // With exactly 32 channels and stride 1, pixels x and x + 1 of a tap are the
-  // 64 bytes at pixel x's source: inside the row, one load gives the pair.
-  const bool pairInOneLoad = t.c == 32 && t.stride == 32;
+  pointers.resize(size_t(kPixels * 4 * t.groups));
+  // With exactly 64 / kPixels channels and stride 1, the pixels x .. x + kPixels - 1
+  // of a tap are the 64 bytes at pixel x's source: inside the row, one load.
+  const bool inOneLoad = t.c == kLanes && t.stride == kLanes;
   const uintptr_t* bases = interiorTapBases(t, 0);
-  for (int64_t x = 0; x < t.pixels; x += 2) {
-    const bool second = x + 1 < t.pixels;
-    if (pairInOneLoad && x >= t.interiorBegin && x + 1 < t.interiorEnd) {
+  for (int64_t x = 0; x < t.pixels; x += kPixels) {
+    const int64_t pixels = std::min<int64_t>(kPixels, t.pixels - x);
+    if (inOneLoad && x >= t.interiorBegin && x + kPixels <= t.interiorEnd) {
       const uintptr_t at = uintptr_t(x * t.stride);
       const __m512i packed = blockPixel(
-          k, t.groups, pairWeights.data(), ~__mmask64(0), flip,
+          k, t.groups, copiedWeights.data(), ~__mmask64(0), flip,
           [&](int64_t i) { return reinterpret_cast<const uint8_t*>(bases[i] + at); }, range, codes);
       _mm512_storeu_si512(t.out + x * t.c, packed);
       continue;
     }
-    const uint8_t** srcA = pointers.data();
-    const uint8_t** srcB = srcA + 4 * t.groups;
-    tapSources(t, bases, x, srcA);
-    tapSources(t, bases, second ? x + 1 : x, srcB);
+    const uint8_t** src[kPixels];
+    for (int64_t p = 0; p < kPixels; ++p) {
+      src[p] = pointers.data() + p * 4 * t.groups;
+      tapSources(t, bases, x + std::min(p, pixels - 1), src[p]);
+    }
     __m512i acc0 = k.correction[0], acc1 = k.correction[1], acc2 = k.correction[2], acc3 = k.correction[3];
-    for (int64_t g = 0; g < t.groups; ++g, srcA += 4, srcB += 4) {
+    for (int64_t g = 0; g < t.groups; ++g) {
       auto codesOf = [&](int tap) {
-        const __m256i a = _mm256_maskz_loadu_epi8(valid, srcA[tap] + ch);
-        const __m256i b = _mm256_maskz_loadu_epi8(valid, srcB[tap] + ch);
-        return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1), flip);
+        const uint8_t* at[kPixels];
+        for (int64_t p = 0; p < kPixels; ++p) at[p] = src[p][4 * g + tap] + ch;
+        return _mm512_xor_si512(pixelCodes<kPixels>(at, valid), flip);
       };
       accumulateGroup(acc0, acc1, acc2, acc3, codesOf(0), codesOf(1), codesOf(2), codesOf(3),
-                      pairWeights.data() + g * 4 * kBlock);
+                      copiedWeights.data() + g * 4 * kBlock);
     }
-    const __m512i packed = blockCodes(acc0, acc1, acc2, acc3, k, range, codes);
-    _mm256_mask_storeu_epi8(t.out + x * t.c + ch, valid, _mm512_castsi512_si256(packed));
-    if (second)
-      _mm256_mask_storeu_epi8(t.out + (x + 1) * t.c + ch, valid, _mm512_extracti64x4_epi64(packed, 1));
+    storePixelCodes<kPixels>(blockCodes(acc0, acc1, acc2, acc3, k, range, codes), t.out + x * t.c + ch, t.c,
+                             pixels, valid);
   }
 }
 
@@ -558,8 +594,12 @@ void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t) {
     const int64_t block = ch / kBlock;
     const int32_t* constants = t.constants + block * 3 * kBlock;
     const int8_t* weights = t.quadWeights + block * t.groups * 4 * kBlock;
+    if (t.c - ch <= kBlock / 4) {
+      depthwisePartialBlock<4>(t, ch, weights, constants, range, codes, flip);
+      continue;
+    }
     if (t.c - ch <= kBlock / 2) {
-      depthwiseHalfBlock(t, ch, weights, constants, range, codes, flip);
+      depthwisePartialBlock<2>(t, ch, weights, constants, range, codes, flip);
       continue;
     }
     const __mmask64 valid = t.c - ch >= kBlock ? ~__mmask64(0) : (__mmask64(1) << (t.c - ch)) - 1;

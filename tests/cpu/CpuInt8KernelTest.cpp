@@ -287,8 +287,9 @@ TEST(CpuInt8Conv, FusedResidualAddMatchesConvThenAddQuantized) {
 }
 
 /// The depthwise convolution (group == C == O) on every ISA against the
-/// spec's loop: channel counts around the 16-lane blocks (32 with stride 1:
-/// a pixel pair in one load), odd and even tap counts (the last pair's second tap is the zero point's row),
+/// spec's loop: channel counts around the 16-lane blocks (32 and 16 with
+/// stride 1: 2 or 4 pixels in one load; tails of at most 16 and 32 channels
+/// take 4 and 2 pixels per vector), odd and even tap counts (the last pair's second tap is the zero point's row),
 /// stride, dilation, padding, i8 and u8 input with any zero point.
 TEST(CpuInt8Depthwise, EveryIsaMatchesTheDirectLoop) {
   ember::cpu::ThreadPool pool(2);
@@ -304,8 +305,8 @@ TEST(CpuInt8Depthwise, EveryIsaMatchesTheDirectLoop) {
     d.sh = d.sw = 1 + int64_t(rng() % 2);
     d.dh = d.dw = 1 + int64_t(rng() % 2);
     d.pt = d.pl = int64_t(rng() % 3);
-    if (trial < 2) {  // mobilenet's first depthwise: 32 channels, 3x3, stride 1, padding 1
-      d.c = 32;
+    if (trial < 4) {  // 32 (mobilenet's first depthwise) and 16 channels, 3x3, stride 1, padding 1
+      d.c = trial < 2 ? 32 : 16;
       d.kh = d.kw = 3;
       d.sh = d.sw = d.dh = d.dw = 1;
       d.pt = d.pl = 1;
