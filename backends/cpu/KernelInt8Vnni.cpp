@@ -444,25 +444,27 @@ inline __m512i blockCodes(__m512i acc0, __m512i acc1, __m512i acc2, __m512i acc3
                           scaled16(acc2, k.scale[2], range), scaled16(acc3, k.scale[3], range), codes);
 }
 
-/// Each tap's address at pixel 0 plus `ch`, as an integer (it may lie before
-/// its row): an interior pixel x reads tap i at bases[i] + x * stride. Made
-/// once per row and block, it saves the pixels two loads and adds per tap.
-const uintptr_t* interiorTapBases(const Int8DepthwiseRowArgs& t, int64_t ch) {
-  thread_local std::vector<uintptr_t> bases;
+/// Each tap's address plus `ch` at the first interior pixel (inside its row,
+/// unlike pixel 0's): interior pixel x reads tap i at
+/// bases[i] + (x - interiorBegin) * stride. Made once per row and block, it
+/// saves the pixels two loads and adds per tap. Empty without interior pixels.
+const uint8_t* const* interiorTapBases(const Int8DepthwiseRowArgs& t, int64_t ch) {
+  thread_local std::vector<const uint8_t*> bases;
   const int64_t n = 4 * t.groups;
-  bases.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i)
-    bases[size_t(i)] = reinterpret_cast<uintptr_t>(t.rows[i]) + uintptr_t(t.offsets[i] + ch);
+  bases.assign(size_t(n), nullptr);
+  if (t.interiorBegin < t.interiorEnd)
+    for (int64_t i = 0; i < n; ++i)
+      bases[size_t(i)] = t.rows[i] + (t.offsets[i] + t.interiorBegin * t.stride + ch);
   return bases.data();
 }
 
 /// The 4 * groups tap sources of pixel x (Int8DepthwiseRowArgs; bases from interiorTapBases with ch 0).
-inline void tapSources(const Int8DepthwiseRowArgs& t, const uintptr_t* bases, int64_t x,
+inline void tapSources(const Int8DepthwiseRowArgs& t, const uint8_t* const* bases, int64_t x,
                        const uint8_t** out) {
   const int64_t n = 4 * t.groups;
   if (x >= t.interiorBegin && x < t.interiorEnd) {
-    const uintptr_t at = uintptr_t(x * t.stride);
-    for (int64_t i = 0; i < n; ++i) out[i] = reinterpret_cast<const uint8_t*>(bases[i] + at);
+    const int64_t at = (x - t.interiorBegin) * t.stride;
+    for (int64_t i = 0; i < n; ++i) out[i] = bases[i] + at;
     return;
   }
   std::memcpy(out, t.sources + x * n, size_t(n) * sizeof(const uint8_t*));
@@ -544,14 +546,14 @@ void depthwisePartialBlock(const Int8DepthwiseRowArgs& t, int64_t ch, const int8
   // With exactly 64 / kPixels channels and stride 1, the pixels x .. x + kPixels - 1
   // of a tap are the 64 bytes at pixel x's source: inside the row, one load.
   const bool inOneLoad = t.c == kLanes && t.stride == kLanes;
-  const uintptr_t* bases = interiorTapBases(t, 0);
+  const uint8_t* const* bases = interiorTapBases(t, 0);
   for (int64_t x = 0; x < t.pixels; x += kPixels) {
     const int64_t pixels = std::min<int64_t>(kPixels, t.pixels - x);
     if (inOneLoad && x >= t.interiorBegin && x + kPixels <= t.interiorEnd) {
-      const uintptr_t at = uintptr_t(x * t.stride);
+      const int64_t at = (x - t.interiorBegin) * t.stride;
       const __m512i packed = blockPixel(
-          k, t.groups, copiedWeights.data(), ~__mmask64(0), flip,
-          [&](int64_t i) { return reinterpret_cast<const uint8_t*>(bases[i] + at); }, range, codes);
+          k, t.groups, copiedWeights.data(), ~__mmask64(0), flip, [&](int64_t i) { return bases[i] + at; },
+          range, codes);
       _mm512_storeu_si512(t.out + x * t.c, packed);
       continue;
     }
@@ -613,14 +615,13 @@ void int8DepthwiseRowVnni(const Int8DepthwiseRowArgs& t) {
               k, t.groups, weights, valid, flip, [&](int64_t i) { return src[i] + ch; }, range, codes));
     };
     for (int64_t x = 0; x < t.interiorBegin; ++x) edgePixel(x);
-    const uintptr_t* base = interiorTapBases(t, ch);
+    const uint8_t* const* base = interiorTapBases(t, ch);
     for (int64_t x = t.interiorBegin; x < t.interiorEnd; ++x) {
-      const uintptr_t at = uintptr_t(x * t.stride);
+      const int64_t at = (x - t.interiorBegin) * t.stride;
       _mm512_mask_storeu_epi8(
           t.out + x * t.c + ch, valid,
           blockPixel(
-              k, t.groups, weights, valid, flip,
-              [&](int64_t i) { return reinterpret_cast<const uint8_t*>(base[i] + at); }, range, codes));
+              k, t.groups, weights, valid, flip, [&](int64_t i) { return base[i] + at; }, range, codes));
     }
     for (int64_t x = t.interiorEnd; x < t.pixels; ++x) edgePixel(x);
   }
