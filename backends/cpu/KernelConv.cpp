@@ -155,6 +155,9 @@ void directConv(const GemmArch& arch, const DirectConvCall& d, ThreadPool& pool)
   const GemmBlocks blocks = cachedGemmBlocks(costModelOf(arch, kDirectAPerRow), m, n, pool.size());
   const auto tile = arch.avx512 ? convTile12x32Avx512 : convTile6x16;
   const Epilogue& ep = d.epilogue;
+  // A 1x1, stride-1, unpadded convolution reads output pixel p's row at input pixel p.
+  const bool pointwise = d.kh == 1 && d.kw == 1 && d.sh == 1 && d.sw == 1 && d.pt == 0 && d.pl == 0 &&
+                         d.oh == d.h && d.ow == d.w && !seg.windowRows;
   pool.parallelFor(blocks.mBlocks * blocks.nBlocks, [&](int64_t item, int) {
     const int64_t i0 = (item / blocks.nBlocks) * blocks.mc, j0 = (item % blocks.nBlocks) * blocks.nc;
     const int64_t rows = std::min(blocks.mc, m - i0), cols = std::min(blocks.nc, n - j0);
@@ -170,6 +173,10 @@ void directConv(const GemmArch& arch, const DirectConvCall& d, ThreadPool& pool)
       const float** ptrs = scratch.pointers.data() + (r / mr) * seg.segments * mr + r % mr;
       if (r >= rows) {
         for (int64_t s = 0; s < seg.segments; ++s) ptrs[s * mr] = scratch.zeros.data();
+        continue;
+      }
+      if (pointwise) {
+        ptrs[0] = d.input + (i0 + r) * d.c;
         continue;
       }
       pixelPointers(d, seg, px, scratch.zeros.data(), seg.windowRows ? scratch.rows.data() + r * k : nullptr,
