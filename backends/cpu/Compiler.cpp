@@ -980,7 +980,6 @@ class Compiler {
     return true;
   }
 
-  /// Quantize f32 -> 8-bit codes, output apart from the input.
   /// Whether the int8 kernels quantize `in` into `out`: f32 to 8-bit codes, apart.
   bool int8Quantizes(ValueId in, ValueId out) const {
     const Type &it = type(in), &ot = type(out);
@@ -1002,6 +1001,7 @@ class Compiler {
     addStep(std::move(step));
   }
 
+  /// Quantize f32 -> 8-bit codes, output apart from the input.
   bool lowerInt8Quantize(const Instruction& inst) {
     const ValueId out = inst.operands[0].value, in = inst.operands[1].value;
     if (!int8Quantizes(in, out)) return false;

@@ -269,6 +269,26 @@ EMBER_VBMI inline __m512i fourRows(const uint8_t* p, int64_t ld, __mmask16 colum
 
 namespace {
 
+/// Stores the first `count` of the kSlices equal slices of `packed` (32 or
+/// 16 codes each, the `valid` ones) at out, out + stride, ...: the tile's
+/// output rows and the depthwise kernel's pixels.
+template <int kSlices>
+inline void storeSlices(__m512i packed, uint8_t* out, int64_t stride, int64_t count, __mmask64 valid) {
+  if constexpr (kSlices == 2) {
+    _mm256_mask_storeu_epi8(out, __mmask32(valid), _mm512_castsi512_si256(packed));
+    if (count > 1)
+      _mm256_mask_storeu_epi8(out + stride, __mmask32(valid), _mm512_extracti64x4_epi64(packed, 1));
+  } else {
+    static_assert(kSlices == 4);
+    _mm_mask_storeu_epi8(out, __mmask16(valid), _mm512_castsi512_si128(packed));
+    if (count > 1) _mm_mask_storeu_epi8(out + stride, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 1));
+    if (count > 2)
+      _mm_mask_storeu_epi8(out + 2 * stride, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 2));
+    if (count > 3)
+      _mm_mask_storeu_epi8(out + 3 * stride, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 3));
+  }
+}
+
 /// A panel's constants for every row group of the tile.
 struct PanelConstants {
   RequantRange range;
@@ -332,22 +352,14 @@ __attribute__((always_inline)) inline void vnniRowGroup(const Int8TileArgs& t, c
     if (r >= rows) return;
     if constexpr (kAdd)
       packed = add64(*add, packed, twoRows(residual + r * t.ldr, t.ldr, p.columns, r + 1 < rows));
-    _mm256_mask_storeu_epi8(out + r * t.ldo, p.columns, _mm512_castsi512_si256(packed));
-    if (r + 1 < rows)
-      _mm256_mask_storeu_epi8(out + (r + 1) * t.ldo, p.columns, _mm512_extracti64x4_epi64(packed, 1));
+    storeSlices<2>(packed, out + r * t.ldo, t.ldo, rows - r, p.columns);
   };
   // At most 16 columns: rows r .. r + 3 from 64 packed codes (16 each).
   auto storeFourRows = [&](int r, __m512i packed) {
-    const __mmask16 narrow = __mmask16(p.columns);
     if (r >= rows) return;
-    if constexpr (kAdd) packed = add64(*add, packed, fourRows(residual + r * t.ldr, t.ldr, narrow, rows - r));
-    _mm_mask_storeu_epi8(out + r * t.ldo, narrow, _mm512_castsi512_si128(packed));
-    if (r + 1 < rows)
-      _mm_mask_storeu_epi8(out + (r + 1) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 1));
-    if (r + 2 < rows)
-      _mm_mask_storeu_epi8(out + (r + 2) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 2));
-    if (r + 3 < rows)
-      _mm_mask_storeu_epi8(out + (r + 3) * t.ldo, narrow, _mm512_extracti32x4_epi32(packed, 3));
+    if constexpr (kAdd)
+      packed = add64(*add, packed, fourRows(residual + r * t.ldr, t.ldr, __mmask16(p.columns), rows - r));
+    storeSlices<4>(packed, out + r * t.ldo, t.ldo, rows - r, p.columns);
   };
   // Straight-line code over the named accumulators (a loop over an array of
   // them kept the array in memory), one instance per requantization path.
@@ -502,21 +514,6 @@ inline __m512i pixelCodes(const uint8_t* const* src, __mmask64 valid) {
   }
 }
 
-/// Stores pixel p's codes (the p-th 64 / kPixels bytes of `packed`) at
-/// out + p * c for the first `pixels` pixels.
-template <int kPixels>
-inline void storePixelCodes(__m512i packed, uint8_t* out, int64_t c, int64_t pixels, __mmask64 valid) {
-  if constexpr (kPixels == 2) {
-    _mm256_mask_storeu_epi8(out, __mmask32(valid), _mm512_castsi512_si256(packed));
-    if (pixels > 1) _mm256_mask_storeu_epi8(out + c, __mmask32(valid), _mm512_extracti64x4_epi64(packed, 1));
-  } else {
-    _mm_mask_storeu_epi8(out, __mmask16(valid), _mm512_castsi512_si128(packed));
-    if (pixels > 1) _mm_mask_storeu_epi8(out + c, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 1));
-    if (pixels > 2) _mm_mask_storeu_epi8(out + 2 * c, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 2));
-    if (pixels > 3) _mm_mask_storeu_epi8(out + 3 * c, __mmask16(valid), _mm512_extracti32x4_epi32(packed, 3));
-  }
-}
-
 /// A last block of at most 64 / kPixels channels (32 or 16): kPixels pixels
 /// per vector, pixel x + p in the p-th 64 / kPixels bytes (128-bit lanes
 /// hold 16 channels each, and the interleave stays inside a lane), the
@@ -572,8 +569,8 @@ void depthwisePartialBlock(const Int8DepthwiseRowArgs& t, int64_t ch, const int8
       accumulateGroup(acc0, acc1, acc2, acc3, codesOf(0), codesOf(1), codesOf(2), codesOf(3),
                       copiedWeights.data() + g * 4 * kBlock);
     }
-    storePixelCodes<kPixels>(blockCodes(acc0, acc1, acc2, acc3, k, range, codes), t.out + x * t.c + ch, t.c,
-                             pixels, valid);
+    storeSlices<kPixels>(blockCodes(acc0, acc1, acc2, acc3, k, range, codes), t.out + x * t.c + ch, t.c,
+                         pixels, valid);
   }
 }
 

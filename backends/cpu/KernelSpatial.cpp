@@ -119,9 +119,7 @@ void stepIndex(const TransposePlan& plan, size_t end, int64_t* index, int64_t& o
   }
 }
 
-/// One rows x cols output tile, walked along whichever reads the input closer
-/// together: NCHW -> NHWC (3 channels) reads each channel's row in order
-/// instead of stepping the dims' index every 3 elements.
+/// kCols unit-stride planes, colStride apart, interleaved into rows of kCols.
 template <typename T, int64_t kCols>
 void interleaveRows(T* to, const T* from, int64_t rows, int64_t colStride) {
   for (int64_t r = 0; r < rows; ++r)
@@ -129,6 +127,9 @@ void interleaveRows(T* to, const T* from, int64_t rows, int64_t colStride) {
     for (int64_t j = 0; j < kCols; ++j) to[r * kCols + j] = from[r + j * colStride];
 }
 
+/// One rows x cols output tile, walked along whichever reads the input closer
+/// together: NCHW -> NHWC (3 channels) reads each channel's row in order
+/// instead of stepping the dims' index every 3 elements.
 template <typename T>
 void copyTile(T* to, const T* from, int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) {
   // Image channels into NHWC (3 or 4 planes interleaved) with the count known to the compiler.
