@@ -23,6 +23,10 @@ void int8TileVnniRequant(const Int8TileArgs& t);
 // The same with the lookup add of a fused residual applied in registers (AVX-512 VBMI; planes non-null).
 void int8TileVnniRequantAdd(const Int8TileArgs& t, const Int8AddCall& add, const Int8AddPlanes* planes);
 void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c);
+// The same for wide taps from operands widened to int16 once per block and panel (int8WidenAvx2).
+void int8TileAvx2Widened(const int16_t* a, int64_t lda, const int16_t* b, int64_t kp, int32_t* c);
+void int8WidenAvx2(const uint8_t* codes, int64_t n, int16_t* out);
+void int8WidenPanelAvx2(const int8_t* panel, int64_t kp, int16_t* out);
 
 Int8Isa int8HostIsa() {
   static const Int8Isa isa = hostHasVnni()   ? Int8Isa::Avx512Vnni
@@ -319,12 +323,23 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
     const int64_t block = item / groups, p0 = item % groups * panelsPerGroup;
     const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
     im2colBlock(call, row0, rows, kp, flip, a.data());
+    // The AVX2 tile for wide taps reads int16 operands: the block's rows (up
+    // to a whole tile) widened once here, each panel once below.
+    const bool widened = isa == Int8Isa::Avx2 && !weights.narrow;
+    thread_local std::vector<int16_t> a16, b16;
+    if (widened) {
+      const int64_t tileRowsA = (rows + kRows - 1) / kRows * kRows;
+      a16.resize(size_t(tileRowsA * kp));
+      int8WidenAvx2(a.data(), tileRowsA * kp, a16.data());
+      b16.resize(size_t(kp * kInt8PanelCols));
+    }
     if (residual && planes)
       prefetchResidual(call, row0, rows, p0 * kInt8PanelCols,
                        std::min(call.o, (p0 + panelsPerGroup) * kInt8PanelCols));
     for (int64_t p = p0; p < std::min(panels, p0 + panelsPerGroup); ++p) {
       const int8_t* panel = weights.b + p * kp * kInt8PanelCols;
       const int64_t col0 = p * kInt8PanelCols, cols = std::min(kInt8PanelCols, call.o - col0);
+      if (widened) int8WidenPanelAvx2(panel, kp, b16.data());
       // The VNNI tile takes the whole block (its constants made once per panel), unless the
       // residual add follows it through the stack buffer (6 rows).
       const bool wholeBlock = isa == Int8Isa::Avx512Vnni && (!residual || planes != nullptr);
@@ -357,7 +372,9 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
           addResidual();
           continue;
         }
-        if (isa == Int8Isa::Avx2)
+        if (widened)
+          int8TileAvx2Widened(a16.data() + r0 * kp, kp, b16.data(), kp, tile.data());
+        else if (isa == Int8Isa::Avx2)
           int8TileAvx2(rowsA, kp, panel, kp, weights.narrow, tile.data());
         else
           int8TilePortable(rowsA, kp, panel, kp, tile.data());

@@ -22,6 +22,10 @@ bool hostHasAvx2() {
 
 namespace {
 
+/// kInt8PanelCols of KernelInt8.h, which this file does not include (see
+/// int8RequantizeAvx2's tail).
+constexpr int64_t kInt8PanelCols = 32;
+
 __m256i broadcastFour(const uint8_t* p) {
   int32_t four;
   std::memcpy(&four, p, 4);
@@ -73,7 +77,59 @@ void tileWideHalf(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, in
   }
 }
 
+/// Any taps, operands widened ahead (int8WidenAvx2, int8WidenPanelAvx2):
+/// kRows rows x 16 columns, one K pair per step: a 4-byte broadcast of the
+/// row's two int16 codes, and vpmaddwd against 8 columns' two taps gives 8
+/// int32 column sums directly. Three rows: GCC loads every row's broadcast
+/// before the multiplies, and 6 rows' (with 12 accumulators and 2 panel
+/// vectors) spilled AVX2's 16 registers to the stack.
+template <int kRows>
+void tileWidenedHalf(const int16_t* a, int64_t lda, const int16_t* b, int64_t kp, int32_t* c) {
+  __m256i acc[kRows][2];
+  for (auto& row : acc) row[0] = row[1] = _mm256_setzero_si256();
+  for (int64_t k = 0; k < kp; k += 2, b += 2 * kInt8PanelCols) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + k, 4);
+      const __m256i x = _mm256_set1_epi32(pair);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x, b0));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kInt8PanelCols), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * kInt8PanelCols + 8), acc[r][1]);
+  }
+}
+
 }  // namespace
+
+void int8WidenAvx2(const uint8_t* codes, int64_t n, int16_t* out) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i))));
+  for (; i < n; ++i) out[i] = int16_t(codes[i]);
+}
+
+void int8WidenPanelAvx2(const int8_t* panel, int64_t kp, int16_t* out) {
+  // The panel holds, per step of 4 K, each column's 4 taps; out holds, per
+  // K pair, each column's 2 taps.
+  for (int64_t k = 0; k < kp; k += 2)
+    for (int64_t col = 0; col < kInt8PanelCols; ++col)
+      for (int64_t t = 0; t < 2; ++t)
+        out[(k / 2 * kInt8PanelCols + col) * 2 + t] =
+            panel[k / 4 * 4 * kInt8PanelCols + col * 4 + k % 4 + t];
+}
+
+void int8TileAvx2Widened(const int16_t* a, int64_t lda, const int16_t* b, int64_t kp, int32_t* c) {
+  for (int half = 0; half < 2; ++half)
+    for (int r = 0; r < 6; r += 3)
+      tileWidenedHalf<3>(a + r * lda, lda, b + 32 * half, kp, c + r * kInt8PanelCols + 16 * half);
+}
 
 void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c) {
   for (int half = 0; half < 2; ++half) {
