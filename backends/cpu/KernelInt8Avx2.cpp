@@ -121,8 +121,7 @@ void int8WidenPanelAvx2(const int8_t* panel, int64_t kp, int16_t* out) {
   for (int64_t k = 0; k < kp; k += 2)
     for (int64_t col = 0; col < kInt8PanelCols; ++col)
       for (int64_t t = 0; t < 2; ++t)
-        out[(k / 2 * kInt8PanelCols + col) * 2 + t] =
-            panel[k / 4 * 4 * kInt8PanelCols + col * 4 + k % 4 + t];
+        out[(k / 2 * kInt8PanelCols + col) * 2 + t] = panel[k / 4 * 4 * kInt8PanelCols + col * 4 + k % 4 + t];
 }
 
 void int8TileAvx2Widened(const int16_t* a, int64_t lda, const int16_t* b, int64_t kp, int32_t* c) {
