@@ -141,6 +141,46 @@ void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bo
   }
 }
 
+namespace {
+
+/// 8 columns whose total shift S = 31 + shift is at least 32 (a real
+/// multiplier below 1/2): round(total * M) ties away from zero is
+/// sign(total) * ((|total| * m + 2^(S-1)) >> S), an unsigned 32 x 32 -> 64
+/// product on the even and the odd lanes, shifted by S - 32 so that the
+/// high dword is the result (below 2^30: the zero point cannot overflow).
+/// As the AVX-512 epilogue's fast path. Returns false, storing nothing, if
+/// one of the 8 has a larger multiplier.
+bool requantizeBelowHalf8(const int32_t* acc, const int32_t* correction, const int32_t* multiplier,
+                          const int32_t* shift, int32_t zero, int32_t lo, int32_t hi, uint8_t* out) {
+  const __m256i shifts = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(shift));
+  if (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(1), shifts))) != 0)
+    return false;
+  const __m256i total = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc)),
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(correction)));
+  const __m256i mult = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(multiplier));
+  const __m256i rightShift = _mm256_sub_epi32(shifts, _mm256_set1_epi32(1));  // S - 32
+  const __m256i low32 = _mm256_set1_epi64x(0xFFFFFFFF), half32 = _mm256_set1_epi64x(int64_t(1) << 31);
+  const __m256i shiftEven = _mm256_and_si256(rightShift, low32), shiftOdd = _mm256_srli_epi64(rightShift, 32);
+  const __m256i magnitude = _mm256_abs_epi32(total);  // INT32_MIN gives 2^31, right as unsigned
+  __m256i even = _mm256_mul_epu32(magnitude, mult);
+  __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(magnitude, 32), _mm256_srli_epi64(mult, 32));
+  even = _mm256_srlv_epi64(_mm256_add_epi64(even, _mm256_sllv_epi64(half32, shiftEven)), shiftEven);
+  odd = _mm256_srlv_epi64(_mm256_add_epi64(odd, _mm256_sllv_epi64(half32, shiftOdd)), shiftOdd);
+  // The high dwords: the even lanes' moved down into the even positions, the odd lanes' in place.
+  const __m256i rounded = _mm256_blend_epi32(_mm256_shuffle_epi32(even, 0xF5), odd, 0xAA);
+  const __m256i negative = _mm256_srai_epi32(total, 31);
+  __m256i v = _mm256_add_epi32(_mm256_sub_epi32(_mm256_xor_si256(rounded, negative), negative),
+                               _mm256_set1_epi32(zero));
+  v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(lo)), _mm256_set1_epi32(hi));
+  // In [lo, hi] within [-128, 255]: both packs are exact (u8 codes when hi > 127).
+  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i bytes = hi > 127 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+  return true;
+}
+
+}  // namespace
+
 /// The epilogue of KernelInt8Vnni.cpp's int8RequantizeAvx512 in AVX2, 4 lanes
 /// in 64 bits: total = acc + correction (wrapping), round(total * multiplier /
 /// 2^(31 + shift)) ties away from zero, + zero, clamped to [lo, hi].
@@ -150,6 +190,10 @@ void int8RequantizeAvx2(const int32_t* acc, const int32_t* correction, const int
   const __m256i one = _mm256_set1_epi64x(1), k31 = _mm256_set1_epi64x(31);
   const __m128i lowBytes = _mm_setr_epi8(0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    if (!requantizeBelowHalf8(acc + j, correction + j, multiplier + j, shift + j, zero, lo, hi, out + j))
+      break;
+  }
   for (; j + 4 <= n; j += 4) {
     const __m128i total32 = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + j)),
                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(correction + j)));
