@@ -138,11 +138,77 @@ __m256i widen8(const uint8_t* p) {
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 
+/// 16 codes widened to int16 lanes.
+__m256i widen16(const int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+__m256i widen16(const uint8_t* p) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+/// The AVX2 kernel's taps for a pixel whose window is inside the input,
+/// paired (0, 1), (2, 3), ... (an odd last one with 0): per pair and 16
+/// channels, two vectors of 8 (tap, next tap) int16 pairs in the order
+/// vpunpcklwd / vpunpckhwd interleave two pixels' codes: channels 0-3 and
+/// 8-11, then 4-7 and 12-15.
+std::vector<int16_t> avx2TapPairs(const Int8DepthwiseCall& call) {
+  const int64_t c = call.c, taps = call.kh * call.kw, pairs = (taps + 1) / 2, blocks = c / 16;
+  const auto* w = reinterpret_cast<const int32_t*>(call.weights);
+  std::vector<int16_t> out(size_t(pairs * blocks * 32));
+  for (int64_t p = 0; p < pairs; ++p)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t v = 0; v < 2; ++v)
+        for (int64_t i = 0; i < 8; ++i) {
+          const int64_t ch = b * 16 + (i < 4 ? i : i + 4) + v * 4;
+          int16_t* pair = out.data() + ((p * blocks + b) * 2 + v) * 16 + 2 * i;
+          pair[0] = int16_t(w[2 * p * c + ch]);
+          pair[1] = 2 * p + 1 < taps ? int16_t(w[(2 * p + 1) * c + ch]) : int16_t(0);
+        }
+  return out;
+}
+
+/// A pixel whose every tap is inside the input, 16 channels at a time:
+/// vpmaddwd of two taps' codes (minus the zero point, in int16) against
+/// their weights gives 8 channels' two products summed, exactly, in int32.
+template <typename Code>
+void depthwisePixelPairsAvx2(const Int8DepthwiseCall& call,
+                             const std::pair<const Code*, const int32_t*>* taps, const int16_t* tapPairs,
+                             const int32_t* bias, int32_t* acc) {
+  const int64_t count = call.kh * call.kw, pairs = (count + 1) / 2, blocks = call.c / 16;
+  const __m256i zero = _mm256_set1_epi16(int16_t(call.inputZero));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t ch = b * 16;
+    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+    for (int64_t p = 0; p < pairs; ++p) {
+      const __m256i x0 = _mm256_sub_epi16(widen16(taps[2 * p].first + ch), zero);
+      const __m256i x1 = 2 * p + 1 < count ? _mm256_sub_epi16(widen16(taps[2 * p + 1].first + ch), zero)
+                                           : _mm256_setzero_si256();
+      const int16_t* w = tapPairs + (p * blocks + b) * 32;
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+      hi = _mm256_add_epi32(hi,
+                            _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
+    }
+    // lo holds channels 0-3 | 8-11, hi 4-7 | 12-15.
+    const __m256i first = _mm256_permute2x128_si256(lo, hi, 0x20),
+                  second = _mm256_permute2x128_si256(lo, hi, 0x31);
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(acc + ch),
+        _mm256_add_epi32(first, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + ch))));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(acc + ch + 8),
+        _mm256_add_epi32(second, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + ch + 8))));
+  }
+}
+
 /// The same sums with the accumulators of 8 channels in a register across
 /// the taps (vpmulld, wrapping vpaddd); channels past the last multiple of 8
-/// take the scalar loop.
+/// take the scalar loop. A pixel with every tap inside the input runs its
+/// channels up to the last multiple of 16 through depthwisePixelPairsAvx2.
 template <typename Code>
-void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, std::vector<int32_t>& acc) {
+void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, const int16_t* tapPairs,
+                       std::vector<int32_t>& acc) {
   const int64_t c = call.c, taps = call.kh * call.kw, c8 = c / 8 * 8;
   const auto* w = reinterpret_cast<const int32_t*>(call.weights);
   const int32_t* bias = w + taps * c;
@@ -158,7 +224,12 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
     int32_t* a = acc.data();
     const size_t count = inside.size();
     const auto* tapsInside = inside.data();
-    for (int64_t ch = 0; ch < c8; ch += 8) {
+    int64_t first = 0;
+    if (int64_t(count) == taps && c >= 16) {
+      depthwisePixelPairsAvx2<Code>(call, tapsInside, tapPairs, bias, a);
+      first = c / 16 * 16;
+    }
+    for (int64_t ch = first; ch < c8; ch += 8) {
       // Two sums over alternate taps: independent vpmulld chains (wrapping adds commute).
       __m256i sum0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + ch));
       __m256i sum1 = _mm256_setzero_si256();
@@ -274,6 +345,7 @@ void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa)
                      [&](int64_t row, int) { depthwiseRowVnni(call, row, constants.data()); });
     return;
   }
+  const std::vector<int16_t> tapPairs = isa == Int8Isa::Avx2 ? avx2TapPairs(call) : std::vector<int16_t>();
   pool.parallelFor(call.n * call.oh, [&](int64_t row, int) {
     thread_local std::vector<int32_t> acc;
     acc.resize(size_t(call.c));
@@ -285,9 +357,9 @@ void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa)
       return;
     }
     if (call.inputSigned)
-      depthwiseRowsAvx2<int8_t>(call, row, isa, acc);
+      depthwiseRowsAvx2<int8_t>(call, row, isa, tapPairs.data(), acc);
     else
-      depthwiseRowsAvx2<uint8_t>(call, row, isa, acc);
+      depthwiseRowsAvx2<uint8_t>(call, row, isa, tapPairs.data(), acc);
   });
 }
 
