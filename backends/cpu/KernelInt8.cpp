@@ -294,6 +294,33 @@ Int8TileArgs vnniTileArgs(const Int8ConvCall& call, const Int8ConvWeights& weigh
   return t;
 }
 
+/// The operands of the AVX2 or portable tile: A's rows and the panel, and
+/// their int16 copies when the AVX2 tile for wide taps reads those (a16 set).
+struct Int32Tile {
+  const uint8_t* a;
+  const int16_t* a16;
+  const int8_t* panel;
+  const int16_t* panel16;
+  int64_t kp;
+  int32_t* acc;  ///< kRows x kInt8PanelCols int32
+};
+
+/// The AVX2 or portable path: the tile's int32 product, then each of its
+/// valid rows requantized into out (row stride ldo).
+void int32TileRequant(Int8Isa isa, const Int8ConvCall& call, const Int8ConvWeights& weights,
+                      const Int32Tile& t, int64_t validRows, int64_t cols, int64_t col0, uint8_t* out,
+                      int64_t ldo) {
+  if (t.a16)
+    int8TileAvx2Widened(t.a16, t.kp, t.panel16, t.kp, t.acc);
+  else if (isa == Int8Isa::Avx2)
+    int8TileAvx2(t.a, t.kp, t.panel, t.kp, weights.narrow, t.acc);
+  else
+    int8TilePortable(t.a, t.kp, t.panel, t.kp, t.acc);
+  for (int64_t r = 0; r < validRows; ++r)
+    int8Requantize(isa, t.acc + r * kInt8PanelCols, weights.correction + col0, weights.multiplier + col0,
+                   weights.shift + col0, cols, call.outputZero, call.lo, call.hi, out + r * ldo);
+}
+
 }  // namespace
 
 void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
@@ -372,16 +399,9 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
           addResidual();
           continue;
         }
-        if (widened)
-          int8TileAvx2Widened(a16.data() + r0 * kp, kp, b16.data(), kp, tile.data());
-        else if (isa == Int8Isa::Avx2)
-          int8TileAvx2(rowsA, kp, panel, kp, weights.narrow, tile.data());
-        else
-          int8TilePortable(rowsA, kp, panel, kp, tile.data());
-        for (int64_t r = 0; r < validRows; ++r)
-          int8Requantize(isa, tile.data() + r * kInt8PanelCols, weights.correction + col0,
-                         weights.multiplier + col0, weights.shift + col0, cols, call.outputZero, call.lo,
-                         call.hi, out + r * ldo);
+        const Int32Tile t{rowsA,      widened ? a16.data() + r0 * kp : nullptr, panel, b16.data(), kp,
+                          tile.data()};
+        int32TileRequant(isa, call, weights, t, validRows, cols, col0, out, ldo);
         addResidual();
       }
     }
