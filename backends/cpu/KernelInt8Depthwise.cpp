@@ -167,21 +167,20 @@ std::vector<int16_t> avx2TapPairs(const Int8DepthwiseCall& call) {
   return out;
 }
 
-/// A pixel whose every tap is inside the input, 16 channels at a time:
+/// A pixel whose every tap is inside the input (tap t at corner + offsets[t]), 16 channels at a time:
 /// vpmaddwd of two taps' codes (minus the zero point, in int16) against
 /// their weights gives 8 channels' two products summed, exactly, in int32.
 template <typename Code>
-void depthwisePixelPairsAvx2(const Int8DepthwiseCall& call,
-                             const std::pair<const Code*, const int32_t*>* taps, const int16_t* tapPairs,
-                             const int32_t* bias, int32_t* acc) {
+void depthwisePixelPairsAvx2(const Int8DepthwiseCall& call, const Code* corner, const int64_t* offsets,
+                             const int16_t* tapPairs, const int32_t* bias, int32_t* acc) {
   const int64_t count = call.kh * call.kw, pairs = (count + 1) / 2, blocks = call.c / 16;
   const __m256i zero = _mm256_set1_epi16(int16_t(call.inputZero));
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t ch = b * 16;
     __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
     for (int64_t p = 0; p < pairs; ++p) {
-      const __m256i x0 = _mm256_sub_epi16(widen16(taps[2 * p].first + ch), zero);
-      const __m256i x1 = 2 * p + 1 < count ? _mm256_sub_epi16(widen16(taps[2 * p + 1].first + ch), zero)
+      const __m256i x0 = _mm256_sub_epi16(widen16(corner + offsets[2 * p] + ch), zero);
+      const __m256i x1 = 2 * p + 1 < count ? _mm256_sub_epi16(widen16(corner + offsets[2 * p + 1] + ch), zero)
                                            : _mm256_setzero_si256();
       const int16_t* w = tapPairs + (p * blocks + b) * 32;
       lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
@@ -215,20 +214,31 @@ void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, 
   const int32_t *multiplier = bias + c, *shift = bias + 2 * c, *zeros = bias + 3 * c;
   const int64_t img = row / call.oh, oy = row % call.oh;
   const __m256i zero = _mm256_set1_epi32(call.inputZero);
+  // A pixel whose window is inside the input reads tap t at its window's corner + offsets[t].
+  thread_local std::vector<int64_t> offsets;
+  offsets.resize(size_t(taps));
+  for (int64_t ky = 0; ky < call.kh; ++ky)
+    for (int64_t kx = 0; kx < call.kw; ++kx)
+      offsets[size_t(ky * call.kw + kx)] = (ky * call.dh * call.w + kx * call.dw) * c;
+  const int64_t y0 = oy * call.sh - call.pt;
+  const bool rowInside = y0 >= 0 && y0 + (call.kh - 1) * call.dh < call.h;
+  const Code* rowCorner = reinterpret_cast<const Code*>(call.input) + ((img * call.h + y0) * call.w) * c;
   // The taps inside the input, per output column: (source pixel, tap's weight row).
   thread_local std::vector<std::pair<const Code*, const int32_t*>> inside;
   for (int64_t ox = 0; ox < call.ow; ++ox) {
-    inside.clear();
-    forEachTapInside<Code>(call, row, ox,
-                           [&](int64_t tap, const Code* src) { inside.emplace_back(src, w + tap * c); });
     int32_t* a = acc.data();
-    const size_t count = inside.size();
-    const auto* tapsInside = inside.data();
+    const int64_t x0 = ox * call.sw - call.pl;
     int64_t first = 0;
-    if (int64_t(count) == taps && c >= 16) {
-      depthwisePixelPairsAvx2<Code>(call, tapsInside, tapPairs, bias, a);
+    if (rowInside && c >= 16 && x0 >= 0 && x0 + (call.kw - 1) * call.dw < call.w) {
+      depthwisePixelPairsAvx2<Code>(call, rowCorner + x0 * c, offsets.data(), tapPairs, bias, a);
       first = c / 16 * 16;
     }
+    inside.clear();
+    if (first < c)
+      forEachTapInside<Code>(call, row, ox,
+                             [&](int64_t tap, const Code* src) { inside.emplace_back(src, w + tap * c); });
+    const size_t count = inside.size();
+    const auto* tapsInside = inside.data();
     for (int64_t ch = first; ch < c8; ch += 8) {
       // Two sums over alternate taps: independent vpmulld chains (wrapping adds commute).
       __m256i sum0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + ch));
