@@ -22,7 +22,9 @@ namespace ember::cpu {
 void int8TileVnniRequant(const Int8TileArgs& t);
 // The same with the lookup add of a fused residual applied in registers (AVX-512 VBMI; planes non-null).
 void int8TileVnniRequantAdd(const Int8TileArgs& t, const Int8AddCall& add, const Int8AddPlanes* planes);
-void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c);
+// (rows: those of the 6 that are needed; wide taps compute them in pairs, narrow ones all 6.)
+void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int64_t rows,
+                  int32_t* c);
 // The same for wide taps from operands widened to int16 once per block and panel (int8WidenAvx2).
 void int8TileAvx2Widened(const int16_t* a, int64_t lda, const int16_t* b, int64_t kp, int32_t* c);
 void int8WidenAvx2(const uint8_t* codes, int64_t n, int16_t* out);
@@ -313,7 +315,7 @@ void int32TileRequant(Int8Isa isa, const Int8ConvCall& call, const Int8ConvWeigh
   if (t.a16)
     int8TileAvx2Widened(t.a16, t.kp, t.panel16, t.kp, t.acc);
   else if (isa == Int8Isa::Avx2)
-    int8TileAvx2(t.a, t.kp, t.panel, t.kp, weights.narrow, t.acc);
+    int8TileAvx2(t.a, t.kp, t.panel, t.kp, weights.narrow, validRows, t.acc);
   else
     int8TilePortable(t.a, t.kp, t.panel, t.kp, t.acc);
   for (int64_t r = 0; r < validRows; ++r)
@@ -351,8 +353,10 @@ void int8Conv(const Int8ConvCall& call, ThreadPool& pool, Int8Isa isa) {
     const int64_t row0 = block * kBlockRows, rows = std::min(kBlockRows, m - row0);
     im2colBlock(call, row0, rows, kp, flip, a.data());
     // The AVX2 tile for wide taps reads int16 operands: the block's rows (up
-    // to a whole tile) widened once here, each panel once below.
-    const bool widened = isa == Int8Isa::Avx2 && !weights.narrow;
+    // to a whole tile) widened once here, each panel once below, when more
+    // than one tile shares the panel; a block of a few rows (a classifier's
+    // one) runs the tile that widens as it goes, on those rows only.
+    const bool widened = isa == Int8Isa::Avx2 && !weights.narrow && rows > kRows;
     thread_local std::vector<int16_t> a16, b16;
     if (widened) {
       const int64_t tileRowsA = (rows + kRows - 1) / kRows * kRows;

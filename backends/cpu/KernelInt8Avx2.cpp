@@ -130,14 +130,15 @@ void int8TileAvx2Widened(const int16_t* a, int64_t lda, const int16_t* b, int64_
       tileWidenedHalf<3>(a + r * lda, lda, b + 32 * half, kp, c + r * kInt8PanelCols + 16 * half);
 }
 
-void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int32_t* c) {
+void int8TileAvx2(const uint8_t* a, int64_t lda, const int8_t* b, int64_t kp, bool narrow, int64_t rows,
+                  int32_t* c) {
   for (int half = 0; half < 2; ++half) {
     const int8_t* panel = b + 64 * half;
     if (narrow) {
       tileNarrowHalf(a, lda, panel, kp, c + 16 * half);
       continue;
     }
-    for (int r = 0; r < 6; r += 2) tileWideHalf(a + r * lda, lda, panel, kp, c + r * 32 + 16 * half);
+    for (int r = 0; r < rows; r += 2) tileWideHalf(a + r * lda, lda, panel, kp, c + r * 32 + 16 * half);
   }
 }
 
