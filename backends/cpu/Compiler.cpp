@@ -143,8 +143,7 @@ class Compiler {
         ops_.push_back(op);
         continue;
       }
-      label_ =
-          std::string(opName(inst.kind)) + " " + type(inst.operands[0].value).str() + " '" + inst.name + "'";
+      label_ = labelOf(inst);
       if (opInfo(inst.kind).category != OpCategory::Primitive)
         return makeError("cpu: unexpected non-primitive instruction '", inst.name, "' (", opName(inst.kind),
                          ")");
@@ -980,6 +979,11 @@ class Compiler {
     return true;
   }
 
+  /// A step's name in profiles and errors: op, result type and node name.
+  std::string labelOf(const Instruction& inst) const {
+    return std::string(opName(inst.kind)) + " " + type(inst.operands[0].value).str() + " '" + inst.name + "'";
+  }
+
   /// Whether the int8 kernels quantize `in` into `out`: f32 to 8-bit codes, apart.
   bool int8Quantizes(ValueId in, ValueId out) const {
     const Type &it = type(in), &ot = type(out);
@@ -1034,7 +1038,7 @@ class Compiler {
     const ValueId out = quantize.operands[0].value;
     if (range(in).overlaps(range(moved))) return false;
     const std::string transposeLabel = label_;
-    label_ = std::string(opName(quantize.kind)) + " " + type(out).str() + " '" + quantize.name + "'";
+    label_ = labelOf(quantize);
     addInt8Quantize(address(in), type(out), address(moved));
     label_ = transposeLabel;
     auto step = std::make_unique<TransposeStep>();

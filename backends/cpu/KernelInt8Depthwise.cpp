@@ -130,6 +130,17 @@ void forEachTapInside(const Int8DepthwiseCall& call, int64_t row, int64_t ox, Vi
   }
 }
 
+/// The output columns [begin, end) whose window is inside the input
+/// horizontally: ox * sw - pl >= 0 and ox * sw - pl + (kw - 1) * dw < w.
+struct InteriorColumns {
+  int64_t begin, end;
+};
+InteriorColumns interiorColumns(const Int8DepthwiseCall& call) {
+  const int64_t lastInside = call.w - 1 + call.pl - (call.kw - 1) * call.dw;
+  const int64_t end = lastInside < 0 ? 0 : std::min(call.ow, lastInside / call.sw + 1);
+  return {std::min(end, (call.pl + call.sw - 1) / call.sw), end};
+}
+
 /// 8 codes widened to int32 lanes.
 __m256i widen8(const int8_t* p) {
   return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -146,15 +157,27 @@ __m256i widen16(const uint8_t* p) {
   return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-/// The AVX2 kernel's taps for a pixel whose window is inside the input,
-/// paired (0, 1), (2, 3), ... (an odd last one with 0): per pair and 16
+/// What the AVX2 kernel reads for a pixel whose window is inside the input,
+/// made once per call: each tap's offset from the window's corner, and the
+/// taps paired (0, 1), (2, 3), ... (an odd last one with 0): per pair and 16
 /// channels, two vectors of 8 (tap, next tap) int16 pairs in the order
 /// vpunpcklwd / vpunpckhwd interleave two pixels' codes: channels 0-3 and
 /// 8-11, then 4-7 and 12-15.
-std::vector<int16_t> avx2TapPairs(const Int8DepthwiseCall& call) {
+struct Avx2InteriorTaps {
+  std::vector<int64_t> offsets;
+  std::vector<int16_t> pairs;
+};
+
+Avx2InteriorTaps avx2InteriorTaps(const Int8DepthwiseCall& call) {
   const int64_t c = call.c, taps = call.kh * call.kw, pairs = (taps + 1) / 2, blocks = c / 16;
   const auto* w = reinterpret_cast<const int32_t*>(call.weights);
-  std::vector<int16_t> out(size_t(pairs * blocks * 32));
+  Avx2InteriorTaps result;
+  result.offsets.resize(size_t(taps));
+  for (int64_t ky = 0; ky < call.kh; ++ky)
+    for (int64_t kx = 0; kx < call.kw; ++kx)
+      result.offsets[size_t(ky * call.kw + kx)] = (ky * call.dh * call.w + kx * call.dw) * c;
+  std::vector<int16_t>& out = result.pairs;
+  out.resize(size_t(pairs * blocks * 32));
   for (int64_t p = 0; p < pairs; ++p)
     for (int64_t b = 0; b < blocks; ++b)
       for (int64_t v = 0; v < 2; ++v)
@@ -164,7 +187,7 @@ std::vector<int16_t> avx2TapPairs(const Int8DepthwiseCall& call) {
           pair[0] = int16_t(w[2 * p * c + ch]);
           pair[1] = 2 * p + 1 < taps ? int16_t(w[(2 * p + 1) * c + ch]) : int16_t(0);
         }
-  return out;
+  return result;
 }
 
 /// A pixel whose every tap is inside the input (tap t at corner + offsets[t]), 16 channels at a time:
@@ -206,31 +229,29 @@ void depthwisePixelPairsAvx2(const Int8DepthwiseCall& call, const Code* corner, 
 /// take the scalar loop. A pixel with every tap inside the input runs its
 /// channels up to the last multiple of 16 through depthwisePixelPairsAvx2.
 template <typename Code>
-void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa, const int16_t* tapPairs,
-                       std::vector<int32_t>& acc) {
+void depthwiseRowsAvx2(const Int8DepthwiseCall& call, int64_t row, Int8Isa isa,
+                       const Avx2InteriorTaps& interior, std::vector<int32_t>& acc) {
   const int64_t c = call.c, taps = call.kh * call.kw, c8 = c / 8 * 8;
   const auto* w = reinterpret_cast<const int32_t*>(call.weights);
   const int32_t* bias = w + taps * c;
   const int32_t *multiplier = bias + c, *shift = bias + 2 * c, *zeros = bias + 3 * c;
   const int64_t img = row / call.oh, oy = row % call.oh;
   const __m256i zero = _mm256_set1_epi32(call.inputZero);
-  // A pixel whose window is inside the input reads tap t at its window's corner + offsets[t].
-  thread_local std::vector<int64_t> offsets;
-  offsets.resize(size_t(taps));
-  for (int64_t ky = 0; ky < call.kh; ++ky)
-    for (int64_t kx = 0; kx < call.kw; ++kx)
-      offsets[size_t(ky * call.kw + kx)] = (ky * call.dh * call.w + kx * call.dw) * c;
+  // The columns of a row whose window is inside the input vertically too
+  // read their taps at fixed offsets from the window's corner.
   const int64_t y0 = oy * call.sh - call.pt;
-  const bool rowInside = y0 >= 0 && y0 + (call.kh - 1) * call.dh < call.h;
-  const Code* rowCorner = reinterpret_cast<const Code*>(call.input) + ((img * call.h + y0) * call.w) * c;
+  const bool rowInside = c >= 16 && y0 >= 0 && y0 + (call.kh - 1) * call.dh < call.h;
+  const auto [begin, end] = rowInside ? interiorColumns(call) : InteriorColumns{0, 0};
+  const Code* rowCorner =
+      rowInside ? reinterpret_cast<const Code*>(call.input) + ((img * call.h + y0) * call.w) * c : nullptr;
   // The taps inside the input, per output column: (source pixel, tap's weight row).
   thread_local std::vector<std::pair<const Code*, const int32_t*>> inside;
   for (int64_t ox = 0; ox < call.ow; ++ox) {
     int32_t* a = acc.data();
-    const int64_t x0 = ox * call.sw - call.pl;
     int64_t first = 0;
-    if (rowInside && c >= 16 && x0 >= 0 && x0 + (call.kw - 1) * call.dw < call.w) {
-      depthwisePixelPairsAvx2<Code>(call, rowCorner + x0 * c, offsets.data(), tapPairs, bias, a);
+    if (ox >= begin && ox < end) {
+      depthwisePixelPairsAvx2<Code>(call, rowCorner + (ox * call.sw - call.pl) * c, interior.offsets.data(),
+                                    interior.pairs.data(), bias, a);
       first = c / 16 * 16;
     }
     inside.clear();
@@ -312,10 +333,7 @@ void depthwiseRowVnni(const Int8DepthwiseCall& call, int64_t row, const int32_t*
     // May be negative: pixel x adds x * stride before the pointer moves, so no pointer leaves the row.
     offsets[size_t(tap)] = (kx * call.dw - call.pl) * c;
   }
-  // Pixels with ox * sw - pl >= 0 and ox * sw - pl + (kw - 1) * dw < w.
-  const int64_t lastInside = call.w - 1 + call.pl - (call.kw - 1) * call.dw;
-  const int64_t end = lastInside < 0 ? 0 : std::min(call.ow, lastInside / call.sw + 1);
-  const int64_t begin = std::min(end, (call.pl + call.sw - 1) / call.sw);
+  const auto [begin, end] = interiorColumns(call);
   sources.resize(size_t(call.ow * n));
   for (int64_t ox = 0; ox < call.ow; ++ox) {
     if (ox >= begin && ox < end) continue;
@@ -355,7 +373,7 @@ void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa)
                      [&](int64_t row, int) { depthwiseRowVnni(call, row, constants.data()); });
     return;
   }
-  const std::vector<int16_t> tapPairs = isa == Int8Isa::Avx2 ? avx2TapPairs(call) : std::vector<int16_t>();
+  const Avx2InteriorTaps interior = isa == Int8Isa::Avx2 ? avx2InteriorTaps(call) : Avx2InteriorTaps();
   pool.parallelFor(call.n * call.oh, [&](int64_t row, int) {
     thread_local std::vector<int32_t> acc;
     acc.resize(size_t(call.c));
@@ -367,9 +385,9 @@ void int8Depthwise(const Int8DepthwiseCall& call, ThreadPool& pool, Int8Isa isa)
       return;
     }
     if (call.inputSigned)
-      depthwiseRowsAvx2<int8_t>(call, row, isa, tapPairs.data(), acc);
+      depthwiseRowsAvx2<int8_t>(call, row, isa, interior, acc);
     else
-      depthwiseRowsAvx2<uint8_t>(call, row, isa, tapPairs.data(), acc);
+      depthwiseRowsAvx2<uint8_t>(call, row, isa, interior, acc);
   });
 }
 
